@@ -1,0 +1,37 @@
+# The two commands of the README: `make demo` and `make test`. Both set up everything they need.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.statewright-installed
+NPM_DIR   := tests/npm
+NPM_STAMP := $(NPM_DIR)/node_modules/.statewright-installed
+
+.PHONY: demo test bench venv node clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+$(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
+	cd $(NPM_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $(NPM_STAMP)
+
+venv: $(STAMP)
+node: $(NPM_STAMP)
+
+## make demo: set up, then run the end-to-end demo
+demo: $(STAMP) $(NPM_STAMP)
+	$(PY) -m statewright.demo
+
+## make test: set up, then run every test (unit, property-based, end-to-end)
+test: $(STAMP) $(NPM_STAMP)
+	$(PY) -m pytest -n auto --dist loadgroup -q
+
+## make bench: run the benchmarks of DESIGN.md section 8 and print a table of ratios
+bench: $(STAMP) $(NPM_STAMP)
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) $(NPM_DIR)/node_modules .pytest_cache .hypothesis

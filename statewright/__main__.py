@@ -1,0 +1,5 @@
+import sys
+
+from statewright.cli import main
+
+sys.exit(main())

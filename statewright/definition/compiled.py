@@ -1,0 +1,264 @@
+"""The compiled form of a workflow: plain, immutable data.
+
+`CompiledWorkflow` is what every layer above `definition/` works with. It is built by
+`statewright.definition.compile_workflow` (which has already checked the document against the
+schema and the semantic rules) and is deliberately free of pydantic/jsonschema so the hook can
+load it from the store (`CompiledWorkflow.from_dict(json.loads(...))`) in microseconds.
+
+Normalisation done at compile time, so no later layer has to care about the surface syntax:
+- aliases are resolved: `deny_env` -> `blocked_env`, `env` -> `env_overrides`;
+- every transition, whatever its form, becomes one `Transition` with a `kind`:
+  `simple` / `guarded` / `branched` have `branches` (a simple transition is one branch with no
+  guards; `guard` and `guards` are merged into one tuple of guard names, in that order);
+  `invoke` has `invoke`/`on_complete`/`on_fail`/`input`; `fork` has `fork`;
+- omitted lists stay `None` where "omitted" means something different from "empty"
+  (`allowed_tools`, `allowed_commands`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+RETURN_TARGET = "$return"
+BRANCH_DONE_PREFIX = "BRANCH_DONE:"
+GUARD_OPS = ("eq", "neq", "gt", "gte", "lt", "lte", "in", "contains", "exists", "not_exists")
+TRANSITION_KINDS = ("simple", "guarded", "branched", "invoke", "fork")
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    name: str
+    field: str  # dotted path into context, e.g. "review.score"
+    op: str  # one of GUARD_OPS
+    value: Any = None
+    has_value: bool = False  # distinguishes an explicit `"value": null` from an absent value
+
+
+@dataclass(frozen=True, slots=True)
+class Branch:
+    """One candidate target of a simple/guarded/branched transition."""
+
+    target: str
+    guards: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ForkBranch:
+    initial: str
+    terminal: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fork:
+    branches: dict[str, ForkBranch]  # insertion order = sequential order
+    join: str  # "all" | "any"
+    on_complete: str
+    on_fail: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    event: str
+    kind: str  # one of TRANSITION_KINDS
+    branches: tuple[Branch, ...] = ()  # simple / guarded / branched
+    requires_approval: bool = False  # guarded only
+    approval_message: str | None = None
+    invoke: str | None = None  # invoke: workflow id
+    on_complete: str | None = None  # invoke
+    on_fail: str | None = None  # invoke
+    input: dict[str, Any] = field(default_factory=dict)  # invoke
+    fork: Fork | None = None
+
+    def targets(self) -> tuple[str, ...]:
+        """Every state this transition can lead to directly (for graphs and reachability)."""
+        if self.kind == "invoke":
+            return tuple(t for t in (self.on_complete, self.on_fail) if t)
+        if self.kind == "fork" and self.fork is not None:
+            out = [self.fork.on_complete]
+            if self.fork.on_fail:
+                out.append(self.fork.on_fail)
+            return tuple(out)
+        return tuple(b.target for b in self.branches)
+
+    def guard_names(self) -> tuple[str, ...]:
+        return tuple(g for b in self.branches for g in b.guards)
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    name: str
+    final: bool = False
+    instructions: str | None = None
+    allowed_tools: tuple[str, ...] | None = None  # None: no restriction; (): only statewright_*
+    disallowed_tools: tuple[str, ...] = ()
+    allowed_commands: tuple[str, ...] | None = None  # None: no command restriction
+    blocked_env: tuple[str, ...] = ()
+    env_overrides: dict[str, str] = field(default_factory=dict)
+    max_iterations: int | None = None
+    max_edit_lines: int | None = None
+    max_files_per_state: int | None = None
+    context_budget_bytes: int | None = None
+    safe_next: str | None = None
+    on: dict[str, Transition] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Interrupt:
+    name: str
+    file_pattern: str
+    target: str
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledWorkflow:
+    id: str
+    initial: str
+    states: dict[str, State]
+    context: dict[str, Any] = field(default_factory=dict)
+    guards: dict[str, Guard] = field(default_factory=dict)
+    interrupts: tuple[Interrupt, ...] = ()
+    meta: dict[str, Any] = field(default_factory=dict)
+    source_path: str | None = None  # absolute path of the file it was loaded from, if any
+    digest: str = ""  # sha256 of the canonical JSON of the source document
+
+    # -- convenience -------------------------------------------------------------------------
+    @property
+    def debug(self) -> bool:
+        return self.meta.get("debug") is True
+
+    @property
+    def approval_mode(self) -> str:
+        mode = self.meta.get("approval_mode", "none")
+        return mode if mode in ("ui", "none") else "none"
+
+    def state(self, name: str) -> State:
+        return self.states[name]
+
+    # -- serialisation (for the store; stdlib json only) -------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "initial": self.initial,
+            "context": self.context,
+            "meta": self.meta,
+            "source_path": self.source_path,
+            "digest": self.digest,
+            "guards": {
+                n: {"field": g.field, "op": g.op, "value": g.value, "has_value": g.has_value}
+                for n, g in self.guards.items()
+            },
+            "interrupts": [
+                {"name": i.name, "file_pattern": i.file_pattern, "target": i.target}
+                for i in self.interrupts
+            ],
+            "states": {n: _state_to_dict(s) for n, s in self.states.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CompiledWorkflow:
+        return cls(
+            id=d["id"],
+            initial=d["initial"],
+            context=d.get("context") or {},
+            meta=d.get("meta") or {},
+            source_path=d.get("source_path"),
+            digest=d.get("digest", ""),
+            guards={
+                n: Guard(n, g["field"], g["op"], g.get("value"), g.get("has_value", False))
+                for n, g in (d.get("guards") or {}).items()
+            },
+            interrupts=tuple(
+                Interrupt(i["name"], i["file_pattern"], i["target"])
+                for i in d.get("interrupts") or ()
+            ),
+            states={n: _state_from_dict(n, s) for n, s in d["states"].items()},
+        )
+
+
+def _tuple_or_none(v: Any) -> tuple[str, ...] | None:
+    return None if v is None else tuple(v)
+
+
+def _state_to_dict(s: State) -> dict[str, Any]:
+    return {
+        "final": s.final,
+        "instructions": s.instructions,
+        "allowed_tools": None if s.allowed_tools is None else list(s.allowed_tools),
+        "disallowed_tools": list(s.disallowed_tools),
+        "allowed_commands": None if s.allowed_commands is None else list(s.allowed_commands),
+        "blocked_env": list(s.blocked_env),
+        "env_overrides": dict(s.env_overrides),
+        "max_iterations": s.max_iterations,
+        "max_edit_lines": s.max_edit_lines,
+        "max_files_per_state": s.max_files_per_state,
+        "context_budget_bytes": s.context_budget_bytes,
+        "safe_next": s.safe_next,
+        "on": {e: _transition_to_dict(t) for e, t in s.on.items()},
+    }
+
+
+def _state_from_dict(name: str, d: dict[str, Any]) -> State:
+    return State(
+        name=name,
+        final=d.get("final", False),
+        instructions=d.get("instructions"),
+        allowed_tools=_tuple_or_none(d.get("allowed_tools")),
+        disallowed_tools=tuple(d.get("disallowed_tools") or ()),
+        allowed_commands=_tuple_or_none(d.get("allowed_commands")),
+        blocked_env=tuple(d.get("blocked_env") or ()),
+        env_overrides=dict(d.get("env_overrides") or {}),
+        max_iterations=d.get("max_iterations"),
+        max_edit_lines=d.get("max_edit_lines"),
+        max_files_per_state=d.get("max_files_per_state"),
+        context_budget_bytes=d.get("context_budget_bytes"),
+        safe_next=d.get("safe_next"),
+        on={e: _transition_from_dict(e, t) for e, t in (d.get("on") or {}).items()},
+    )
+
+
+def _transition_to_dict(t: Transition) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": t.kind}
+    if t.branches:
+        out["branches"] = [{"target": b.target, "guards": list(b.guards)} for b in t.branches]
+    if t.requires_approval:
+        out["requires_approval"] = True
+    if t.approval_message is not None:
+        out["approval_message"] = t.approval_message
+    if t.kind == "invoke":
+        out.update(invoke=t.invoke, on_complete=t.on_complete, on_fail=t.on_fail, input=t.input)
+    if t.fork is not None:
+        f = t.fork
+        out["fork"] = {
+            "branches": {
+                n: {"initial": b.initial, "terminal": b.terminal} for n, b in f.branches.items()
+            },
+            "join": f.join,
+            "on_complete": f.on_complete,
+            "on_fail": f.on_fail,
+        }
+    return out
+
+
+def _transition_from_dict(event: str, d: dict[str, Any]) -> Transition:
+    fork = None
+    if d.get("fork"):
+        f = d["fork"]
+        fork = Fork(
+            branches={n: ForkBranch(b["initial"], b["terminal"]) for n, b in f["branches"].items()},
+            join=f.get("join", "all"),
+            on_complete=f["on_complete"],
+            on_fail=f.get("on_fail"),
+        )
+    return Transition(
+        event=event,
+        kind=d["kind"],
+        branches=tuple(Branch(b["target"], tuple(b.get("guards") or ())) for b in d.get("branches") or ()),
+        requires_approval=d.get("requires_approval", False),
+        approval_message=d.get("approval_message"),
+        invoke=d.get("invoke"),
+        on_complete=d.get("on_complete"),
+        on_fail=d.get("on_fail"),
+        input=d.get("input") or {},
+        fork=fork,
+    )
