@@ -1,0 +1,47 @@
+"""Fixtures shared by every test layer."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+VENV_BIN = Path(sys.executable).parent  # the venv the tests run in (make test: .venv/bin)
+EXAMPLES = REPO / "workflows"
+NPM_DIR = REPO / "tests" / "npm" / "node_modules"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test sees the developer's own statewright/Claude environment."""
+    for var in ("CLAUDE_PROJECT_DIR", "STATEWRIGHT_HOME", "STATEWRIGHT_WORKFLOWS",
+                "STATEWRIGHT_SESSION", "CLAUDE_CODE_SESSION_ID"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An empty project root with a `workflows/` dir holding copies of the shipped examples."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    shutil.copytree(EXAMPLES, root / "workflows")
+    return root
+
+
+def bin_path(name: str) -> str:
+    """Absolute path of a console script installed in the test venv."""
+    p = VENV_BIN / name
+    if not p.exists():
+        raise RuntimeError(f"{name} is not installed in {VENV_BIN}; run `make test`")
+    return str(p)
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("STATEWRIGHT_", "CLAUDE_"))}
+    env.update(extra)
+    return env
