@@ -1,0 +1,465 @@
+"""Downstream MCP servers: parse `mcpServers`, connect to all of them in parallel, keep each
+one's tool catalogue, forward calls, and restart a server that died on its next call.
+
+Each server lives in its own long-running task (`Downstream._supervise`): the SDK's `Client`
+is an async context manager built on task groups, so it must be entered and left by the same
+task. A call that finds the connection broken marks the server `down` and gets a
+`DownstreamError`; the next call asks the supervisor to reconnect and waits for it (bounded by
+the connect timeout). A server that never starts is `failed`; it is reported in
+`statewright_get_state` (`downstream`) and on stderr, never fatal for the proxy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
+
+import anyio
+import mcp_types as types
+from mcp import Client, MCPError, StdioServerParameters
+
+from ..errors import INVALID_ARGUMENTS, StatewrightError
+
+log = logging.getLogger("statewright.proxy")
+
+MAX_TOOL_NAME = 128  # SEP-986: ^[A-Za-z0-9._-]{1,128}$
+SEPARATOR = "__"
+_NAME_OK = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+_NAME_BAD_CHARS = re.compile(r"[^A-Za-z0-9._-]")
+_SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+DEFAULT_CONNECT_TIMEOUT = 30.0
+RESTART_BACKOFF = 1.0  # seconds between two restart attempts of a server that keeps failing
+
+
+class DownstreamError(Exception):
+    """A forwarded call could not reach its server (it is down, failed, or broke mid-call)."""
+
+
+# -- configuration ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """One entry of `mcpServers`, in the shape of Claude Code's `.mcp.json`."""
+
+    name: str
+    kind: str  # "stdio" | "http"
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def _expand(value: str, environ: dict[str, str]) -> str:
+    """`${VAR}` and `${VAR:-default}`, as Claude Code expands them in `.mcp.json`."""
+    def sub(m: re.Match[str]) -> str:
+        got = environ.get(m.group(1))
+        if got is None or (got == "" and m.group(2) is not None):
+            return m.group(2) if m.group(2) is not None else ""
+        return got
+    return _ENV_REF.sub(sub, value)
+
+
+def parse_servers(servers: dict[str, Any], environ: dict[str, str] | None = None,
+                  root: str | None = None) -> list[ServerSpec]:
+    """Turn the config's `mcpServers` object into specs. Every problem is reported at once,
+    each with its JSON Pointer, as one INVALID_ARGUMENTS error: a typo in the config must not
+    silently drop a server."""
+    env = dict(os.environ if environ is None else environ)
+    if root:
+        env.setdefault("CLAUDE_PROJECT_DIR", root)
+    problems: list[str] = []
+    specs: list[ServerSpec] = []
+    if not isinstance(servers, dict):
+        raise StatewrightError(INVALID_ARGUMENTS, "/mcpServers: must be an object of server objects")
+    for name, raw in servers.items():
+        ptr = f"/mcpServers/{name.replace('~', '~0').replace('/', '~1')}"
+        if not isinstance(name, str) or not _SERVER_NAME.match(name):
+            problems.append(f"{ptr}: server names may use only letters, digits, '_' and '-' (1-64 chars)")
+            continue
+        if not isinstance(raw, dict):
+            problems.append(f"{ptr}: must be an object")
+            continue
+        kind = raw.get("type", "stdio" if "command" in raw else None)
+        if kind in ("http", "streamable-http", "streamableHttp", "sse"):
+            if kind == "sse":
+                problems.append(f"{ptr}/type: 'sse' servers are not supported; use 'http' (streamable HTTP)")
+                continue
+            url = raw.get("url")
+            if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+                problems.append(f"{ptr}/url: an http server needs a 'url' starting with http:// or https://")
+                continue
+            headers = raw.get("headers", {})
+            if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+                problems.append(f"{ptr}/headers: must map header names to strings")
+                continue
+            specs.append(ServerSpec(name=name, kind="http", url=_expand(url, env),
+                                    headers={k: _expand(v, env) for k, v in headers.items()}))
+        elif kind == "stdio":
+            command = raw.get("command")
+            if not isinstance(command, str) or not command.strip():
+                problems.append(f"{ptr}/command: a stdio server needs a non-empty 'command'")
+                continue
+            args = raw.get("args", [])
+            if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+                problems.append(f"{ptr}/args: must be a list of strings")
+                continue
+            senv = raw.get("env", {})
+            if not isinstance(senv, dict) or not all(isinstance(v, str) for v in senv.values()):
+                problems.append(f"{ptr}/env: must map variable names to strings")
+                continue
+            cwd = raw.get("cwd")
+            if cwd is not None and not isinstance(cwd, str):
+                problems.append(f"{ptr}/cwd: must be a string")
+                continue
+            if cwd and root and not os.path.isabs(cwd):
+                cwd = os.path.join(root, cwd)
+            specs.append(ServerSpec(
+                name=name, kind="stdio", command=_expand(command, env),
+                args=tuple(_expand(a, env) for a in args),
+                env={k: _expand(v, env) for k, v in senv.items()},
+                cwd=_expand(cwd, env) if cwd else None))
+        else:
+            problems.append(f"{ptr}: needs either 'command' (stdio) or 'type': 'http' with a 'url'")
+    if problems:
+        raise StatewrightError(INVALID_ARGUMENTS, "statewright.json: " + "; ".join(problems))
+    return specs
+
+
+# -- names -----------------------------------------------------------------------------------
+
+def forwarded_name(server: str, tool: str, taken: set[str] | frozenset[str] = frozenset()) -> str:
+    """`<server>__<tool>`, made a legal MCP tool name: characters outside `[A-Za-z0-9._-]` become
+    `_`, and a name that is too long (or collides after that) is cut and given a short hash of
+    the original so it stays unique and stable across restarts."""
+    name = f"{server}{SEPARATOR}{tool}"
+    if _NAME_OK.match(name) and name not in taken:
+        return name
+    clean = _NAME_BAD_CHARS.sub("_", name)
+    if len(clean) <= MAX_TOOL_NAME and clean not in taken:
+        return clean
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return clean[: MAX_TOOL_NAME - 9] + "-" + digest
+
+
+def workflow_tool_name(server: str, tool: str) -> str:
+    """How workflows name a forwarded tool (DESIGN section 4)."""
+    return f"mcp__{server}__{tool}"
+
+
+# -- one downstream server -------------------------------------------------------------------
+
+@dataclass
+class DownstreamStatus:
+    status: str  # connecting | up | down | failed | stopped
+    tools: int
+    error: str | None
+    restarts: int
+    protocol_version: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "tools": self.tools, "error": self.error,
+                "restarts": self.restarts, "protocol_version": self.protocol_version}
+
+
+class Downstream:
+    """One server of `mcpServers` and its connection."""
+
+    def __init__(self, spec: ServerSpec, *, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+                 on_tools_changed: Callable[[], Awaitable[None]] | None = None,
+                 errlog: Any = None) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.connect_timeout = connect_timeout
+        self.on_tools_changed = on_tools_changed
+        self.errlog = errlog if errlog is not None else sys.stderr
+        self.status = "connecting"
+        self.error: str | None = None
+        self.restarts = 0
+        self.tools: list[types.Tool] = []  # last known catalogue (kept while the server is down)
+        self.client: Client | None = None
+        self.protocol_version: str | None = None
+        self._want_up = anyio.Event()  # set: the supervisor should (re)connect
+        self._drop = anyio.Event()  # set: the current connection is to be closed
+        self._settled = anyio.Event()  # set when the current connect attempt is up or failed
+        self._last_attempt = 0.0
+        self._stopping = False
+        self._refresh_pending = False
+
+    # ---- lifecycle ------------------------------------------------------------------------
+    def _transport(self) -> Any:
+        s = self.spec
+        if s.kind == "http":
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+            return streamable_http_client(s.url or "", http_client=create_mcp_http_client(headers=s.headers))
+        # The SDK's default environment is minimal (HOME, PATH, ...): pass ours explicitly,
+        # with the server's own `env` on top, as Claude Code does.
+        env = {**os.environ, **s.env}
+        return StdioServerParameters(command=s.command or "", args=list(s.args), env=env, cwd=s.cwd)
+
+    async def _on_message(self, msg: Any) -> None:
+        if isinstance(msg, types.ServerNotification):
+            inner = getattr(msg, "root", msg)
+            if isinstance(inner, types.ToolListChangedNotification):
+                self._refresh_pending = True
+                self._drop_event_for_refresh()
+
+    def _drop_event_for_refresh(self) -> None:
+        # The refresh happens in the supervisor task (it owns the client); wake it.
+        self._drop.set()
+
+    async def supervise(self) -> None:
+        """Run for the life of the proxy: connect, wait until told the connection is bad,
+        reconnect when a call asks for it."""
+        self._want_up.set()
+        while not self._stopping:
+            await self._want_up.wait()
+            if self._stopping:
+                break
+            self._want_up = anyio.Event()
+            try:
+                await self._connect_and_hold()
+            finally:
+                self._settled.set()
+
+    async def _connect_and_hold(self) -> None:
+        self._last_attempt = time.monotonic()
+        self.status = "connecting"
+        connected = False
+        # The deadline covers spawn + initialize + tools/list only; it is lifted once connected.
+        # (The Client opens task groups, so it must live inside one scope for its whole life.)
+        scope = anyio.CancelScope(deadline=anyio.current_time() + self.connect_timeout)
+        try:
+            with scope:
+                async with Client(self._transport(), mode="legacy", cache=None,
+                                  message_handler=self._on_message) as client:
+                    self.tools = await self._list_all(client)
+                    scope.deadline = math.inf
+                    connected = True
+                    self.client = client
+                    self.protocol_version = client.protocol_version
+                    self.status, self.error = "up", None
+                    self._drop = anyio.Event()
+                    self._settled.set()
+                    if self.restarts and self.on_tools_changed:
+                        await self.on_tools_changed()
+                    await self._hold(client)
+        except Exception as exc:  # noqa: BLE001  (one server's fault never stops the proxy)
+            if connected:
+                self._mark_down(exc)
+            else:
+                self._fail(exc, "could not start")
+        finally:
+            self.client = None
+        if not connected and scope.cancelled_caught and self.status != "failed":
+            self._fail(TimeoutError(), f"did not start within {self.connect_timeout:g}s")
+        elif self.status == "up":
+            self.status = "stopped" if self._stopping else "down"
+
+    async def _hold(self, client: Client) -> None:
+        """Keep the connection until a call finds it broken, or the downstream's tool list
+        changed (refresh it here: this task owns the client)."""
+        while True:
+            await self._drop.wait()
+            self._drop = anyio.Event()
+            if self._refresh_pending and self.status == "up" and not self._stopping:
+                self._refresh_pending = False
+                try:
+                    self.tools = await self._list_all(client)
+                except Exception as exc:  # noqa: BLE001
+                    self._mark_down(exc)
+                    return
+                if self.on_tools_changed:
+                    await self.on_tools_changed()
+                continue
+            return
+
+    async def _list_all(self, client: Client) -> list[types.Tool]:
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        for _ in range(100):
+            page = await client.session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return tools
+
+    def _fail(self, exc: BaseException, what: str) -> None:
+        self.status = "failed"
+        self.error = f"{what}: {describe(exc)}"
+        print(f"statewright: downstream server '{self.name}' {self.error}", file=self.errlog, flush=True)
+
+    def _mark_down(self, exc: BaseException) -> None:
+        if self.status == "up":
+            self.status = "down"
+            self.error = f"connection lost: {describe(exc)}"
+            print(f"statewright: downstream server '{self.name}' {self.error}; it will be restarted "
+                  "on its next call", file=self.errlog, flush=True)
+        self._drop.set()
+
+    async def stop(self) -> None:
+        self._stopping = True
+        self._drop.set()
+        self._want_up.set()
+
+    # ---- calls ----------------------------------------------------------------------------
+    async def ensure_up(self) -> Client:
+        """The live client, restarting the server first if it went down or never started."""
+        client = self.client
+        if client is not None and self.status == "up":
+            return client
+        if self.status == "connecting":
+            await self._wait_attempt()
+        elif self.status in ("down", "failed") and not self._stopping:
+            wait = RESTART_BACKOFF - (time.monotonic() - self._last_attempt)
+            if wait > 0 and self.status == "failed":
+                raise DownstreamError(f"server '{self.name}' is not running ({self.error}); "
+                                      f"retry in {wait:.1f}s")
+            self.restarts += 1
+            print(f"statewright: restarting downstream server '{self.name}'", file=self.errlog, flush=True)
+            self._settled = anyio.Event()
+            self.status = "connecting"
+            self._want_up.set()
+            await self._wait_attempt()
+        if self.client is None or self.status != "up":
+            raise DownstreamError(f"server '{self.name}' is not running ({self.error or self.status})")
+        return self.client
+
+    async def _wait_attempt(self) -> None:
+        # connect timeout, plus the time the previous connection may need to close
+        with anyio.move_on_after(self.connect_timeout + 6):
+            await self._settled.wait()
+
+    async def wait_ready(self) -> None:
+        """Wait until the first connection attempt has finished (up or failed)."""
+        if self.status != "connecting":
+            return
+        await self._wait_attempt()
+
+    async def call(self, tool: str, arguments: dict[str, Any] | None,
+                   timeout: float | None = None) -> types.CallToolResult:
+        client = await self.ensure_up()
+        try:
+            return await client.session.call_tool(tool, arguments, read_timeout_seconds=timeout)
+        except MCPError as exc:
+            if _is_connection_error(exc):
+                self._mark_down(exc)
+                raise DownstreamError(f"server '{self.name}' stopped answering ({exc.message}); "
+                                      "it is being restarted, retry the call") from None
+            raise
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError) as exc:
+            self._mark_down(exc)
+            raise DownstreamError(f"server '{self.name}' stopped answering ({describe(exc)}); "
+                                  "it is being restarted, retry the call") from None
+
+    def snapshot(self) -> DownstreamStatus:
+        return DownstreamStatus(self.status, len(self.tools), self.error, self.restarts,
+                                self.protocol_version)
+
+
+def _is_connection_error(exc: MCPError) -> bool:
+    msg = (exc.message or "").lower()
+    return exc.code == -32000 and ("closed" in msg or "connection" in msg) or "connection closed" in msg
+
+
+def describe(exc: BaseException) -> str:
+    """One line for an exception, unwrapping exception groups (the SDK raises them)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, TimeoutError):
+        return "timed out"
+    text = str(exc).strip() or type(exc).__name__
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found ({text})"
+    return text.splitlines()[0][:300]
+
+
+# -- all downstream servers ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Route:
+    server: str
+    tool: str
+    workflow_name: str  # mcp__<server>__<tool>: what authorize() sees
+
+
+class DownstreamManager:
+    """Every server of `mcpServers`: parallel start, routing table, status."""
+
+    def __init__(self, specs: list[ServerSpec], *, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+                 on_tools_changed: Callable[[], Awaitable[None]] | None = None, errlog: Any = None) -> None:
+        self._on_tools_changed = on_tools_changed
+        self.servers: dict[str, Downstream] = {
+            s.name: Downstream(s, connect_timeout=connect_timeout, on_tools_changed=self._changed,
+                               errlog=errlog) for s in specs}
+        self._routes: dict[str, Route] = {}
+        self._tools: list[tuple[types.Tool, Route]] = []
+        self._generation = -1
+
+    async def _changed(self) -> None:
+        self._generation = -1
+        if self._on_tools_changed:
+            await self._on_tools_changed()
+
+    async def run(self, task_group: anyio.abc.TaskGroup) -> None:
+        """Start every supervisor in `task_group` (they connect in parallel)."""
+        for d in self.servers.values():
+            task_group.start_soon(d.supervise, name=f"downstream:{d.name}")
+
+    async def wait_ready(self) -> None:
+        async with anyio.create_task_group() as tg:
+            for d in self.servers.values():
+                tg.start_soon(d.wait_ready)
+
+    async def stop(self) -> None:
+        for d in self.servers.values():
+            await d.stop()
+
+    def _rebuild(self) -> None:
+        gen = hash(tuple((d.name, id(d.tools)) for d in self.servers.values()))
+        if gen == self._generation:
+            return
+        routes: dict[str, Route] = {}
+        tools: list[tuple[types.Tool, Route]] = []
+        for d in self.servers.values():
+            for t in d.tools:
+                name = forwarded_name(d.name, t.name, routes.keys())
+                route = Route(d.name, t.name, workflow_tool_name(d.name, t.name))
+                routes[name] = route
+                tools.append((t.model_copy(update={"name": name}), route))
+        self._routes, self._tools, self._generation = routes, tools, gen
+
+    def route(self, forwarded: str) -> Route | None:
+        self._rebuild()
+        return self._routes.get(forwarded)
+
+    def tools(self) -> list[tuple[types.Tool, Route]]:
+        """Every forwarded tool (renamed copy, route), in config order."""
+        self._rebuild()
+        return self._tools
+
+    def tool_schema(self, forwarded: str) -> dict[str, Any] | None:
+        self._rebuild()
+        for t, _ in self._tools:
+            if t.name == forwarded:
+                return t.input_schema
+        return None
+
+    async def call(self, route: Route, arguments: dict[str, Any] | None,
+                   timeout: float | None = None) -> types.CallToolResult:
+        return await self.servers[route.server].call(route.tool, arguments, timeout)
+
+    def status(self) -> dict[str, Any]:
+        return {n: d.snapshot().to_dict() for n, d in self.servers.items()}
