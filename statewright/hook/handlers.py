@@ -1,0 +1,257 @@
+"""Claude Code hook events -> runtime calls -> Claude Code hook answers.
+
+Thin on purpose: every rule lives in `statewright.runtime` / `statewright.policy`; this module
+only validates the hook input, picks the session and project, and words the answer in Claude
+Code's contract (see `statewright.hook` and docs/hooks.md).
+
+Session choice: the session is the input's `session_id`. Inside a subagent Claude Code adds an
+`agent_id`; it is deliberately NOT a separate session: a subagent works for the same run, under
+the same state's rules and counters, so spawning a subagent cannot be used to escape a state.
+(A parallel fork branch is worked through the proxy, whose `statewright_load_workflow(...,
+branch=...)` binds that connection to the branch's child run.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from . import POST_TOOL_USE, PRE_TOOL_USE, SESSION_START, STOP, USER_PROMPT_SUBMIT, normalize_event
+
+# tools of statewright's own MCP proxy: the proxy authorizes and accounts them itself
+# (`mcp__statewright__...` from .mcp.json, `mcp__plugin_statewright_statewright__...` as a plugin)
+PROXY_PREFIXES = ("mcp__statewright__", "mcp__plugin_statewright_statewright__")
+_EVENT_LIST = "pre-tool-use, post-tool-use, session-start, user-prompt-submit, stop"
+
+
+class HookInputError(Exception):
+    """The hook input is not what Claude Code sends."""
+
+
+def handle(args: list[str], raw: bytes | None) -> str:
+    """One hook invocation: returns the text to print on stdout ('' for nothing)."""
+    data, problem = parse_input(raw)
+    if args:
+        event = normalize_event(args[0])
+        if event is None:
+            return deny_json(f"statewright-hook: unknown hook event {args[0]!r} (expected one of "
+                             f"{_EVENT_LIST}); the call is refused (fail closed)")
+    else:
+        event = normalize_event(data.get("hook_event_name") if data else None)
+        if event is None:
+            what = (data or {}).get("hook_event_name")
+            return deny_json("statewright-hook: no hook event given (pass one of "
+                             f"{_EVENT_LIST}, or send hook_event_name; got {what!r}); "
+                             "the call is refused (fail closed)")
+    if problem is not None:
+        return failure_output(event, problem, data)
+    try:
+        return _HANDLERS[event](data)
+    except BaseException as exc:  # noqa: BLE001 - fail closed with the cause
+        return failure_output(event, exc, data)
+
+
+def crash_output(args: list[str], raw: bytes | None, exc: BaseException) -> str:
+    """Used by `main` when even `handle` failed: a refusal in the PreToolUse shape."""
+    event = normalize_event(args[0]) if args else PRE_TOOL_USE
+    return failure_output(event or PRE_TOOL_USE, exc, None)
+
+
+# -- input -------------------------------------------------------------------------------------
+
+def parse_input(raw: bytes | None) -> tuple[dict | None, HookInputError | None]:
+    if not raw or not raw.strip():
+        return None, HookInputError("the hook received no input on stdin (expected Claude Code's hook JSON)")
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return None, HookInputError(f"the hook input is not valid JSON ({exc})")
+    if not isinstance(data, dict):
+        return None, HookInputError(f"the hook input must be a JSON object, not {type(data).__name__}")
+    return data, None
+
+
+def _session(data: dict) -> str:
+    sid = data.get("session_id")
+    if not isinstance(sid, str) or not sid.strip():
+        raise HookInputError("the hook input has no session_id")
+    return sid
+
+
+def _cwd(data: dict) -> str | None:
+    cwd = data.get("cwd")
+    return cwd if isinstance(cwd, str) and cwd else None
+
+
+def _tool(data: dict) -> tuple[str, dict]:
+    name = data.get("tool_name")
+    if not isinstance(name, str) or not name:
+        raise HookInputError("the hook input has no tool_name")
+    inp = data.get("tool_input")
+    if not isinstance(inp, dict):
+        raise HookInputError(f"tool_input of {name} must be a JSON object")
+    return name, inp
+
+
+def open_runtime(data: dict | None):
+    """The runtime for this hook call: project root = $CLAUDE_PROJECT_DIR, else the input's
+    `cwd` resolved per DESIGN section 5."""
+    from ..runtime import Runtime
+
+    return Runtime.open(project=None, cwd=_cwd(data or {}))
+
+
+def is_proxy_tool(name: str) -> bool:
+    return name.startswith(PROXY_PREFIXES)
+
+
+# -- events ------------------------------------------------------------------------------------
+
+def pre_tool_use(data: dict) -> str:
+    session = _session(data)
+    name, inp = _tool(data)
+    if is_proxy_tool(name):
+        return ""  # the proxy gates and accounts its own tools
+    from ..policy.types import ToolCall
+    from ..runtime.enforcement import authorize
+
+    rt = open_runtime(data)
+    decision = authorize(rt, session, ToolCall(tool_name=name, tool_input=inp, source="claude",
+                                               cwd=_cwd(data)))
+    if not decision.allowed:
+        return deny_json(decision.reason or "statewright: refused")
+    if decision.updated_input is not None:
+        return _dump({"hookSpecificOutput": {
+            "hookEventName": PRE_TOOL_USE,
+            "permissionDecision": "allow",
+            "permissionDecisionReason": "statewright: allowed; the command runs with the state's "
+                                        "environment rules applied",
+            "updatedInput": decision.updated_input,
+        }})
+    return ""
+
+
+def post_tool_use(data: dict) -> str:
+    session = _session(data)
+    name, inp = _tool(data)
+    if is_proxy_tool(name):
+        return ""
+    from ..policy.types import ToolResult
+    from ..runtime.enforcement import record
+
+    response = data.get("tool_response")
+    rt = open_runtime(data)
+    outcome = record(rt, session, ToolResult(tool_name=name, tool_input=inp,
+                                             output_bytes=response_size(response),
+                                             is_error=_is_error(response), cwd=_cwd(data)))
+    if not outcome.messages:
+        return ""
+    return context_json(POST_TOOL_USE, "\n\n".join(outcome.messages))
+
+
+def session_context(event: str):
+    def handler(data: dict) -> str:
+        session = _session(data)
+        text = current_briefing(open_runtime(data), session)
+        return context_json(event, text) if text else ""
+
+    return handler
+
+
+def stop(data: dict) -> str:
+    session = _session(data)
+    if data.get("stop_hook_active") is True:
+        return ""  # already continuing because of a Stop hook: never loop
+    from ..runtime.enforcement import stop_reminder
+
+    reason = stop_reminder(open_runtime(data), session)
+    if not reason:
+        return ""
+    return _dump({"decision": "block", "reason": reason})
+
+
+_HANDLERS = {
+    PRE_TOOL_USE: pre_tool_use,
+    POST_TOOL_USE: post_tool_use,
+    SESSION_START: session_context(SESSION_START),
+    USER_PROMPT_SUBMIT: session_context(USER_PROMPT_SUBMIT),
+    STOP: stop,
+}
+
+
+def current_briefing(rt, session: str) -> str | None:
+    from ..errors import NO_ACTIVE_RUN, StatewrightError
+    from ..runtime.enforcement import briefing
+
+    if rt.effective_run(session) is None:
+        return None
+    try:
+        answer = rt.get_state(session)
+    except StatewrightError as exc:
+        if exc.code == NO_ACTIVE_RUN:
+            return None
+        raise
+    if answer.get("status") not in (None, "running"):
+        return None
+    return briefing(answer)
+
+
+# -- output ------------------------------------------------------------------------------------
+
+def _dump(obj: dict) -> str:
+    return json.dumps(obj, ensure_ascii=False)
+
+
+def deny_json(reason: str) -> str:
+    return _dump({"hookSpecificOutput": {"hookEventName": PRE_TOOL_USE,
+                                         "permissionDecision": "deny",
+                                         "permissionDecisionReason": reason}})
+
+
+def context_json(event: str, text: str) -> str:
+    return _dump({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
+
+
+def response_size(response) -> int:
+    """Bytes of the tool result the agent received (UTF-8 of the text, or of its JSON)."""
+    if response is None:
+        return 0
+    if isinstance(response, str):
+        return len(response.encode("utf-8", "replace"))
+    return len(json.dumps(response, ensure_ascii=False).encode("utf-8", "replace"))
+
+
+def _is_error(response) -> bool:
+    return isinstance(response, dict) and (response.get("isError") is True or response.get("is_error") is True)
+
+
+def failure_output(event: str, exc: BaseException, data: dict | None) -> str:
+    """The answer when the hook could not do its job: refuse (fail closed) unless fail_open."""
+    from ..runtime.enforcement import describe_exception
+
+    cause = describe_exception(exc)
+    if _fail_open(data):
+        if event == PRE_TOOL_USE:
+            return ""
+        return _dump({"systemMessage": f"statewright hook failed ({cause}); fail_open is set, so nothing is enforced"})
+    if event == PRE_TOOL_USE:
+        return deny_json(f"statewright could not decide this call ({cause}), so it is refused: "
+                         "statewright fails closed. A human can inspect the project with "
+                         "`statewright status`.")
+    msg = (f"statewright hook failed ({cause}). Until this is fixed, statewright refuses tool "
+           "calls in this project (it fails closed).")
+    if event in (SESSION_START, USER_PROMPT_SUBMIT, POST_TOOL_USE):
+        return _dump({"systemMessage": msg, "hookSpecificOutput": {"hookEventName": event,
+                                                                   "additionalContext": msg}})
+    return _dump({"systemMessage": msg})  # Stop: never trap the agent on a broken store
+
+
+def _fail_open(data: dict | None) -> bool:
+    """Does the project config set fail_open? Any doubt (no config, unreadable config) -> no."""
+    try:
+        from ..config import find_project_root, load_config
+
+        root = find_project_root(cwd=_cwd(data or {}) if isinstance(data, dict) else None)
+        return load_config(root).fail_open is True
+    except BaseException:  # noqa: BLE001
+        return False

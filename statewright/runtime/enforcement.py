@@ -1,0 +1,409 @@
+"""Tool-call enforcement and accounting for every front end (DESIGN.md section 4).
+
+`authorize(rt, session, call)` decides one tool call: it finds the session's effective run,
+gathers the facts the pure `policy.gate` needs (counters, protected files, shell tools, the
+events available now, a real file reader) and accounts the decision in ONE store transaction.
+The gate runs again inside that transaction against the fresh counters, so two processes
+deciding at once can never both pass a limit that only one of them may use.
+
+`record(rt, session, result)` accounts what an allowed call did: tool-result bytes, files
+changed (which may fire an interrupt), and returns the messages the agent must read
+(`[STATEWRIGHT INTERRUPT] ...`, budget warnings).
+
+Every other helper here turns runtime facts into the plain statements front ends show the agent
+(`briefing`, `stop_reminder`), so the hook and the proxy word things the same way.
+
+Stdlib + our pure layers only: this module is on the hook's start-up path.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from ..engine.run import RUNNING
+from ..errors import StatewrightError
+from ..policy.types import Counters, Decision, GateContext, ToolCall, ToolResult
+
+STOP_REMINDERS_PER_STATE = 3
+# fraction of a budget after which PostToolUse warns the agent
+WARN_AT = 0.8
+# host tools whose input names the one file they change, and the key holding it
+_FILE_KEYS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
+              "NotebookEdit": "notebook_path"}
+# MCP filesystem-style tools (the official server's names) -> keys holding changed paths
+_MCP_FILE_KEYS = {"write_file": ("path",), "edit_file": ("path",),
+                  "move_file": ("source", "destination"), "create_directory": ()}
+
+
+@dataclass(frozen=True)
+class RecordOutcome:
+    """What `record` did, and what the agent must be told about it."""
+
+    messages: list[str] = field(default_factory=list)  # interrupts first, then budget warnings
+    interrupts: list[dict] = field(default_factory=list)  # [{file, interrupt, state, return_to}]
+    bytes_read: int = 0  # the state's byte total after this result
+    warnings: list[str] = field(default_factory=list)
+
+
+# -- authorize ---------------------------------------------------------------------------------
+
+def authorize(rt, session: str, call: ToolCall) -> Decision:
+    """Decide `call` for `session` and account it. Never raises: a failure is a refusal with its
+    cause (fail closed), or an allow when the project config sets `fail_open`."""
+    try:
+        return _decide(rt, session, call, account=True)
+    except BaseException as exc:  # noqa: BLE001 - fail closed on anything
+        return failure_decision(rt, exc)
+
+
+def explain(rt, session: str, call: ToolCall) -> tuple[Decision, object | None, object | None]:
+    """Dry run for `statewright check`: the decision, the effective run and its workflow, with
+    no accounting. Errors propagate (the CLI reports them)."""
+    eff = rt.effective_run(session)
+    if eff is None:
+        return (Decision.allow(rule="no_active_run", reason="no running workflow for this session",
+                               counts_iteration=False), None, None)
+    run, wf = eff
+    return _decide(rt, session, call, account=False, eff=eff), run, wf
+
+
+def failure_decision(rt, exc: BaseException) -> Decision:
+    cause = describe_exception(exc)
+    fail_open = False
+    try:
+        fail_open = bool(rt is not None and rt.config.fail_open)
+    except BaseException:  # noqa: BLE001 - an unreadable config cannot open anything
+        fail_open = False
+    if fail_open:
+        return Decision.allow(rule="fail_open", counts_iteration=False,
+                              reason=f"statewright could not decide ({cause}); allowed because fail_open is set")
+    return Decision.deny(
+        f"statewright could not decide this call ({cause}), so it is refused: statewright fails "
+        "closed. A human can inspect the project with `statewright status`.",
+        rule="fail_closed")
+
+
+def describe_exception(exc: BaseException) -> str:
+    if isinstance(exc, StatewrightError):
+        return f"{exc.code}: {exc.message}"
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def counters_of(run) -> Counters:
+    return Counters(iterations=run.iterations, files_edited=frozenset(run.files_edited),
+                    bytes_read=run.bytes_read, denied=run.denied)
+
+
+def gate_context(rt, session: str, state) -> GateContext:
+    root = str(rt.root)
+    return GateContext(
+        project_root=root,
+        store_dir=str(rt.config.store_dir),
+        protected_files=frozenset(rt.protected_files(session)),
+        shell_tools=dict(rt.config.shell_tools),
+        events=available_events(state),
+        read_text=file_reader(root),
+    )
+
+
+def available_events(state) -> tuple[str, ...]:
+    return tuple(e for e in state.on if not e.startswith("BRANCH_DONE:"))
+
+
+def file_reader(root: str):
+    """`read_text(path)` for the gate: the current text of a file (absolute, or relative to the
+    project root), or None when there is no such file."""
+
+    def read_text(path: str) -> str | None:
+        full = path if os.path.isabs(path) else os.path.join(root, path)
+        try:
+            with open(full, encoding="utf-8", errors="replace", newline="") as fh:
+                return fh.read()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+
+    return read_text
+
+
+def _decide(rt, session: str, call: ToolCall, *, account: bool, eff=None) -> Decision:
+    from ..policy import gate
+
+    if eff is None:
+        eff = rt.effective_run(session)
+    if eff is None:
+        return Decision.allow(rule="no_active_run", reason="no running workflow for this session",
+                              counts_iteration=False)
+    run, wf = eff
+    state = _enforced_state(run, wf)
+    if state is None:
+        return Decision.allow(rule="not_running", counts_iteration=False,
+                              reason=f"run {run.run_id} is {run.status}; nothing is enforced")
+    ctx = gate_context(rt, session, state)
+    # First decision outside the transaction: it pays one-off costs (tree-sitter import for a
+    # Bash line) without holding the store's write lock.
+    first = gate(state, counters_of(run), call, ctx)
+    if not account or (first.allowed and not first.counts_iteration):
+        return first
+
+    decided: list[Decision] = []
+
+    def account_call(fresh):
+        st = _enforced_state(fresh, wf)
+        if st is None:
+            decided.append(Decision.allow(rule="not_running", counts_iteration=False))
+            return fresh, []
+        c = ctx if st is state else gate_context(rt, session, st)
+        d = gate(st, counters_of(fresh), call, c)  # fresh counters: limits are exact
+        decided.append(d)
+        if not d.allowed:
+            data = {"tool": call.tool_name, "rule": d.rule, "reason": d.reason, "source": call.source}
+            return fresh.with_(denied=fresh.denied + 1), [_event("tool_denied", data)]
+        if not d.counts_iteration:
+            return fresh, []
+        files = fresh.files_edited
+        if d.files:
+            files = tuple(sorted(set(files).union(d.files)))
+        data = {"tool": call.tool_name, "source": call.source}
+        if d.files:
+            data["files"] = list(d.files)
+        return (fresh.with_(iterations=fresh.iterations + 1, files_edited=files),
+                [_event("tool_allowed", data)])
+
+    rt.store.update_run(run.run_id, account_call)
+    return decided[-1] if decided else first
+
+
+def _enforced_state(run, wf):
+    """The compiled state whose rules apply to `run`, or None when nothing is enforced."""
+    if run.status != RUNNING:
+        return None
+    state = wf.states.get(run.state)
+    if state is None:
+        raise StatewrightError("UNKNOWN_STATE",
+                               f"run {run.run_id} is in state {run.state!r}, which workflow "
+                               f"{wf.id!r} does not define")
+    return None if state.final else state
+
+
+def _event(kind: str, data: dict) -> dict:
+    return {"kind": kind, "actor": "agent", "data": data}
+
+
+# -- record ------------------------------------------------------------------------------------
+
+def record(rt, session: str, result: ToolResult) -> RecordOutcome:
+    """Account an allowed call's result: bytes read, files changed (interrupts), warnings."""
+    eff = rt.effective_run(session)
+    if eff is None:
+        return RecordOutcome()
+    run, wf = eff
+    if _enforced_state(run, wf) is None:
+        return RecordOutcome()
+    nbytes = max(0, int(result.output_bytes or 0))
+    after: list = []
+
+    def add_bytes(fresh):
+        if _enforced_state(fresh, wf) is None:
+            after.append(fresh)
+            return fresh, []
+        new = fresh.with_(bytes_read=fresh.bytes_read + nbytes)
+        after.append(new)
+        return new, []
+
+    if nbytes:
+        rt.store.update_run(run.run_id, add_bytes)
+    else:
+        after.append(run)
+    current = after[-1]
+
+    messages: list[str] = []
+    interrupts: list[dict] = []
+    if not result.is_error:
+        for rel in changed_files(rt, result):
+            fired = rt.fire_interrupt(session, rel)
+            if fired:
+                answer = fired if isinstance(fired, dict) else rt.get_state(session)
+                info = {"file": rel, "interrupt": _interrupt_name(answer),
+                        "state": answer.get("state"), "return_to": _return_to(answer)}
+                interrupts.append(info)
+                messages.append(interrupt_message(info, answer))
+                break  # a second match while the handler is active does not fire again
+    warnings: list[str] = []
+    if not interrupts:
+        st = _enforced_state(current, wf)
+        if st is not None:
+            warnings = budget_warnings(st, current)
+    messages.extend(warnings)
+    return RecordOutcome(messages=messages, interrupts=interrupts,
+                         bytes_read=current.bytes_read, warnings=warnings)
+
+
+def changed_files(rt, result: ToolResult) -> list[str]:
+    """Project-relative files the call changed, as far as its input tells."""
+    from ..policy.paths import project_relative
+
+    inp = result.tool_input if isinstance(result.tool_input, dict) else {}
+    keys: tuple[str, ...] = ()
+    if result.tool_name in _FILE_KEYS:
+        keys = (_FILE_KEYS[result.tool_name],)
+    elif result.tool_name.startswith("mcp__"):
+        tool = result.tool_name.rsplit("__", 1)[-1]
+        keys = _MCP_FILE_KEYS.get(tool, ())
+    out = []
+    for k in keys:
+        v = inp.get(k)
+        if isinstance(v, str) and v:
+            rel = project_relative(v, str(rt.root), result.cwd)
+            if rel and rel != "." and rel not in out:
+                out.append(rel)
+    return out
+
+
+def budget_warnings(state, run) -> list[str]:
+    out = []
+    name = state.name
+    if state.max_iterations:
+        left = state.max_iterations - run.iterations
+        if left <= 0:
+            out.append(f"[statewright] The tool-call limit of state {name!r} is reached "
+                       f"({run.iterations}/{state.max_iterations}). Further tool calls are refused "
+                       f"until the run transitions; events available: {_events_text(state)}.")
+        elif run.iterations >= state.max_iterations * WARN_AT:
+            out.append(f"[statewright] {run.iterations} of {state.max_iterations} tool calls of state "
+                       f"{name!r} are used ({left} left). Events available: {_events_text(state)}.")
+    if state.context_budget_bytes:
+        budget = state.context_budget_bytes
+        if run.bytes_read >= budget:
+            out.append(f"[statewright] The context budget of state {name!r} is used up "
+                       f"({run.bytes_read}/{budget} bytes). Further tool calls are refused until "
+                       f"the run transitions; events available: {_events_text(state)}.")
+        elif run.bytes_read >= budget * WARN_AT:
+            out.append(f"[statewright] {run.bytes_read} of {budget} bytes of the context budget of "
+                       f"state {name!r} are used.")
+    if state.max_files_per_state and len(run.files_edited) >= state.max_files_per_state:
+        out.append(f"[statewright] State {name!r} allows {state.max_files_per_state} distinct "
+                   f"file(s); all are used ({', '.join(run.files_edited)}). Only those files may "
+                   "be edited in this state.")
+    return out
+
+
+def _events_text(state) -> str:
+    ev = available_events(state)
+    return ", ".join(ev) if ev else "none (a human must move the run on)"
+
+
+def _interrupt_name(answer: dict):
+    it = answer.get("interrupt")
+    if isinstance(it, dict):
+        return it.get("name")
+    return it
+
+
+def _return_to(answer: dict):
+    it = answer.get("interrupt")
+    if isinstance(it, dict):
+        return it.get("return_to") or it.get("interrupt_return")
+    return answer.get("interrupt_return")
+
+
+def interrupt_message(info: dict, answer: dict) -> str:
+    head = f"[STATEWRIGHT INTERRUPT] {info['file']} changed"
+    if info.get("interrupt"):
+        head += f" (interrupt {info['interrupt']!r})"
+    head += f"; the run is now in state {answer.get('state')!r}"
+    if info.get("return_to"):
+        head += f" and `$return` brings it back to {info['return_to']!r}"
+    return head + ".\n" + briefing(answer)
+
+
+# -- what the agent is told --------------------------------------------------------------------
+
+def briefing(answer: dict) -> str:
+    """Factual lines describing a state answer (DESIGN section 5 shape) for the agent."""
+    lines = [f"statewright: workflow {answer.get('workflow')!r} (run {answer.get('run_id')}) is in "
+             f"state {answer.get('state')!r}, status {answer.get('status')}."]
+    if answer.get("is_final"):
+        lines.append("This is a final state: the workflow is finished and nothing is enforced.")
+        return "\n".join(lines)
+    if answer.get("instructions"):
+        lines.append(f"Instructions for this state: {answer['instructions']}")
+    tools = answer.get("allowed_tools")
+    if tools is None:
+        lines.append("Allowed tools: any tool.")
+    elif not tools:
+        lines.append("Allowed tools: only statewright's own tools.")
+    else:
+        lines.append("Allowed tools: " + ", ".join(tools) + " (plus statewright's own tools).")
+    cmds = answer.get("allowed_commands")
+    if cmds is not None:
+        lines.append("Allowed shell commands: " + (", ".join(cmds) if cmds else "none") + ".")
+    if answer.get("blocked_env"):
+        lines.append("Environment variables that may not be read: " + ", ".join(answer["blocked_env"]) + ".")
+    lines.extend(_budget_lines(answer.get("counters") or {}))
+    trans = answer.get("transitions") or []
+    if trans:
+        parts = []
+        for t in trans:
+            s = f"{t.get('event')} -> {t.get('target')}"
+            if t.get("guards"):
+                s += f" (guards: {', '.join(map(str, t['guards']))}; currently {'passing' if t.get('passes') else 'not passing'})"
+            if t.get("requires_approval"):
+                s += " (needs human approval)"
+            parts.append(s)
+        lines.append("Events that move the run on (fire them with the statewright_transition tool "
+                     "or `statewright transition EVENT`): " + "; ".join(parts) + ".")
+    else:
+        lines.append("No event leaves this state; a human must move the run on.")
+    if answer.get("pending_approval"):
+        lines.append("A transition is waiting for human approval; further transitions are refused until then.")
+    return "\n".join(lines)
+
+
+def _budget_lines(c: dict) -> list[str]:
+    out = []
+    if c.get("max_iterations"):
+        out.append(f"Tool calls used in this state: {c.get('iterations', 0)} of {c['max_iterations']}.")
+    if c.get("max_files_per_state"):
+        files = c.get("files_edited") or []
+        n = files if isinstance(files, int) else len(files)
+        out.append(f"Files edited in this state: {n} of {c['max_files_per_state']}.")
+    if c.get("context_budget_bytes"):
+        out.append(f"Tool-result bytes read in this state: {c.get('bytes', 0)} of {c['context_budget_bytes']}.")
+    return out
+
+
+def stop_reminder(rt, session: str) -> str | None:
+    """Stop hook: in a running, non-final state, the reminder to give (counted, at most
+    STOP_REMINDERS_PER_STATE per state); None when the agent may stop."""
+    eff = rt.effective_run(session)
+    if eff is None:
+        return None
+    run, wf = eff
+    if _enforced_state(run, wf) is None:
+        return None
+    given: list[bool] = []
+
+    def count(fresh):
+        if _enforced_state(fresh, wf) is None or fresh.stop_reminders >= STOP_REMINDERS_PER_STATE:
+            given.append(False)
+            return fresh, []
+        given.append(True)
+        return fresh.with_(stop_reminders=fresh.stop_reminders + 1), []
+
+    rt.store.update_run(run.run_id, count)
+    if not given or not given[-1]:
+        return None
+    state = wf.states[run.state]
+    events = available_events(state)
+    text = (f"statewright: workflow {wf.id!r} is still in state {run.state!r}, which is not a final "
+            "state, so the work is not finished.")
+    if events:
+        text += (" Events that move it on: " + ", ".join(events) +
+                 " (fire one with the statewright_transition tool once its condition holds).")
+    else:
+        text += " No event leaves this state; a human must move the run on."
+    if state.instructions:
+        text += f" Instructions for this state: {state.instructions}"
+    return text
