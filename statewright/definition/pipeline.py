@@ -1,0 +1,233 @@
+"""The validation pipeline: JSON -> schema -> typed model -> semantic checks -> CompiledWorkflow.
+
+`validate` never raises, whatever it is given; `compile_dict` / `load_path` raise one
+`StatewrightError(INVALID_WORKFLOW, ...)` listing every error.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import INVALID_WORKFLOW, StatewrightError
+from .compiled import CompiledWorkflow
+from .diagnostics import ERROR, Diagnostic, ValidationResult, error, format_errors, pointer
+
+Resolver = Callable[[str], "bool | None"]
+
+
+class _Source:
+    """A loaded source: the parsed document or the diagnostics that stopped it."""
+
+    def __init__(self, doc: Any = None, path: str | None = None, diags: list[Diagnostic] | None = None):
+        self.doc = doc
+        self.path = path
+        self.diags = diags or []
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_json_text(text: str | bytes) -> tuple[Any, list[Diagnostic]]:
+    """Parse JSON text strictly: no NaN/Infinity, duplicate keys reported with their pointer."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            return None, [error("", "invalid-json", f"not UTF-8 text: {exc.reason} at byte {exc.start}")]
+    elif text.startswith("\ufeff"):
+        text = text[1:]
+    dups: list[tuple[int, str]] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        for k, v in items:
+            if k in d:
+                dups.append((id(d), k))
+            d[k] = v
+        return d
+
+    try:
+        doc = json.loads(text, object_pairs_hook=pairs, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        return None, [error("", "invalid-json",
+                            f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")]
+    except ValueError as exc:
+        return None, [error("", "invalid-json", f"invalid JSON: {exc}")]
+    except RecursionError:
+        return None, [error("", "invalid-json", "invalid JSON: nested too deeply")]
+    diags: list[Diagnostic] = []
+    if dups:
+        where = _pointers_by_id(doc)
+        for oid, key in dups:
+            ptr = where.get(oid, "") + pointer(key)
+            diags.append(error(ptr, "duplicate-key",
+                               f"key {key!r} appears more than once in this object; JSON keeps only the last"))
+    return doc, diags
+
+
+def _pointers_by_id(doc: Any) -> dict[int, str]:
+    out: dict[int, str] = {}
+    stack: list[tuple[Any, str]] = [(doc, "")]
+    while stack:
+        node, ptr = stack.pop()
+        if isinstance(node, dict):
+            out[id(node)] = ptr
+            stack.extend((v, ptr + pointer(k)) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, ptr + pointer(i)) for i, v in enumerate(node))
+    return out
+
+
+def json_data_problems(doc: Any, limit: int = 20) -> list[Diagnostic]:
+    """For documents given as Python objects: everything must be plain JSON data."""
+    out: list[Diagnostic] = []
+    stack: list[tuple[Any, str, int]] = [(doc, "", 0)]
+    while stack and len(out) < limit:
+        node, ptr, depth = stack.pop()
+        if depth > 200:
+            out.append(error(ptr, "not-json", "nested too deeply"))
+            continue
+        if node is None or isinstance(node, (bool, int, str)):
+            continue
+        if isinstance(node, float):
+            if not math.isfinite(node):
+                out.append(error(ptr, "not-json", f"{node!r} is not a JSON number"))
+            continue
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if not isinstance(k, str):
+                    out.append(error(ptr, "not-json", f"object key {k!r} is not a string"))
+                    continue
+                stack.append((v, ptr + pointer(k), depth + 1))
+            continue
+        if isinstance(node, list):
+            stack.extend((v, ptr + pointer(i), depth + 1) for i, v in enumerate(node))
+            continue
+        out.append(error(ptr, "not-json", f"a {type(node).__name__} is not JSON data"))
+    return out
+
+
+def read_source(source: Any) -> _Source:
+    """dict / list / number ... : a document; str: JSON text if it starts with '{', else a path
+    (or JSON text if no such file exists and it parses); bytes: JSON text; PathLike: a path."""
+    if isinstance(source, (bytes, bytearray)):
+        doc, diags = parse_json_text(bytes(source))
+        return _Source(doc, None, diags)
+    if isinstance(source, os.PathLike):
+        return _read_file(Path(source))
+    if isinstance(source, str):
+        stripped = source.lstrip()
+        if stripped.startswith("{"):
+            doc, diags = parse_json_text(source)
+            return _Source(doc, None, diags)
+        if stripped and "\n" not in source and len(source) < 4096:
+            p = Path(source)
+            try:
+                exists = p.exists()
+            except (OSError, ValueError):
+                exists = False
+            if exists:
+                return _read_file(p)
+        doc, diags = parse_json_text(source)
+        if diags and diags[0].code == "invalid-json" and "\n" not in source:
+            return _Source(None, source, [error("", "not-found", f"no such file: {source}")])
+        return _Source(doc, None, diags)
+    return _Source(source, None, json_data_problems(source))
+
+
+def _read_file(p: Path) -> _Source:
+    shown = str(p)
+    try:
+        resolved = str(p.resolve())
+    except (OSError, RuntimeError, ValueError):
+        resolved = shown
+    try:
+        if p.is_dir():
+            return _Source(None, resolved, [error("", "not-a-file", f"{shown} is a directory, not a workflow file")])
+        data = p.read_bytes()
+    except FileNotFoundError:
+        return _Source(None, resolved, [error("", "not-found", f"no such file: {shown}")])
+    except (OSError, ValueError) as exc:
+        return _Source(None, resolved, [error("", "unreadable", f"cannot read {shown}: {getattr(exc, 'strerror', None) or exc}")])
+    doc, diags = parse_json_text(data)
+    return _Source(doc, resolved, diags)
+
+
+def _run(doc: Any, source_path: str | None, resolver: Resolver | None) -> ValidationResult:
+    from . import schema_check
+
+    diags = schema_check.check(doc)
+    if diags:
+        return ValidationResult(False, diags, None, source_path)
+    from pydantic import ValidationError
+
+    from . import compiler, model, semantic
+
+    try:
+        m = model.parse(doc)
+    except ValidationError as exc:  # the schema and the model disagree: fail closed, say where
+        for e in exc.errors():
+            diags.append(error(pointer(*[p for p in e["loc"] if not _is_union_tag(p)]), "model",
+                               e["msg"]))
+        return ValidationResult(False, diags, None, source_path)
+    diags = semantic.check(m, doc, resolver)
+    if any(d.severity == ERROR for d in diags):
+        return ValidationResult(False, diags, None, source_path)
+    compiled = compiler.build(m, doc, source_path)
+    return ValidationResult(True, diags, compiled, source_path)
+
+
+def _is_union_tag(p: Any) -> bool:
+    # pydantic puts union member names into `loc` (e.g. 'GuardedTransition', 'list[...]').
+    return isinstance(p, str) and (p[:1].isupper() or "[" in p or p.startswith("function-"))
+
+
+def validate(source: Any, *, resolver: Resolver | None = None, source_path: str | None = None) -> ValidationResult:
+    """Validate a workflow given as a dict (or any JSON value), JSON text/bytes, or a path.
+
+    Never raises: every problem, including unreadable input and internal failures, is a
+    diagnostic. `resolver(name)` answers whether an invoked workflow exists (None: cannot tell).
+    """
+    try:
+        src = read_source(source)
+        path = source_path if source_path is not None else src.path
+        if src.diags and any(d.code != "duplicate-key" for d in src.diags):
+            return ValidationResult(False, list(src.diags), None, path)
+        result = _run(src.doc, path, resolver)
+        if src.diags:  # duplicate keys: an error, reported with the rest
+            return ValidationResult(False, [*src.diags, *result.diagnostics], None, path)
+        return result
+    except RecursionError:
+        return ValidationResult(False, [error("", "invalid-json", "document nested too deeply")], None, None)
+    except Exception as exc:  # never raise: an internal failure is still a (failed) result
+        return ValidationResult(False, [error("", "internal", f"cannot validate: {type(exc).__name__}: {exc}")], None, None)
+
+
+def compile_dict(doc: dict[str, Any], source_path: str | None = None, *,
+                 resolver: Resolver | None = None) -> CompiledWorkflow:
+    """Validate fully and compile; `StatewrightError(INVALID_WORKFLOW)` listing every error."""
+    src = _Source(doc, source_path, json_data_problems(doc))
+    if src.diags:
+        raise StatewrightError(INVALID_WORKFLOW, format_errors(src.diags, source_path),
+                               details={"diagnostics": [d.to_dict() for d in src.diags]})
+    result = _run(doc, source_path, resolver)
+    return _compiled_or_raise(result, source_path)
+
+
+def load_path(path: str | os.PathLike[str], *, resolver: Resolver | None = None) -> CompiledWorkflow:
+    """Load, validate and compile a workflow file; errors are one `INVALID_WORKFLOW` line."""
+    p = Path(path)
+    result = validate(p, resolver=resolver)
+    return _compiled_or_raise(result, str(p))
+
+
+def _compiled_or_raise(result: ValidationResult, source: str | None) -> CompiledWorkflow:
+    if result.ok and result.compiled is not None:
+        return result.compiled
+    raise StatewrightError(INVALID_WORKFLOW, format_errors(result.diagnostics, source),
+                           details={"diagnostics": [d.to_dict() for d in result.diagnostics]})

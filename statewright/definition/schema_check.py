@@ -1,0 +1,216 @@
+"""Stage 1: the published JSON Schema (draft 2020-12), every error mapped to a pointer and a
+message a newcomer can act on.
+
+jsonschema's own messages are precise but noisy (`oneOf` failures dump every alternative); here
+each error becomes one `Diagnostic`, and for a transition that matches none of the five forms the
+form the author evidently meant (by JSON type and discriminating key) is picked and only its
+errors are reported.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from functools import lru_cache
+from typing import Any, Iterator
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError, best_match
+
+from ..config import schema_path
+from .diagnostics import Diagnostic, error, pointer
+
+_TYPE_NAMES = {
+    "object": "an object", "array": "a list", "string": "a string", "number": "a number",
+    "integer": "an integer", "boolean": "true or false", "null": "null",
+}
+
+ID_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+EVENT_PATTERN = "^[A-Za-z][A-Za-z0-9_]*$"
+ENV_PATTERN = "^[A-Za-z_][A-Za-z0-9_]*$"
+STATE_NAME_PATTERN = "^[^$]"
+FIELD_PATTERN = "^[^.]+(\\.[^.]+)*$"
+
+_PATTERN_HELP = {
+    ID_PATTERN: "must start with a letter or digit and contain only letters, digits, '_', '.' and '-'",
+    EVENT_PATTERN: "event names start with a letter and contain only letters, digits and '_'",
+    ENV_PATTERN: "is not a valid environment variable name (letters, digits and '_', not starting with a digit)",
+    STATE_NAME_PATTERN: "state names may not start with '$' (\"$return\" is a reserved target)",
+    FIELD_PATTERN: "must be a context field name or a dotted path without empty parts (e.g. \"review.score\")",
+}
+
+# The five transition forms, in the order of the schema's `oneOf`.
+_FORMS = ("simple", "guarded", "branched", "invoke", "fork")
+
+
+@lru_cache(maxsize=1)
+def load_schema() -> dict[str, Any]:
+    with open(schema_path(), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+@lru_cache(maxsize=1)
+def validator() -> Draft202012Validator:
+    schema = load_schema()
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _in_property_names(err: ValidationError) -> bool:
+    return "propertyNames" in err.absolute_schema_path
+
+
+def _intended_form(instance: Any) -> int | None:
+    if isinstance(instance, str):
+        return 0
+    if isinstance(instance, list):
+        return 2
+    if isinstance(instance, dict):
+        if "fork" in instance:
+            return 4
+        if "invoke" in instance:
+            return 3
+        return 1
+    return None
+
+
+def _is_transition_oneof(err: ValidationError) -> bool:
+    return err.validator == "oneOf" and err.schema is load_schema()["$defs"]["transition"]
+
+
+def _map(err: ValidationError) -> Iterator[Diagnostic]:
+    path = list(err.absolute_path)
+    ptr = pointer(*path)
+    v = err.validator
+    inst = err.instance
+
+    if _in_property_names(err):
+        # The instance is the offending key; point at the key itself.
+        key = str(inst)
+        kptr = pointer(*path, key)
+        pat = err.validator_value if v == "pattern" else None
+        if key.startswith("BRANCH_DONE:") and path and path[-1] == "on":
+            msg = f"event name {key!r} is reserved: BRANCH_DONE:<branch> is sent by the engine for forks"
+        elif pat in _PATTERN_HELP:
+            msg = f"name {key!r}: {_PATTERN_HELP[pat]}"
+        else:
+            msg = f"name {key!r} is not allowed here"
+        yield error(kptr, "bad-name", msg)
+        return
+
+    if _is_transition_oneof(err):
+        idx = _intended_form(inst)
+        if idx is None:
+            yield error(ptr, "wrong-type",
+                        f"a transition must be a target state name, an object (guarded, invoke or fork) "
+                        f"or a list of branches; got {_TYPE_NAMES.get(_json_type(inst), _json_type(inst))}")
+            return
+        subs = [e for e in err.context or () if e.relative_schema_path and e.relative_schema_path[0] == idx]
+        if not subs:  # e.g. matched more than one form; cannot happen with this schema
+            yield error(ptr, "invalid-transition", f"not a valid {_FORMS[idx]} transition")
+            return
+        for sub in subs:
+            yield from _map(sub)
+        return
+
+    if v in ("oneOf", "anyOf"):
+        best = best_match(err.context or ())
+        if best is not None:
+            yield from _map(best)
+        else:
+            yield error(ptr, "schema", err.message)
+        return
+
+    if v == "additionalProperties" and isinstance(inst, dict):
+        known = list((err.schema.get("properties") or {}).keys())
+        for key in inst:
+            if key in known:
+                continue
+            hint = difflib.get_close_matches(key, known, n=1, cutoff=0.7)
+            extra = f" (did you mean {hint[0]!r}?)" if hint else ""
+            allowed = ", ".join(k for k in known if not k.startswith("$")) or "none"
+            yield error(pointer(*path, key), "unknown-field",
+                        f"unknown field {key!r}{extra}; allowed here: {allowed}")
+        return
+
+    if v == "required":
+        for name in err.validator_value:
+            if isinstance(inst, dict) and name not in inst:
+                yield error(ptr, "missing-field", f"missing required field {name!r}")
+        return
+
+    if v == "type":
+        want = err.validator_value
+        wants = want if isinstance(want, list) else [want]
+        names = " or ".join(_TYPE_NAMES.get(w, w) for w in wants)
+        got = _json_type(inst)
+        extra = ""
+        if "integer" in wants and isinstance(inst, float):
+            extra = " (a whole number)"
+        yield error(ptr, "wrong-type", f"must be {names}{extra}; got {_TYPE_NAMES.get(got, got)} {_show(inst)}")
+        return
+
+    if v == "enum":
+        options = ", ".join(_show(o) for o in err.validator_value)
+        yield error(ptr, "invalid-value", f"must be one of {options}; got {_show(inst)}")
+        return
+
+    if v == "const":
+        yield error(ptr, "invalid-value", f"must be {_show(err.validator_value)}; got {_show(inst)}")
+        return
+
+    if v == "minimum":
+        yield error(ptr, "too-small", f"must be >= {err.validator_value}; got {_show(inst)}")
+        return
+
+    if v in ("minLength", "minItems", "minProperties"):
+        what = {"minLength": "an empty string", "minItems": "an empty list",
+                "minProperties": "an empty object"}[v]
+        yield error(ptr, "empty", f"must not be {what}")
+        return
+
+    if v == "pattern":
+        help_ = _PATTERN_HELP.get(err.validator_value, f"must match the pattern {err.validator_value}")
+        yield error(ptr, "bad-format", f"{_show(inst)} {help_}" if help_.startswith("is ") else f"{help_}; got {_show(inst)}")
+        return
+
+    yield error(ptr, "schema", err.message)
+
+
+def check(doc: Any) -> list[Diagnostic]:
+    """Every schema error of `doc`, mapped. An empty list means structurally valid."""
+    out: list[Diagnostic] = []
+    seen: set[tuple[str, str, str]] = set()
+    for err in validator().iter_errors(doc):
+        for d in _map(err):
+            key = (d.pointer, d.code, d.message)
+            if key not in seen:
+                seen.add(key)
+                out.append(d)
+    return out

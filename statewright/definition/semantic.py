@@ -1,0 +1,379 @@
+"""Stage 3: semantic checks (DESIGN.md section 2) on the typed model.
+
+Every rule reports with the JSON Pointer of the offending value, and all problems are reported
+at once. Errors make the document invalid; warnings do not.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator
+
+from .compiled import RETURN_TARGET
+from .diagnostics import Diagnostic, error, pointer, warning
+from .model import (BranchEntry, ForkTransition, GuardedTransition, InvokeTransition, StateModel,
+                    WorkflowModel)
+
+Resolver = Callable[[str], "bool | None"]
+
+AGENT_FIELDS = ("model", "thinking_level", "model_ladder", "direct_execution")
+_AGENT_ATTRS = {"model": "agent_model", "thinking_level": "thinking_level",
+                "model_ladder": "model_ladder", "direct_execution": "direct_execution"}
+_VALUE_OPS = ("eq", "neq", "gt", "gte", "lt", "lte", "in", "contains")
+_ORDER_OPS = ("gt", "gte", "lt", "lte")
+
+
+@dataclass
+class Ref:
+    """A state name used somewhere, with where."""
+
+    name: str
+    ptr: str
+    kind: str  # "target" | "safe_next" | "on_complete" | "on_fail" | "fork_initial" | "fork_terminal"
+
+
+@dataclass
+class StateEdges:
+    targets: list[Ref] = field(default_factory=list)  # every direct successor reference
+    fork_initials: list[Ref] = field(default_factory=list)
+    guard_refs: list[tuple[str, str]] = field(default_factory=list)  # (guard name, pointer)
+    invokes: list[tuple[str, str]] = field(default_factory=list)  # (workflow id, pointer)
+    uses_return: list[str] = field(default_factory=list)  # pointers of "$return" targets
+
+
+def _guard_refs(t: GuardedTransition | BranchEntry, base: str) -> Iterator[tuple[str, str]]:
+    if t.guard is not None:
+        yield t.guard, base + pointer("guard")
+    for i, g in enumerate(t.guards or ()):
+        yield g, base + pointer("guards", i)
+
+
+def has_guards(t: GuardedTransition | BranchEntry) -> bool:
+    return t.guard is not None or bool(t.guards)
+
+
+def collect_edges(name: str, st: StateModel) -> StateEdges:
+    e = StateEdges()
+    base = pointer("states", name)
+    if st.safe_next is not None:
+        e.targets.append(Ref(st.safe_next, base + pointer("safe_next"), "safe_next"))
+    for event, t in (st.on or {}).items():
+        tp = base + pointer("on", event)
+        if isinstance(t, str):
+            e.targets.append(Ref(t, tp, "target"))
+        elif isinstance(t, GuardedTransition):
+            e.targets.append(Ref(t.target, tp + pointer("target"), "target"))
+            e.guard_refs.extend(_guard_refs(t, tp))
+        elif isinstance(t, list):
+            for i, b in enumerate(t):
+                bp = tp + pointer(i)
+                e.targets.append(Ref(b.target, bp + pointer("target"), "target"))
+                e.guard_refs.extend(_guard_refs(b, bp))
+        elif isinstance(t, InvokeTransition):
+            e.targets.append(Ref(t.on_complete, tp + pointer("on_complete"), "on_complete"))
+            if t.on_fail is not None:
+                e.targets.append(Ref(t.on_fail, tp + pointer("on_fail"), "on_fail"))
+            e.invokes.append((t.invoke, tp + pointer("invoke")))
+        elif isinstance(t, ForkTransition):
+            f = t.fork
+            fp = tp + pointer("fork")
+            e.targets.append(Ref(f.on_complete, fp + pointer("on_complete"), "on_complete"))
+            if f.on_fail is not None:
+                e.targets.append(Ref(f.on_fail, fp + pointer("on_fail"), "on_fail"))
+            for bname, br in f.branches.items():
+                bp = fp + pointer("branches", bname)
+                e.fork_initials.append(Ref(br.initial, bp + pointer("initial"), "fork_initial"))
+                e.fork_initials.append(Ref(br.terminal, bp + pointer("terminal"), "fork_terminal"))
+    for r in e.targets:
+        if r.name == RETURN_TARGET:
+            e.uses_return.append(r.ptr)
+    return e
+
+
+def _reach(roots: Iterable[str], succ: dict[str, list[str]]) -> set[str]:
+    seen: set[str] = set()
+    todo = deque(r for r in roots if r in succ)
+    seen.update(todo)
+    while todo:
+        s = todo.popleft()
+        for n in succ.get(s, ()):
+            if n not in seen and n in succ:
+                seen.add(n)
+                todo.append(n)
+    return seen
+
+
+def _tool_allows_bash(entries: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase("Bash", e) for e in entries)
+
+
+def check(m: WorkflowModel, raw: dict[str, Any], resolver: Resolver | None = None) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    states = m.states
+    guards = m.guards or {}
+    edges = {name: collect_edges(name, st) for name, st in states.items()}
+
+    # -- fields accepted for compatibility and ignored ---------------------------------------
+    for f in AGENT_FIELDS:
+        if f in raw:
+            out.append(warning(pointer(f), "ignored-field",
+                               f"{f!r} is used by Statewright's agent layer; statewright accepts and ignores it"))
+    for name, st in states.items():
+        raw_st = raw["states"][name]
+        for f in AGENT_FIELDS:
+            if f in raw_st:
+                out.append(warning(pointer("states", name, f), "ignored-field",
+                                   f"{f!r} is used by Statewright's agent layer; statewright accepts and ignores it"))
+        if st.blocked_env is not None and st.deny_env is not None:
+            out.append(error(pointer("states", name, "deny_env"), "alias-conflict",
+                             "'deny_env' is an alias of 'blocked_env'; give only one of them"))
+        if st.env_overrides is not None and st.env is not None:
+            out.append(error(pointer("states", name, "env"), "alias-conflict",
+                             "'env' is an alias of 'env_overrides'; give only one of them"))
+
+    # -- initial, finals ---------------------------------------------------------------------
+    if m.initial not in states:
+        out.append(error(pointer("initial"), "unknown-state",
+                         f"initial state {m.initial!r} is not defined in 'states'{_known(states)}"))
+    finals = {n for n, s in states.items() if s.type == "final"}
+    if not finals:
+        out.append(error(pointer("states"), "no-final-state",
+                         "no final state: mark at least one state with \"type\": \"final\""))
+
+    # -- references to states and guards ----------------------------------------------------
+    for name, st in states.items():
+        e = edges[name]
+        is_final = st.type == "final"
+        if is_final and st.on:
+            out.append(error(pointer("states", name, "on"), "final-has-transitions",
+                             f"final state {name!r} cannot have transitions: reaching it ends the run"))
+        if is_final and st.safe_next is not None:
+            out.append(error(pointer("states", name, "safe_next"), "final-has-transitions",
+                             f"final state {name!r} cannot have safe_next: reaching it ends the run"))
+        for r in e.targets + e.fork_initials:
+            if r.name == RETURN_TARGET:
+                if r.kind not in ("target", "safe_next"):
+                    out.append(error(r.ptr, "illegal-return",
+                                     f"\"$return\" is only a target of simple, guarded or branched transitions "
+                                     f"(and safe_next), not of {r.kind.replace('_', ' ')}"))
+                continue
+            if r.name not in states:
+                what = {"target": "target", "safe_next": "safe_next", "on_complete": "on_complete",
+                        "on_fail": "on_fail", "fork_initial": "fork branch initial",
+                        "fork_terminal": "fork branch terminal"}[r.kind]
+                out.append(error(r.ptr, "unknown-state",
+                                 f"{what} {r.name!r} is not a state of this workflow{_known(states)}"))
+        for g, gp in e.guard_refs:
+            if g not in guards:
+                hint = f" (defined guards: {', '.join(sorted(guards))})" if guards else " (no guards are defined)"
+                out.append(error(gp, "unknown-guard", f"guard {g!r} is not defined in top-level 'guards'{hint}"))
+        for event, t in (st.on or {}).items():
+            tp = pointer("states", name, "on", event)
+            if isinstance(t, list):
+                for i, b in enumerate(t):
+                    if not has_guards(b) and i != len(t) - 1:
+                        out.append(error(tp + pointer(i), "default-branch-not-last",
+                                         "a branch without guards is the default and must be the last (and only) "
+                                         "unguarded entry; later entries could never be taken"))
+            if isinstance(t, GuardedTransition) and t.approval_message is not None and not t.requires_approval:
+                out.append(warning(tp + pointer("approval_message"), "approval-message-unused",
+                                   "approval_message has no effect without \"requires_approval\": true"))
+
+    for iname, it in (m.interrupts or {}).items():
+        ip = pointer("interrupts", iname)
+        if it.target == RETURN_TARGET:
+            out.append(error(ip + pointer("target"), "illegal-return",
+                             "an interrupt target must be a handler state, not \"$return\""))
+        elif it.target not in states:
+            out.append(error(ip + pointer("target"), "unknown-state",
+                             f"interrupt target {it.target!r} is not a state of this workflow{_known(states)}"))
+        elif states[it.target].type == "final":
+            out.append(warning(ip + pointer("target"), "interrupt-to-final",
+                               f"interrupt target {it.target!r} is a final state: a matching change ends the run"))
+        pat = it.trigger.file_pattern
+        if pat.startswith("/") or "\\" in pat or pat.startswith("../") or "/../" in pat:
+            out.append(warning(ip + pointer("trigger", "file_pattern"), "pattern-never-matches",
+                               "file_pattern is matched against project-relative paths with '/' separators; "
+                               "a leading '/', '..' or '\\' never matches"))
+
+    # -- guards --------------------------------------------------------------------------------
+    used = {g for e in edges.values() for g, _ in e.guard_refs}
+    for gname, g in guards.items():
+        gp = pointer("guards", gname)
+        has_value = "value" in g.model_fields_set
+        if g.op in _VALUE_OPS and not has_value:
+            out.append(error(gp, "guard-missing-value", f"guard op {g.op!r} needs a 'value' to compare with"))
+        elif g.op == "in" and not isinstance(g.value, list):
+            out.append(error(gp + pointer("value"), "guard-bad-value",
+                             "guard op 'in' needs a list 'value' (the field must equal one of its items)"))
+        elif g.op in _ORDER_OPS and (isinstance(g.value, bool) or not isinstance(g.value, (int, float, str))):
+            out.append(error(gp + pointer("value"), "guard-bad-value",
+                             f"guard op {g.op!r} compares numbers or strings; this value could never pass"))
+        elif g.op in ("exists", "not_exists") and has_value:
+            out.append(warning(gp + pointer("value"), "guard-value-ignored",
+                               f"guard op {g.op!r} ignores 'value'"))
+        if gname not in used:
+            out.append(warning(gp, "unused-guard", f"guard {gname!r} is not used by any transition"))
+
+    # -- allowed_commands without Bash ---------------------------------------------------------
+    for name, st in states.items():
+        if st.allowed_commands is not None and st.allowed_tools is not None and not _tool_allows_bash(st.allowed_tools):
+            out.append(warning(pointer("states", name, "allowed_commands"), "commands-without-bash",
+                               "allowed_commands has no effect on Bash here: allowed_tools does not include 'Bash'"))
+
+    # -- graph: reachability, $return, dead ends, forks ---------------------------------------
+    out.extend(_graph_checks(m, edges, finals, m.initial in states))
+
+    # -- invoke ------------------------------------------------------------------------------------
+    out.extend(_invoke_checks(m, edges, resolver))
+    return out
+
+
+def _known(states: dict[str, Any]) -> str:
+    names = list(states)
+    shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
+    return f" (states: {shown})"
+
+
+def _graph_checks(m: WorkflowModel, edges: dict[str, StateEdges], finals: set[str],
+                  has_initial: bool) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    states = m.states
+    interrupts = m.interrupts or {}
+    # Successors on the "main" graph (no fork branch entry) and with fork branch entry.
+    outside: dict[str, list[str]] = {}
+    full: dict[str, list[str]] = {}
+    for n, e in edges.items():
+        direct = [r.name for r in e.targets if r.name in states]
+        inits = [r.name for r in e.fork_initials if r.kind == "fork_initial" and r.name in states]
+        outside[n] = direct
+        full[n] = direct + inits
+    handler_roots = [it.target for it in interrupts.values() if it.target in states]
+    fork_roots = [r.name for e in edges.values() for r in e.fork_initials
+                  if r.kind == "fork_initial" and r.name in states]
+
+    normal = _reach([m.initial], full)
+    handlers = _reach(handler_roots, full)
+    reachable = normal | handlers | _reach(fork_roots, full)
+    for n in states:
+        if has_initial and n not in reachable:
+            out.append(error(pointer("states", n), "unreachable-state",
+                             f"state {n!r} is not reachable from the initial state {m.initial!r}, "
+                             "an interrupt target or a fork branch"))
+
+    for n, e in edges.items():
+        for ptr in e.uses_return:
+            if not interrupts:
+                out.append(error(ptr, "illegal-return",
+                                 "\"$return\" is only legal in interrupt handler states, and this workflow has no interrupts"))
+            elif has_initial and (n in normal or n not in handlers):
+                out.append(error(ptr, "illegal-return",
+                                 f"\"$return\" is only legal in states reachable only as interrupt handlers; "
+                                 f"state {n!r} is also reachable from the initial state"
+                                 if n in normal else
+                                 f"\"$return\" is only legal in interrupt handler states; {n!r} is not reachable "
+                                 "from an interrupt target"))
+
+    # Can each state reach a final state? "$return" leads back to some non-final normal state.
+    rev: dict[str, set[str]] = {n: set() for n in states}
+    for n, succ in full.items():
+        for s in succ:
+            rev[s].add(n)
+    returns_to = [s for s in normal if s not in finals]
+    for n, e in edges.items():
+        if e.uses_return:
+            for s in returns_to:
+                rev[s].add(n)
+    can_finish = _reach(finals, {k: list(v) for k, v in rev.items()})
+    if not has_initial or not finals:
+        return out  # already errors; dead-end and fork warnings would only add noise
+    for n in states:
+        if n not in finals and n in reachable and n not in can_finish:
+            out.append(warning(pointer("states", n), "no-path-to-final",
+                               f"no final state is reachable from {n!r}: a run that gets here can never complete"))
+
+    # Fork branches: terminal final & reachable; branch states private to their branch.
+    outside_reach = _reach([m.initial, *handler_roots], outside)
+    owner: dict[str, str] = {}
+    for n, e in edges.items():
+        for r in e.fork_initials:
+            if r.kind != "fork_initial" or r.name not in states:
+                continue
+            bptr = r.ptr.rsplit("/", 1)[0]
+            term_ref = next((t for t in e.fork_initials if t.kind == "fork_terminal"
+                             and t.ptr.rsplit("/", 1)[0] == bptr), None)
+            branch_states = _reach([r.name], outside)
+            if term_ref is not None and term_ref.name in states:
+                if states[term_ref.name].type != "final":
+                    out.append(warning(term_ref.ptr, "fork-terminal-not-final",
+                                       f"branch terminal {term_ref.name!r} is not a final state; the branch "
+                                       "completes only when BRANCH_DONE is sent in it"))
+                if term_ref.name not in branch_states:
+                    out.append(warning(term_ref.ptr, "fork-terminal-unreachable",
+                                       f"branch terminal {term_ref.name!r} is not reachable from the branch "
+                                       f"initial {r.name!r}: the branch can never complete"))
+            for s in branch_states:
+                if states[s].type == "final":
+                    continue  # shared failure states are the normal way for a branch to fail
+                if s in outside_reach:
+                    out.append(warning(pointer("states", s), "fork-branch-shared",
+                                       f"state {s!r} belongs to fork branch {bptr.rsplit('/', 1)[-1]!r} "
+                                       "but is also reachable from outside it"))
+                elif s in owner and owner[s] != bptr:
+                    out.append(warning(pointer("states", s), "fork-branch-shared",
+                                       f"state {s!r} is part of more than one fork branch"))
+                owner.setdefault(s, bptr)
+    return out
+
+
+def _invoke_checks(m: WorkflowModel, edges: dict[str, StateEdges], resolver: Resolver | None) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    invokes_of = getattr(resolver, "invokes", None)
+    for e in edges.values():
+        for wid, ptr in e.invokes:
+            if wid == m.id:
+                out.append(error(ptr, "invoke-cycle", f"workflow {m.id!r} invokes itself"))
+                continue
+            found: bool | None
+            if resolver is None:
+                found = None
+            else:
+                try:
+                    found = resolver(wid)
+                except Exception:  # a resolver problem must not break validation
+                    found = None
+            if found is False:
+                out.append(error(ptr, "unknown-workflow",
+                                 f"invoked workflow {wid!r} is not on the workflow search path"))
+            elif found is None:
+                out.append(warning(ptr, "invoke-unresolved",
+                                   f"cannot tell whether workflow {wid!r} exists (no search path to look in)"))
+            elif callable(invokes_of):
+                chain = _find_cycle(m.id, wid, invokes_of)
+                if chain:
+                    out.append(error(ptr, "invoke-cycle",
+                                     "invoke cycle: " + " -> ".join([m.id, *chain])))
+    return out
+
+
+def _find_cycle(root: str, start: str, invokes_of: Callable[[str], Any]) -> list[str] | None:
+    """Path start -> ... -> root through invoke edges, if any (bounded DFS)."""
+    stack: list[tuple[str, list[str]]] = [(start, [start])]
+    seen: set[str] = set()
+    while stack:
+        node, path = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        try:
+            nxt = invokes_of(node) or ()
+        except Exception:
+            nxt = ()
+        for n in nxt:
+            if n == root:
+                return [*path, root]
+            if n not in seen and len(path) < 256:
+                stack.append((n, [*path, n]))
+    return None
