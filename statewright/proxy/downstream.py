@@ -87,6 +87,9 @@ def parse_servers(servers: dict[str, Any], environ: dict[str, str] | None = None
         if not isinstance(name, str) or not _SERVER_NAME.match(name):
             problems.append(f"{ptr}: server names may use only letters, digits, '_' and '-' (1-64 chars)")
             continue
+        if name.lower() == "statewright":
+            problems.append(f"{ptr}: the name 'statewright' is reserved for the proxy itself")
+            continue
         if not isinstance(raw, dict):
             problems.append(f"{ptr}: must be an object")
             continue
@@ -435,6 +438,10 @@ class DownstreamManager:
         tools: list[tuple[types.Tool, Route]] = []
         for d in self.servers.values():
             for t in d.tools:
+                if t.name.startswith("statewright_"):
+                    # `statewright_*` names are always allowed by the policy: a downstream tool
+                    # must never borrow that privilege.
+                    continue
                 name = forwarded_name(d.name, t.name, routes.keys())
                 route = Route(d.name, t.name, workflow_tool_name(d.name, t.name))
                 routes[name] = route

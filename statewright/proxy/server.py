@@ -1,0 +1,361 @@
+"""`statewright serve`: the MCP server the agent talks to (DESIGN.md sections 4 and 5).
+
+It offers the `statewright_*` tools and forwards every tool of every downstream server in
+`statewright.json` `mcpServers` as `<server>__<tool>`. It decides nothing itself: every
+forwarded call goes through `Runtime.authorize` before it is sent and `Runtime.record` after,
+and the tool list is filtered by asking the policy which tool names the state allows.
+
+Both protocol generations are answered (the SDK's dual-era loop): handshake-era clients get
+`notifications/tools/list_changed` on the connection's session; 2026-era clients get
+`ToolsListChanged` on their `subscriptions/listen` streams. State changes made by other
+processes (the CLI, the hook) are noticed by a cheap poll of the run's version.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import weakref
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from ..errors import (DOWNSTREAM_ERROR, INVALID_ARGUMENTS, NO_ACTIVE_RUN, TOOL_DENIED,
+                      StatewrightError)
+from ..policy.types import ToolCall, ToolResult
+from . import tools as own
+from .downstream import DownstreamError, DownstreamManager, Route, ServerSpec, describe
+
+log = logging.getLogger("statewright.proxy")
+
+INSTRUCTIONS = (
+    "statewright keeps this session on a declared workflow. Call statewright_get_state to see "
+    "the current state, its instructions, the tools it allows and the events that move it on; "
+    "fire events with statewright_transition. Tools of other MCP servers appear here as "
+    "<server>__<tool> and only while the current state allows them. A refused call explains "
+    "why and what is allowed instead."
+)
+MAX_ARGUMENT_BYTES = int(os.environ.get("STATEWRIGHT_MAX_ARGUMENT_BYTES", str(8 * 1024 * 1024)))
+POLL_INTERVAL = float(os.environ.get("STATEWRIGHT_POLL_INTERVAL", "0.25"))
+FIRST_LIST_WAIT = 60.0  # the first tools/list waits (at most this) for the downstream servers
+
+
+def resolve_session(explicit: str | None = None) -> str:
+    """DESIGN section 5: `$STATEWRIGHT_SESSION`, else `$CLAUDE_CODE_SESSION_ID`, else `default`."""
+    return (explicit or os.environ.get("STATEWRIGHT_SESSION")
+            or os.environ.get("CLAUDE_CODE_SESSION_ID") or "default")
+
+
+def _text(text: str) -> types.TextContent:
+    return types.TextContent(type="text", text=text)
+
+
+def _json_result(payload: dict[str, Any], is_error: bool = False) -> types.CallToolResult:
+    return types.CallToolResult(content=[_text(json.dumps(payload, indent=1, default=str))],
+                                structured_content=payload, is_error=is_error)
+
+
+def result_bytes(result: types.CallToolResult) -> int:
+    """Size of what the agent receives: text, embedded data and structured content."""
+    n = 0
+    for block in result.content:
+        if isinstance(block, types.TextContent):
+            n += len(block.text.encode("utf-8", "replace"))
+        elif isinstance(block, (types.ImageContent, types.AudioContent)):
+            n += len(block.data)
+        else:
+            n += len(block.model_dump_json(by_alias=True, exclude_none=True))
+    if result.structured_content is not None:
+        n += len(json.dumps(result.structured_content, separators=(",", ":"), default=str))
+    return n
+
+
+class Proxy:
+    """One proxy: the runtime, the downstream servers, and the upstream MCP server."""
+
+    def __init__(self, rt: Any, specs: list[ServerSpec], *, session: str | None = None,
+                 connect_timeout: float = 30.0, errlog: Any = None) -> None:
+        self.rt = rt
+        self.session = resolve_session(session)
+        self.errlog = errlog if errlog is not None else sys.stderr
+        self.downstream = DownstreamManager(specs, connect_timeout=connect_timeout,
+                                            on_tools_changed=self.notify_tools_changed,
+                                            errlog=self.errlog)
+        self.bus = InMemorySubscriptionBus()
+        self._legacy_sessions: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._fingerprint: tuple[Any, ...] | None = None
+        self._ready = False
+        self.server: Server[Any] = Server(
+            "statewright", version=_version(), instructions=INSTRUCTIONS,
+            on_list_tools=self._list_tools, on_call_tool=self._call_tool,
+            on_subscriptions_listen=ListenHandler(self.bus))
+        # Our middleware only remembers handshake-era sessions (to notify them later); the
+        # default OpenTelemetry middleware is dropped: it is a no-op here and costs time.
+        self.server.middleware = [self._remember_session]
+
+    # ---- sessions and notifications -------------------------------------------------------
+    async def _remember_session(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            self._legacy_sessions.add(ctx.session)
+        return await call_next(ctx)
+
+    async def notify_tools_changed(self) -> None:
+        """Tell every connected client that the tool list changed (both protocol eras)."""
+        for s in list(self._legacy_sessions):
+            try:
+                await s.send_tool_list_changed()
+            except Exception:  # noqa: BLE001  a client that went away
+                self._legacy_sessions.discard(s)
+        await self.bus.publish(ToolsListChanged())
+
+    def _current_fingerprint(self) -> tuple[Any, ...]:
+        """What the tool list depends on: the effective run's identity, state and version."""
+        try:
+            eff = self.rt.effective_run(self.session)
+        except Exception as exc:  # noqa: BLE001  an unreadable store: the list is fail-closed
+            return ("error", describe(exc))
+        if eff is None:
+            return ("none",)
+        run, wf = eff
+        return (run.run_id, run.state, run.status, run.version, wf.digest, wf.debug)
+
+    async def check_state_change(self) -> bool:
+        fp = self._current_fingerprint()
+        if fp != self._fingerprint:
+            first = self._fingerprint is None
+            self._fingerprint = fp
+            if not first:
+                await self.notify_tools_changed()
+                return True
+        return False
+
+    async def watch_store(self) -> None:
+        """State changes can come from other processes (CLI approve, the hook): poll the run's
+        version (one small SQLite read) and announce changes."""
+        while True:
+            await anyio.sleep(POLL_INTERVAL)
+            try:
+                await self.check_state_change()
+            except Exception as exc:  # noqa: BLE001
+                log.debug("state poll failed: %s", exc)
+
+    # ---- tools/list -----------------------------------------------------------------------
+    async def _list_tools(self, ctx: ServerRequestContext[Any, Any],
+                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        if not self._ready:
+            with anyio.move_on_after(FIRST_LIST_WAIT):
+                await self.downstream.wait_ready()
+            self._ready = True
+        return types.ListToolsResult(tools=self.visible_tools())
+
+    def visible_tools(self) -> list[types.Tool]:
+        self._fingerprint = self._current_fingerprint()
+        debug = False
+        allowed = None  # None: every forwarded tool
+        try:
+            eff = self.rt.effective_run(self.session)
+            if eff is not None:
+                run, wf = eff
+                debug = wf.debug and run.status == "running"
+                state = _enforced_state(run, wf)
+                if state is not None:
+                    allowed = _name_filter(state)
+        except Exception as exc:  # noqa: BLE001  fail closed: only our own tools
+            print(f"statewright: cannot read the run state ({describe(exc)}); listing only "
+                  "statewright tools", file=self.errlog, flush=True)
+            return own.own_tools(False)
+        out = own.own_tools(debug)
+        for tool, route in self.downstream.tools():
+            if allowed is None or allowed(route.workflow_name):
+                out.append(tool)
+        return out
+
+    # ---- tools/call -----------------------------------------------------------------------
+    async def _call_tool(self, ctx: ServerRequestContext[Any, Any],
+                         params: types.CallToolRequestParams) -> types.CallToolResult:
+        name = params.name
+        args = params.arguments if params.arguments is not None else {}
+        if name in own.OWN_TOOLS:
+            try:
+                return await self._own_tool(name, args)
+            finally:
+                await self.check_state_change()
+        route = self.downstream.route(name)
+        if route is None:
+            return self._error(INVALID_ARGUMENTS,
+                               f"unknown tool {name!r}: call tools/list for the tools this state "
+                               "offers, or statewright_get_state for what it allows", with_state=False)
+        return await self._forward(route, name, args)
+
+    async def _forward(self, route: Route, name: str, args: dict[str, Any]) -> types.CallToolResult:
+        problem = self._check_size(args)
+        if problem is None:
+            schema = self.downstream.tool_schema(name)
+            errors = own.check_arguments(schema, args) if schema else []
+            if errors:
+                problem = f"arguments of {name} do not match its input schema: " + "; ".join(errors)
+        if problem:
+            return self._error(INVALID_ARGUMENTS, problem, with_state=False)
+        decision = self.rt.authorize(self.session, ToolCall(route.workflow_name, args, source="proxy"))
+        if not decision.allowed:
+            return types.CallToolResult(
+                content=[_text(f"[statewright] {decision.code or TOOL_DENIED}: {decision.reason}")],
+                is_error=True)
+        call_args = decision.updated_input if decision.updated_input is not None else args
+        try:
+            result = await self.downstream.call(route, call_args)
+        except DownstreamError as exc:
+            result = types.CallToolResult(content=[_text(f"[statewright] {DOWNSTREAM_ERROR}: {exc}")],
+                                          is_error=True)
+        except Exception as exc:  # noqa: BLE001  the downstream answered with a JSON-RPC error
+            msg = getattr(exc, "message", None) or describe(exc)
+            result = types.CallToolResult(
+                content=[_text(f"[statewright] {DOWNSTREAM_ERROR}: server {route.server!r} "
+                               f"refused {route.tool!r}: {msg}")], is_error=True)
+        try:
+            outcome = self.rt.record(self.session, ToolResult(
+                route.workflow_name, call_args, output_bytes=result_bytes(result),
+                is_error=bool(result.is_error)))
+        except Exception as exc:  # noqa: BLE001  the call happened; say accounting failed
+            print(f"statewright: could not record {name}: {describe(exc)}", file=self.errlog, flush=True)
+            return result
+        if outcome.messages:
+            result = result.model_copy(update={
+                "content": [*result.content, *(_text(m) for m in outcome.messages)]})
+        if outcome.interrupts:
+            await self.check_state_change()
+        return result
+
+    def _check_size(self, args: dict[str, Any]) -> str | None:
+        if not args:
+            return None
+        try:
+            size = len(json.dumps(args, separators=(",", ":"), ensure_ascii=False))
+        except (TypeError, ValueError) as exc:
+            return f"arguments are not plain JSON: {exc}"
+        if size > MAX_ARGUMENT_BYTES:
+            return (f"arguments are {size} bytes, more than the proxy accepts "
+                    f"({MAX_ARGUMENT_BYTES}); split the work into smaller calls")
+        return None
+
+    # ---- statewright_* tools ----------------------------------------------------------------
+    async def _own_tool(self, name: str, args: dict[str, Any]) -> types.CallToolResult:
+        problem = self._check_size(args)
+        if problem is None:
+            errors = own.check_arguments(own.TOOL_SPECS[name]["schema"], args)
+            if errors:
+                problem = f"invalid arguments for {name}: " + "; ".join(errors)
+        if problem:
+            return self._error(INVALID_ARGUMENTS, problem)
+        rt, session = self.rt, self.session
+        try:
+            if name == "statewright_get_state":
+                answer = rt.get_state(session)
+            elif name == "statewright_list_workflows":
+                listed = rt.list_workflows()
+                answer = listed if isinstance(listed, dict) else {"workflows": listed}
+                return _json_result(answer)
+            elif name == "statewright_load_workflow":
+                answer = rt.load_workflow(args["name"], session, resume=bool(args.get("resume", False)),
+                                          branch=args.get("branch"), input=args.get("input"),
+                                          actor="agent")
+            elif name == "statewright_transition":
+                answer = rt.transition(session, args["event"], data=args.get("data"),
+                                       expected_version=args.get("expected_version"), actor="agent")
+            elif name == "statewright_pause":
+                answer = rt.pause(session, actor="agent")
+            elif name == own.FORCE_STATE:
+                answer = rt.force_state(session, args["state"], context=args.get("context"),
+                                        actor="agent")
+            else:  # pragma: no cover - OWN_TOOLS and this dispatch are the same list
+                return self._error(INVALID_ARGUMENTS, f"unknown tool {name!r}")
+        except StatewrightError as exc:
+            return self._error(exc.code, exc.message, state=exc.state, details=exc.details)
+        except Exception as exc:  # noqa: BLE001  never a JSON-RPC error for our own tools
+            return self._error("INTERNAL", f"{name} failed: {describe(exc)}")
+        return _json_result(self._with_downstream(dict(answer)))
+
+    def _with_downstream(self, answer: dict[str, Any]) -> dict[str, Any]:
+        if self.downstream.servers:
+            answer["downstream"] = self.downstream.status()
+        return answer
+
+    def _error(self, code: str, message: str, *, state: dict[str, Any] | None = None,
+               details: dict[str, Any] | None = None, with_state: bool = True) -> types.CallToolResult:
+        payload: dict[str, Any] = {"error": {"code": code, "message": message}}
+        if details:
+            payload["error"]["details"] = details
+        if state is None and with_state:
+            try:
+                state = self.rt.get_state(self.session)
+            except StatewrightError as exc:
+                if exc.code != NO_ACTIVE_RUN:
+                    payload["error"]["state_unavailable"] = exc.message
+            except Exception as exc:  # noqa: BLE001
+                payload["error"]["state_unavailable"] = describe(exc)
+        if state:
+            for k, v in state.items():
+                if k != "error":
+                    payload[k] = v
+        if with_state:
+            payload = self._with_downstream(payload)
+        return _json_result(payload, is_error=True)
+
+    # ---- running --------------------------------------------------------------------------
+    def init_options(self) -> Any:
+        return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+
+    async def run_stdio(self) -> None:
+        from mcp.server.stdio import stdio_server
+
+        async with anyio.create_task_group() as tg:
+            await self.downstream.run(tg)
+            tg.start_soon(self.watch_store)
+            async with stdio_server() as (read, write):
+                await self.server.run(read, write, self.init_options())
+            await self.downstream.stop()
+            tg.cancel_scope.cancel()
+
+    async def run_http(self, host: str, port: int, *, ready: Any = None) -> None:
+        import uvicorn
+
+        app = self.server.streamable_http_app(host=host)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+        userver = uvicorn.Server(config)
+        async with anyio.create_task_group() as tg:
+            await self.downstream.run(tg)
+            tg.start_soon(self.watch_store)
+            await userver.serve()
+            await self.downstream.stop()
+            tg.cancel_scope.cancel()
+
+
+def _enforced_state(run: Any, wf: Any) -> Any:
+    if run.status != "running":
+        return None
+    state = wf.states.get(run.state)
+    return None if state is None or state.final else state
+
+
+def _name_filter(state: Any) -> Any:
+    """A predicate over workflow tool names (`mcp__server__tool`) answering "does this state's
+    `allowed_tools`/`disallowed_tools` let this name through?" -- the policy's own matcher."""
+    from ..policy.tools import normalize_tool_name, tool_allowed
+
+    allowed, disallowed = state.allowed_tools, state.disallowed_tools
+    return lambda name: tool_allowed(normalize_tool_name(name), allowed, disallowed)
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("statewright")
+    except Exception:  # noqa: BLE001
+        return "0"

@@ -1,0 +1,184 @@
+"""The proxy's own tools (DESIGN.md section 5): names, descriptions and input schemas written
+for the agent that reads them, plus strict argument checking.
+
+The descriptions teach the loop an agent should follow: read the state, work with the allowed
+tools, fire an event to move on, and after a refusal read the reason (it names what is allowed
+and which events exist) instead of retrying the same call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp_types as types
+
+STATE_ANSWER_HELP = (
+    "The answer is JSON (also in structuredContent): `state` and `status` of the run, "
+    "`instructions` for this state, `allowed_tools` (null = any tool, [] = only statewright "
+    "tools), `allowed_commands` and `blocked_env` for shell use, `counters` (tool calls, files "
+    "edited, result bytes used so far against this state's limits), `transitions` (each "
+    "`{event, target, guards, requires_approval, passes}`: the events you can fire now and "
+    "whether their guards currently pass), `context` (the run's data, which guards read), "
+    "`pending_approval`, `interrupt` (set while an interrupt handler runs; fire the event that "
+    "leads to `$return` to go back), `fork`, and `downstream` (the forwarded MCP servers and "
+    "whether they are up)."
+)
+
+ERROR_HELP = (
+    "On failure the result has isError=true and JSON `{error: {code, message}, ...state}`: "
+    "the message says what to do, and the state fields let you recover without another call."
+)
+
+_NULLABLE_OBJECT = {"type": ["object", "null"], "additionalProperties": True}
+
+TOOL_SPECS: dict[str, dict[str, Any]] = {
+    "statewright_get_state": {
+        "title": "Where am I in the workflow?",
+        "description": (
+            "Show the current workflow run of this session: its state, what this state allows, "
+            "the limits used so far, and the events that move it on. Call this first, and again "
+            "whenever a tool call is refused or the tool list changes. " + STATE_ANSWER_HELP
+            + " With no running workflow the result is an error NO_ACTIVE_RUN; then use "
+            "statewright_list_workflows and statewright_load_workflow, or just work: nothing is "
+            "enforced."
+        ),
+        "schema": {"type": "object", "properties": {}, "additionalProperties": False},
+    },
+    "statewright_list_workflows": {
+        "title": "Which workflows exist?",
+        "description": (
+            "List the workflows this project can run (name, description, number of states, "
+            "where it was found). Start one with statewright_load_workflow."
+        ),
+        "schema": {"type": "object", "properties": {}, "additionalProperties": False},
+    },
+    "statewright_load_workflow": {
+        "title": "Start (or resume) a workflow",
+        "description": (
+            "Start a run of the named workflow for this session, or with resume=true pick up the "
+            "newest paused run of it. With branch, join a parallel fork branch of the running "
+            "workflow as a second agent. From then on every tool call is checked against the "
+            "current state's rules, and the tool list shows only what the state allows. "
+            + STATE_ANSWER_HELP + " " + ERROR_HELP
+        ),
+        "schema": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "minLength": 1,
+                         "description": "Workflow id, as listed by statewright_list_workflows."},
+                "resume": {"type": "boolean", "default": False,
+                           "description": "Resume the newest paused run of this workflow instead of starting fresh."},
+                "branch": {"type": ["string", "null"],
+                           "description": "Fork branch to bind to (parallel forks only)."},
+                "input": {**_NULLABLE_OBJECT,
+                          "description": "Initial context data merged into the workflow's context (guards read it)."},
+            },
+            "required": ["name"],
+            "additionalProperties": False,
+        },
+    },
+    "statewright_transition": {
+        "title": "Fire an event to move the run on",
+        "description": (
+            "Fire an event from the current state (see `transitions` in statewright_get_state). "
+            "Pass the facts the guards check in `data`: it is merged into the run's context "
+            "after the transition is accepted (guards see the context before the transition, so "
+            "put facts you want a guard to test into an earlier transition or the workflow "
+            "input). Keys starting with '_' are reserved and dropped. Answers the new state. "
+            "Refusals: INVALID_TRANSITION (no such event here: the answer lists the valid "
+            "ones), GUARD_REJECTED (each failed guard and the value it saw), PENDING_APPROVAL "
+            "(a human must approve with `statewright approve` first: wait, do not retry in a "
+            "loop), FINAL_STATE, STALE_VERSION (someone else moved the run: re-read the state). "
+            + ERROR_HELP
+        ),
+        "schema": {
+            "type": "object",
+            "properties": {
+                "event": {"type": "string", "minLength": 1,
+                          "description": "Event name, e.g. TESTS_PASS; one of the `transitions[].event` values."},
+                "data": {**_NULLABLE_OBJECT,
+                         "description": "Facts to merge into the run context, e.g. {\"tests_passed\": true}."},
+                "expected_version": {"type": ["integer", "null"], "minimum": 1,
+                                     "description": "Only fire if the run's `version` is still this (optimistic concurrency)."},
+            },
+            "required": ["event"],
+            "additionalProperties": False,
+        },
+    },
+    "statewright_pause": {
+        "title": "Pause the workflow",
+        "description": (
+            "Pause this session's run: its state and context are kept and enforcement stops "
+            "until it is resumed (statewright_load_workflow with resume=true, or `statewright "
+            "resume`). " + ERROR_HELP
+        ),
+        "schema": {"type": "object", "properties": {}, "additionalProperties": False},
+    },
+    "statewright_force_state": {
+        "title": "Jump to a state (debug workflows only)",
+        "description": (
+            "Move the run to any state of its workflow, merging `context` into the run's "
+            "context. Offered only while the workflow has meta.debug=true; it is recorded in the "
+            "run's history. " + ERROR_HELP
+        ),
+        "schema": {
+            "type": "object",
+            "properties": {
+                "state": {"type": "string", "minLength": 1, "description": "Target state name."},
+                "context": {**_NULLABLE_OBJECT, "description": "Data merged into the run context."},
+            },
+            "required": ["state"],
+            "additionalProperties": False,
+        },
+    },
+}
+
+FORCE_STATE = "statewright_force_state"
+OWN_TOOLS = frozenset(TOOL_SPECS)
+
+_TOOLS = {
+    name: types.Tool(name=name, title=spec["title"], description=spec["description"],
+                     input_schema=spec["schema"],
+                     annotations=types.ToolAnnotations(
+                         read_only_hint=name in ("statewright_get_state", "statewright_list_workflows"),
+                         destructive_hint=False, open_world_hint=False))
+    for name, spec in TOOL_SPECS.items()
+}
+
+
+def own_tools(debug: bool) -> list[types.Tool]:
+    """The statewright tools to list: force_state only for a debug workflow."""
+    return [t for n, t in _TOOLS.items() if debug or n != FORCE_STATE]
+
+
+_validators: dict[int, Any] = {}
+
+
+def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
+    """Problems with `arguments` against a JSON Schema, each with its JSON Pointer; [] if fine.
+    Validators are cached per schema object (the hot path validates every forwarded call)."""
+    key = id(schema)
+    entry = _validators.get(key)
+    if entry is None or entry[0] is not schema:
+        import jsonschema
+
+        try:
+            cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+            cls.check_schema(schema)
+            validator = cls(schema)
+        except Exception:  # noqa: BLE001  a downstream's odd schema is its own business
+            validator = None
+        entry = (schema, validator)
+        if len(_validators) > 2048:
+            _validators.clear()
+        _validators[key] = entry
+    validator = entry[1]
+    if validator is None:
+        return []
+    out = []
+    for err in validator.iter_errors(arguments):
+        ptr = "".join(f"/{str(p).replace('~', '~0').replace('/', '~1')}" for p in err.absolute_path)
+        out.append(f"{ptr or '/'}: {err.message}")
+        if len(out) >= 10:
+            break
+    return out
