@@ -1,0 +1,292 @@
+"""The one decision function: `gate(state, counters, call, ctx) -> Decision` (DESIGN section 4).
+
+Checks run in the order of the design; the first that refuses decides. Pure: no I/O except
+what `ctx.read_text` provides and path resolution (`os.path.realpath`, so a symlink into the
+store is seen for what it is). Any exception inside the gate becomes a deny (fail closed).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..definition.compiled import State
+from . import edits as _edits
+from . import protect
+from .paths import project_relative
+from .tools import is_statewright_tool, normalize_tool_name, tool_allowed
+from .types import Counters, Decision, GateContext, ToolCall
+
+#: Host tools whose path arguments are read or written
+_HOST_PATH_TOOLS = {"Read": False, "Grep": False, "Glob": False, "LS": False,
+                    "Edit": True, "Write": True, "MultiEdit": True, "NotebookEdit": True,
+                    "NotebookRead": False}
+_SAFE_DEVICES = {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/1",
+                 "/dev/fd/2"}
+_SENSITIVE_PREFIXES = (".git/", ".claude/")
+
+
+def _shell_arg(name: str, raw: str, ctx: GateContext) -> str | None:
+    if name == "Bash":
+        return "command"
+    st = ctx.shell_tools or {}
+    return st.get(raw) or st.get(name)
+
+
+def _instead(state: State, ctx: GateContext, shell: bool = False) -> str:
+    bits: list[str] = []
+    if state.allowed_tools is not None:
+        tools = ", ".join(state.allowed_tools) or "none besides statewright's own"
+        bits.append(f"Tools allowed in state '{state.name}': {tools}.")
+    if state.disallowed_tools:
+        bits.append(f"Never allowed here: {', '.join(state.disallowed_tools)}.")
+    if shell and state.allowed_commands is not None:
+        cmds = ", ".join(f"`{c}`" for c in state.allowed_commands) or "none"
+        bits.append(f"Allowed commands (each command of a line must start with one): {cmds}.")
+    if ctx.events:
+        bits.append("To move on, fire one of these events with statewright_transition: "
+                    + ", ".join(ctx.events) + ".")
+    else:
+        bits.append("Call statewright_get_state to see what this state allows.")
+    return " ".join(bits)
+
+
+def _deny(rule: str, what: str, why: str, state: State, ctx: GateContext, trace: list[str],
+          shell: bool = False, files: tuple[str, ...] = ()) -> Decision:
+    reason = f"statewright refused {what} in state '{state.name}': {why}. " + _instead(
+        state, ctx, shell)
+    trace.append(f"{rule}: deny")
+    return Decision.deny(reason, rule, explanation=tuple(trace), files=files)
+
+
+def _file_key(path: str, ctx: GateContext, cwd: str | None) -> str:
+    rel = project_relative(path, ctx.project_root, cwd)
+    if rel is not None:
+        return rel
+    return os.path.normpath(os.path.join(cwd or ctx.project_root, os.path.expanduser(path)))
+
+
+def gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> Decision:
+    """Decide one tool call. Never raises: an internal failure is a deny with its cause."""
+    try:
+        return _gate(state, counters, call, ctx)
+    except Exception as exc:  # fail closed on anything unexpected
+        return Decision.deny(
+            f"statewright could not decide this call ({type(exc).__name__}: {exc}); "
+            "it is refused to be safe.", "internal_error",
+            explanation=(f"internal error: {type(exc).__name__}: {exc}",))
+
+
+def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> Decision:
+    raw = call.tool_name if isinstance(call.tool_name, str) else ""
+    name = normalize_tool_name(raw)
+    args: dict[str, Any] = call.tool_input if isinstance(call.tool_input, dict) else {}
+    trace: list[str] = [f"tool: {raw}" + (f" (as {name})" if name != raw else "")]
+    what = f"`{name}`"
+    if not name:
+        return _deny("invalid", "a call", "the tool name is missing or not text", state, ctx,
+                     trace)
+    if is_statewright_tool(name):
+        trace.append("statewright's own tool: always allowed, not counted")
+        return Decision.allow(explanation=tuple(trace), counts_iteration=False)
+    if not isinstance(call.tool_input, dict):
+        return _deny("invalid", what, "the tool input is not a JSON object", state, ctx, trace)
+
+    cwd = call.cwd if isinstance(call.cwd, str) and call.cwd else None
+    shell_key = _shell_arg(name, raw, ctx)
+    command: str | None = None
+    analysis = None
+    if shell_key is not None:
+        command = args.get(shell_key)
+        if not isinstance(command, str):
+            return _deny("invalid", what, f"the `{shell_key}` argument is not text", state, ctx,
+                         trace, shell=True)
+        from .shell import analyze
+
+        analysis = analyze(command)
+        what = f"the command `{command[:200]}`"
+
+    # 1. self-protection --------------------------------------------------------------------
+    write = name in _edits.HOST_EDIT_TOOLS or (
+        name.startswith("mcp__") and _edits.mcp_tool_part(name) in _edits.MCP_EDIT_TOOLS)
+    problems: list[str] = []
+    if analysis is not None:
+        problems += protect.shell_violations(analysis, ctx, cwd)
+    else:
+        paths = protect.tool_paths(args)
+        if name in ("Glob", "Grep"):
+            paths += [args[k] for k in ("pattern", "glob") if isinstance(args.get(k), str)]
+        for p in paths:
+            why = protect.path_violation(p, ctx, cwd, write=write)
+            if why:
+                problems.append(why)
+        if not write and name.startswith("mcp__") and _edits.mcp_tool_part(name) in (
+                "move_file", "copy_file", "rename_file"):
+            pass
+    if problems:
+        trace += [f"self_protection: {p}" for p in problems]
+        return _deny("self_protection", what, "; ".join(problems[:3]), state, ctx, trace,
+                     shell=analysis is not None)
+    trace.append("self_protection: ok")
+    if state.final:
+        trace.append("final state: nothing else is enforced")
+        return Decision.allow(explanation=tuple(trace))
+
+    # 2. allowed_tools / disallowed_tools ----------------------------------------------------
+    if not tool_allowed(name, state.allowed_tools, state.disallowed_tools):
+        in_deny = not tool_allowed(name, None, state.disallowed_tools)
+        why = (f"`{name}` is in this state's disallowed_tools" if in_deny
+               else f"`{name}` is not in this state's allowed_tools")
+        trace.append(f"allowed_tools: {why}")
+        return _deny("allowed_tools", f"the tool `{name}`", why, state, ctx, trace)
+    trace.append("allowed_tools: ok")
+
+    # 3. max_iterations ----------------------------------------------------------------------
+    if state.max_iterations is not None and counters.iterations >= state.max_iterations:
+        why = (f"the state's limit of {state.max_iterations} tool calls is used up; "
+               "you must transition now")
+        trace.append(f"max_iterations: {counters.iterations}/{state.max_iterations}")
+        return _deny("max_iterations", what, why, state, ctx, trace)
+    # 4. context_budget_bytes ----------------------------------------------------------------
+    if state.context_budget_bytes is not None and \
+            counters.bytes_read >= state.context_budget_bytes:
+        why = (f"the state's context budget of {state.context_budget_bytes} bytes is used up "
+               f"({counters.bytes_read} read); you must transition now")
+        trace.append(f"context_budget_bytes: {counters.bytes_read}/{state.context_budget_bytes}")
+        return _deny("context_budget_bytes", what, why, state, ctx, trace)
+
+    files: list[str] = []
+    # 5. allowed_commands --------------------------------------------------------------------
+    if analysis is not None:
+        from .shell import check_commands, check_env, rewrite_for_env
+
+        cwds = _walk_cwds(analysis, ctx, cwd)
+        for r in analysis.redirects:
+            if r.output and r.target is not None and r.target.literal and \
+                    r.target.value not in _SAFE_DEVICES:
+                for d in cwds[0]:
+                    f = _file_key(r.target.value, ctx, d)
+                    if f not in files:
+                        files.append(f)
+        if state.allowed_commands is not None:
+            v = check_commands(analysis, state.allowed_commands,
+                               cd_check=lambda c: _cd_check(c, ctx, cwd))
+            trace += [f"allowed_commands: {t}" for t in v.trace]
+            redirect_problems = _redirect_problems(analysis, ctx, cwds[0])
+            trace += [f"allowed_commands: redirect {p} -> deny" for p in redirect_problems]
+            if not v.allowed or redirect_problems:
+                why = "; ".join(x for x in [v.reason, *redirect_problems] if x)
+                return _deny("allowed_commands", what, why, state, ctx, trace, shell=True,
+                             files=tuple(files))
+        # 6. blocked_env ---------------------------------------------------------------------
+        if state.blocked_env:
+            v = check_env(analysis, state.blocked_env)
+            trace += [f"blocked_env: {t}" for t in v.trace]
+            if not v.allowed:
+                return _deny("blocked_env", what, v.reason, state, ctx, trace, shell=True,
+                             files=tuple(files))
+        elif not analysis.ok and state.allowed_commands is None:
+            trace.append("shell: " + "; ".join(analysis.problems) +
+                         " (no command rules in this state)")
+    # 7. max_edit_lines ----------------------------------------------------------------------
+    else:
+        for p in _edits.edited_paths(name, args):
+            f = _file_key(p, ctx, cwd)
+            if f not in files:
+                files.append(f)
+    lines = None
+    if analysis is None:
+        lines = _edits.edit_lines(name, args, ctx.read_text,
+                                  resolve=lambda p: os.path.join(cwd or ctx.project_root, p))
+    if lines is not None:
+        trace.append(f"max_edit_lines: this edit changes {lines} line(s)"
+                     + (f" (limit {state.max_edit_lines})" if state.max_edit_lines else ""))
+        if state.max_edit_lines is not None and lines > state.max_edit_lines:
+            why = (f"this edit changes {lines} lines, more than the {state.max_edit_lines} "
+                   "allowed per edit in this state; make smaller edits")
+            return _deny("max_edit_lines", what, why, state, ctx, trace, files=tuple(files))
+    # 8. max_files_per_state -----------------------------------------------------------------
+    if state.max_files_per_state is not None and files:
+        new = [f for f in files if f not in counters.files_edited]
+        total = len(counters.files_edited) + len(new)
+        trace.append(f"max_files_per_state: {total} file(s) would be edited "
+                     f"(limit {state.max_files_per_state})")
+        if new and total > state.max_files_per_state:
+            why = (f"this state may edit at most {state.max_files_per_state} files and "
+                   f"{len(counters.files_edited)} are already edited "
+                   f"({', '.join(sorted(counters.files_edited)) or 'none'}); "
+                   f"{', '.join(new)} would be new. Keep editing those files, or transition")
+            return _deny("max_files_per_state", what, why, state, ctx, trace,
+                         files=tuple(files))
+
+    updated = None
+    if analysis is not None and command is not None and (state.blocked_env or
+                                                          state.env_overrides):
+        from .shell import rewrite_for_env
+
+        updated = dict(args)
+        updated[shell_key] = rewrite_for_env(command, state.blocked_env, state.env_overrides)
+        trace.append("rewritten to run with blocked variables unset"
+                     + (" and env_overrides exported" if state.env_overrides else ""))
+    trace.append("allow")
+    return Decision.allow(explanation=tuple(trace), files=tuple(files), updated_input=updated)
+
+
+def _sensitive(rel: str, full: str, ctx: GateContext) -> str | None:
+    if rel == ".git" or rel.startswith(_SENSITIVE_PREFIXES):
+        return f"`{rel}` is a sensitive location (git metadata / Claude settings)"
+    if full in protect.protected_paths(ctx):
+        return f"`{rel}` is a file statewright is enforcing"
+    store = os.path.realpath(ctx.store_dir)
+    if full == store or full.startswith(store + os.sep):
+        return f"`{rel}` is inside statewright's store"
+    return None
+
+
+def _redirect_problems(analysis: Any, ctx: GateContext, cwds: list[str]) -> list[str]:
+    out: list[str] = []
+    for r in analysis.redirects:
+        if not r.output or r.target is None:
+            continue
+        t = r.target
+        if not t.literal:
+            out.append(f"`{r.op} {t.text}`: the target is not a literal path")
+            continue
+        if t.value in _SAFE_DEVICES:
+            continue
+        for d in cwds:
+            rel = project_relative(t.value, ctx.project_root, d)
+            full = os.path.realpath(os.path.join(d, t.value))
+            if rel is None:
+                out.append(f"`{r.op} {t.value}` writes outside the project")
+                break
+            why = _sensitive(rel, full, ctx)
+            if why:
+                out.append(f"`{r.op} {t.value}`: {why}")
+                break
+    return list(dict.fromkeys(out))
+
+
+def _walk_cwds(analysis: Any, ctx: GateContext, cwd: str | None) -> tuple[list[str], bool]:
+    """Every working directory a relative path in the line may be resolved against."""
+    start = cwd or ctx.project_root
+    cwds = [start]
+    cur = start
+    for c in analysis.commands:
+        if c.name_literal and c.name == "cd" and len(c.args) == 1 and c.args[0].literal:
+            cur = os.path.normpath(os.path.join(cur, c.args[0].value))
+            cwds.append(cur)
+    return list(dict.fromkeys(cwds)), True
+
+
+def _cd_check(c: Any, ctx: GateContext, cwd: str | None) -> str | None:
+    args = [a for a in c.args]
+    if len(args) != 1 or not args[0].literal or args[0].value in ("-", ""):
+        return "`cd` needs one literal directory inside the project"
+    target = args[0].value
+    rel = project_relative(target, ctx.project_root, cwd)
+    if rel is None:
+        return f"`cd {target}` leaves the project"
+    full = os.path.realpath(os.path.join(cwd or ctx.project_root, target))
+    why = _sensitive(rel, full, ctx)
+    return f"`cd {target}`: {why}" if why else None
