@@ -1,1 +1,48 @@
+"""The pure run engine (DESIGN.md section 3): no I/O, no clock, no randomness.
 
+```python
+from statewright.engine import fire, Outcome
+out = fire(compiled, run, "READY", {"x": 1}, now=t, actor="agent", expected_version=None,
+           new_id=None, resolve=lookup)        # resolve(workflow_id) -> CompiledWorkflow, for invoke
+if out.accepted: persist out.run, out.events, out.children; stop out.stop
+else: out.code / out.message (a code of DESIGN section 5) and out.events (the `rejected` row)
+```
+
+Other operations, all returning an `Outcome`: `start`, `pause`, `resume`, `force_state`,
+`approve`, `reject_approval`, `fire_interrupt` (with the matched `Interrupt`), `child_settled`
+(a fork branch / invoked child ended). `transitions(compiled, run)` lists the current state's
+transitions with `passes`; `guards.evaluate` explains one guard.
+"""
+
+from .guards import evaluate as evaluate_guard
+from .machine import (
+    AGENT,
+    HUMAN,
+    SYSTEM,
+    Child,
+    Event,
+    Outcome,
+    approve,
+    available_events,
+    can_interrupt,
+    child_settled,
+    clean_data,
+    derive_id,
+    fire,
+    fire_interrupt,
+    force_state,
+    is_waiting,
+    pause,
+    reject_approval,
+    resume,
+    start,
+    transitions,
+)
+from .run import COMPLETED, FAILED, PAUSED, RUNNING, STATUSES, Run
+
+__all__ = [
+    "AGENT", "HUMAN", "SYSTEM", "Child", "Event", "Outcome", "Run", "approve", "available_events",
+    "can_interrupt", "child_settled", "clean_data", "derive_id", "evaluate_guard", "fire",
+    "fire_interrupt", "force_state", "is_waiting", "pause", "reject_approval", "resume", "start",
+    "transitions", "RUNNING", "PAUSED", "COMPLETED", "FAILED", "STATUSES",
+]

@@ -34,8 +34,10 @@ class Run:
     pending_approval: dict[str, Any] | None = None  # {approval_id, event, data, message, target, requested_at}
     fork: dict[str, Any] | None = None  # {event, join, on_complete, on_fail, branches: {name: {run_id, initial, terminal, status}}, order: [...]}
     child_run: str | None = None  # invoke: the child run the parent waits on
+    invoke: dict[str, Any] | None = None  # {event, workflow, on_complete, on_fail, child_run} while waiting
     parent_run: str | None = None  # set on invoke/fork children
     branch: str | None = None  # fork children: their branch name
+    branch_terminal: str | None = None  # fork children: reaching this state completes the branch
     created_at: float = 0.0
     updated_at: float = 0.0
 

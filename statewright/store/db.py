@@ -1,0 +1,452 @@
+"""The durable store: one SQLite file per project (DESIGN.md sections 1 and 3). Stdlib only.
+
+Layout (schema version `SCHEMA_VERSION`, kept in `PRAGMA user_version`; the file is marked as
+ours with `PRAGMA application_id`):
+
+- `definitions(digest PK, workflow, source_path, body)` — compiled workflows (JSON of
+  `CompiledWorkflow.to_dict`), keyed by the sha256 of that JSON. A run points at the definition
+  it started with, so it keeps its rules when the file changes.
+- `runs(run_id PK, workflow, session, status, parent_run, version, def_digest, snapshot,
+  created_at, updated_at)` — `snapshot` is `Run.to_dict()` as JSON; the other columns are
+  copies for lookups.
+- `events(seq PK, run_id, at, actor, kind, version, state, data)` — append-only history.
+- `approvals(approval_id PK, run_id, event, message, target, data, status, requested_at,
+  decided_at, decided_by, reason)` — `status` is pending / approved / rejected / dropped.
+- `bindings(session PK, run_id, bound_at)` — a session bound to a fork branch's child run.
+
+Every read-modify-write happens inside one `BEGIN IMMEDIATE` transaction (`Store.transaction`,
+`Store.update_run`); WAL mode lets readers proceed meanwhile. Opening is cheap: when
+`user_version` is current no DDL runs and only `busy_timeout`/`synchronous` are set.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from ..definition.compiled import CompiledWorkflow
+from ..engine.run import PAUSED, RUNNING, Run
+from ..errors import STORE_ERROR, UNKNOWN_RUN, StatewrightError
+
+SCHEMA_VERSION = 1
+APPLICATION_ID = 0x53775772  # "SwWr": marks a state.db as statewright's
+BUSY_TIMEOUT_MS = 30_000
+
+_SCHEMA_V1 = """
+CREATE TABLE definitions (
+    digest TEXT PRIMARY KEY,
+    workflow TEXT NOT NULL,
+    source_path TEXT,
+    body TEXT NOT NULL
+);
+CREATE TABLE runs (
+    run_id TEXT PRIMARY KEY,
+    workflow TEXT NOT NULL,
+    session TEXT NOT NULL,
+    status TEXT NOT NULL,
+    parent_run TEXT,
+    version INTEGER NOT NULL,
+    def_digest TEXT NOT NULL REFERENCES definitions(digest),
+    snapshot TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE INDEX runs_by_session ON runs(session, parent_run, created_at);
+CREATE INDEX runs_by_workflow ON runs(workflow, status, updated_at);
+CREATE INDEX runs_by_parent ON runs(parent_run);
+CREATE TABLE events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    at REAL NOT NULL,
+    actor TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    state TEXT,
+    data TEXT NOT NULL
+);
+CREATE INDEX events_by_run ON events(run_id, seq);
+CREATE TABLE approvals (
+    approval_id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    event TEXT NOT NULL,
+    message TEXT,
+    target TEXT,
+    data TEXT NOT NULL,
+    status TEXT NOT NULL,
+    requested_at REAL NOT NULL,
+    decided_at REAL,
+    decided_by TEXT,
+    reason TEXT
+);
+CREATE INDEX approvals_by_run ON approvals(run_id, status);
+CREATE TABLE bindings (
+    session TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    bound_at REAL NOT NULL
+);
+"""
+
+# version -> DDL that upgrades from version-1. Append, never edit.
+MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1}
+
+_DEF_CACHE: dict[str, CompiledWorkflow] = {}  # digest -> compiled (immutable, safe to share)
+_DEF_LOCK = threading.Lock()
+
+
+def definition_digest(compiled: CompiledWorkflow) -> tuple[str, str]:
+    """(digest, body): the canonical JSON of the compiled workflow and its sha256."""
+    body = json.dumps(compiled.to_dict(), sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(body.encode()).hexdigest(), body
+
+
+def _dumps(v: Any) -> str:
+    return json.dumps(v, separators=(",", ":"), default=str)
+
+
+def _store_error(path: Path, exc: BaseException) -> StatewrightError:
+    msg = str(exc) or type(exc).__name__
+    if "not a database" in msg or "malformed" in msg or "disk image" in msg:
+        hint = ("the file is damaged or is not a statewright store; move it aside "
+                "(it is only run state) and statewright will create a fresh one")
+    elif "locked" in msg or "busy" in msg:
+        hint = "another process holds the store locked for too long; retry"
+    elif "readonly" in msg or "unable to open" in msg or "permission" in msg.lower():
+        hint = "check that the directory exists and is writable"
+    else:
+        hint = "the store could not be used"
+    return StatewrightError(STORE_ERROR, f"{path}: {msg} — {hint}")
+
+
+class Tx:
+    """Operations inside one open transaction (see `Store.transaction`)."""
+
+    def __init__(self, store: Store, conn: sqlite3.Connection) -> None:
+        self.store = store
+        self.conn = conn
+
+    # -- runs -------------------------------------------------------------------------------
+    def get_run(self, run_id: str) -> Run | None:
+        row = self.conn.execute("SELECT snapshot FROM runs WHERE run_id=?", (run_id,)).fetchone()
+        return Run.from_dict(json.loads(row[0])) if row else None
+
+    def require_run(self, run_id: str) -> Run:
+        run = self.get_run(run_id)
+        if run is None:
+            raise StatewrightError(UNKNOWN_RUN, f"no run with id {run_id}")
+        return run
+
+    def definition_of(self, run_id: str) -> CompiledWorkflow:
+        row = self.conn.execute("SELECT def_digest FROM runs WHERE run_id=?", (run_id,)).fetchone()
+        if row is None:
+            raise StatewrightError(UNKNOWN_RUN, f"no run with id {run_id}")
+        return self.definition(row[0])
+
+    def definition(self, digest: str) -> CompiledWorkflow:
+        c = _DEF_CACHE.get(digest)
+        if c is not None:
+            return c
+        row = self.conn.execute("SELECT body FROM definitions WHERE digest=?", (digest,)).fetchone()
+        if row is None:
+            raise StatewrightError(STORE_ERROR, f"definition {digest[:12]} is missing from the store")
+        c = CompiledWorkflow.from_dict(json.loads(row[0]))
+        with _DEF_LOCK:
+            _DEF_CACHE[digest] = c
+        return c
+
+    def put_definition(self, compiled: CompiledWorkflow) -> str:
+        digest, body = definition_digest(compiled)
+        self.conn.execute(
+            "INSERT OR IGNORE INTO definitions(digest, workflow, source_path, body) VALUES (?,?,?,?)",
+            (digest, compiled.id, compiled.source_path, body))
+        with _DEF_LOCK:
+            _DEF_CACHE.setdefault(digest, compiled)
+        return digest
+
+    def insert_run(self, run: Run, compiled: CompiledWorkflow) -> None:
+        digest = self.put_definition(compiled)
+        self.conn.execute(
+            "INSERT INTO runs(run_id, workflow, session, status, parent_run, version, def_digest,"
+            " snapshot, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (run.run_id, run.workflow, run.session, run.status, run.parent_run, run.version,
+             digest, _dumps(run.to_dict()), run.created_at, run.updated_at))
+
+    def save_run(self, run: Run, expected_version: int | None = None) -> None:
+        """Overwrite the snapshot. With `expected_version`, the stored version must match."""
+        sql = ("UPDATE runs SET session=?, status=?, version=?, snapshot=?, updated_at=? "
+               "WHERE run_id=?")
+        args: tuple[Any, ...] = (run.session, run.status, run.version, _dumps(run.to_dict()),
+                                 run.updated_at, run.run_id)
+        if expected_version is not None:
+            sql += " AND version=?"
+            args += (expected_version,)
+        cur = self.conn.execute(sql, args)
+        if cur.rowcount != 1:
+            raise StatewrightError(STORE_ERROR, f"run {run.run_id} changed underneath this "
+                                   "transaction (lost update prevented); retry")
+
+    def append_event(self, run_id: str, kind: str, actor: str, data: dict[str, Any], at: float,
+                     version: int, state: str | None) -> None:
+        self.conn.execute(
+            "INSERT INTO events(run_id, at, actor, kind, version, state, data) VALUES (?,?,?,?,?,?,?)",
+            (run_id, at, actor, kind, version, state, _dumps(data)))
+
+    def session_run(self, session: str, statuses: tuple[str, ...] = (RUNNING, PAUSED)) -> Run | None:
+        """The newest top-level run of `session` whose status is one of `statuses`."""
+        marks = ",".join("?" * len(statuses))
+        row = self.conn.execute(
+            f"SELECT snapshot FROM runs WHERE session=? AND parent_run IS NULL AND status IN ({marks})"
+            " ORDER BY created_at DESC, rowid DESC LIMIT 1", (session, *statuses)).fetchone()
+        return Run.from_dict(json.loads(row[0])) if row else None
+
+    def latest_session_run(self, session: str) -> Run | None:
+        row = self.conn.execute(
+            "SELECT snapshot FROM runs WHERE session=? AND parent_run IS NULL"
+            " ORDER BY created_at DESC, rowid DESC LIMIT 1", (session,)).fetchone()
+        return Run.from_dict(json.loads(row[0])) if row else None
+
+    def newest_paused(self, workflow: str) -> Run | None:
+        row = self.conn.execute(
+            "SELECT snapshot FROM runs WHERE workflow=? AND status=? AND parent_run IS NULL"
+            " ORDER BY updated_at DESC, rowid DESC LIMIT 1", (workflow, PAUSED)).fetchone()
+        return Run.from_dict(json.loads(row[0])) if row else None
+
+    def list_runs(self, session: str | None = None, limit: int = 200) -> list[Run]:
+        if session is None:
+            rows = self.conn.execute("SELECT snapshot FROM runs ORDER BY created_at DESC, rowid DESC"
+                                     " LIMIT ?", (limit,)).fetchall()
+        else:
+            rows = self.conn.execute(
+                "SELECT snapshot FROM runs WHERE session=? OR session LIKE ? "
+                "ORDER BY created_at DESC, rowid DESC LIMIT ?",
+                (session, session.replace("%", r"\%") + "/%", limit)).fetchall()
+        return [Run.from_dict(json.loads(r[0])) for r in rows]
+
+    def running_runs(self) -> list[Run]:
+        rows = self.conn.execute("SELECT snapshot FROM runs WHERE status=?", (RUNNING,)).fetchall()
+        return [Run.from_dict(json.loads(r[0])) for r in rows]
+
+    def history(self, run_ids: list[str] | None = None, limit: int = 10_000) -> list[dict[str, Any]]:
+        if run_ids is None:
+            rows = self.conn.execute("SELECT seq, run_id, at, actor, kind, version, state, data FROM"
+                                     " events ORDER BY seq LIMIT ?", (limit,)).fetchall()
+        else:
+            marks = ",".join("?" * len(run_ids))
+            rows = self.conn.execute(
+                "SELECT seq, run_id, at, actor, kind, version, state, data FROM events WHERE run_id"
+                f" IN ({marks}) ORDER BY seq LIMIT ?", (*run_ids, limit)).fetchall()
+        return [{"seq": r[0], "run_id": r[1], "at": r[2], "actor": r[3], "kind": r[4],
+                 "version": r[5], "state": r[6], "data": json.loads(r[7])} for r in rows]
+
+    def source_paths_in_use(self) -> set[str]:
+        """Source files of the definitions that running or paused runs use."""
+        rows = self.conn.execute(
+            "SELECT DISTINCT d.source_path FROM runs r JOIN definitions d ON d.digest = r.def_digest"
+            " WHERE r.status IN (?, ?) AND d.source_path IS NOT NULL", (RUNNING, PAUSED)).fetchall()
+        return {r[0] for r in rows}
+
+    # -- approvals --------------------------------------------------------------------------
+    def put_approval(self, run_id: str, pa: dict[str, Any]) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO approvals(approval_id, run_id, event, message, target, data,"
+            " status, requested_at) VALUES (?,?,?,?,?,?,'pending',?)",
+            (pa["approval_id"], run_id, pa.get("event", ""), pa.get("message"), pa.get("target"),
+             _dumps(pa.get("data") or {}), pa.get("requested_at") or 0.0))
+
+    def decide_approval(self, approval_id: str, status: str, at: float, by: str,
+                        reason: str | None = None) -> None:
+        self.conn.execute(
+            "UPDATE approvals SET status=?, decided_at=?, decided_by=?, reason=? "
+            "WHERE approval_id=? AND status='pending'", (status, at, by, reason, approval_id))
+
+    def pending_approvals(self) -> list[dict[str, Any]]:
+        rows = self.conn.execute(
+            "SELECT approval_id, run_id, event, message, target, requested_at FROM approvals "
+            "WHERE status='pending' ORDER BY requested_at").fetchall()
+        return [{"approval_id": r[0], "run_id": r[1], "event": r[2], "message": r[3],
+                 "target": r[4], "requested_at": r[5]} for r in rows]
+
+    def approval(self, approval_id: str) -> dict[str, Any] | None:
+        r = self.conn.execute(
+            "SELECT approval_id, run_id, event, message, target, status, reason FROM approvals "
+            "WHERE approval_id=?", (approval_id,)).fetchone()
+        if r is None:
+            return None
+        return {"approval_id": r[0], "run_id": r[1], "event": r[2], "message": r[3],
+                "target": r[4], "status": r[5], "reason": r[6]}
+
+    # -- bindings ---------------------------------------------------------------------------
+    def bind(self, session: str, run_id: str, at: float) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO bindings(session, run_id, bound_at) VALUES (?,?,?)",
+                          (session, run_id, at))
+
+    def unbind(self, session: str) -> None:
+        self.conn.execute("DELETE FROM bindings WHERE session=?", (session,))
+
+    def binding(self, session: str) -> str | None:
+        row = self.conn.execute("SELECT run_id FROM bindings WHERE session=?", (session,)).fetchone()
+        return row[0] if row else None
+
+
+class Store:
+    """The project's state.db. Connections are per thread and opened lazily."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._local = threading.local()
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Store:
+        store = cls(path)
+        store._conn()  # validate now: a damaged file is reported at open
+        return store
+
+    # -- connection -------------------------------------------------------------------------
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        conn = self._connect()
+        self._local.conn = conn
+        return conn
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _store_error(self.path, exc) from None
+        try:
+            conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000,
+                                   isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise _store_error(self.path, exc) from None
+        try:
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            version, app_id = conn.execute(
+                "SELECT user_version, application_id FROM pragma_user_version, "
+                "pragma_application_id").fetchone()
+            if version != SCHEMA_VERSION or app_id != APPLICATION_ID:
+                self._initialise(conn, version, app_id)
+            # WAL survives process crashes with NORMAL; the journal mode itself is persistent.
+            conn.execute("PRAGMA synchronous=NORMAL")
+        except StatewrightError:
+            conn.close()
+            raise
+        except sqlite3.Error as exc:
+            conn.close()
+            raise _store_error(self.path, exc) from None
+        return conn
+
+    def _initialise(self, conn: sqlite3.Connection, version: int, app_id: int) -> None:
+        """Create or migrate the schema, or refuse a file that is not ours."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version, app_id = conn.execute(
+                "SELECT user_version, application_id FROM pragma_user_version, "
+                "pragma_application_id").fetchone()
+            tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            if app_id != APPLICATION_ID and (app_id != 0 or version != 0 or tables):
+                raise StatewrightError(
+                    STORE_ERROR, f"{self.path} is not a statewright store (it holds other data); "
+                    "move it aside or set STATEWRIGHT_HOME to another directory")
+            if version > SCHEMA_VERSION:
+                raise StatewrightError(
+                    STORE_ERROR, f"{self.path} was written by a newer statewright (schema "
+                    f"{version} > {SCHEMA_VERSION}); upgrade statewright")
+            for v in range(version + 1, SCHEMA_VERSION + 1):
+                # one statement at a time: executescript() would COMMIT our transaction
+                for stmt in MIGRATIONS[v].split(";"):
+                    if stmt.strip():
+                        conn.execute(stmt)
+            conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if str(mode).lower() != "wal":  # e.g. a filesystem without shared memory
+            conn.execute("PRAGMA journal_mode=DELETE")
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    # -- transactions -----------------------------------------------------------------------
+    @contextmanager
+    def transaction(self, write: bool = True) -> Iterator[Tx]:
+        """One SQLite transaction: BEGIN IMMEDIATE (write) or a plain read snapshot."""
+        conn = self._conn()
+        try:
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        except sqlite3.Error as exc:
+            raise _store_error(self.path, exc) from None
+        try:
+            yield Tx(self, conn)
+        except BaseException as exc:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            if isinstance(exc, sqlite3.Error):
+                raise _store_error(self.path, exc) from None
+            raise
+        else:
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+                raise _store_error(self.path, exc) from None
+
+    def read(self) -> Any:
+        return self.transaction(write=False)
+
+    def update_run(self, run_id: str,
+                   fn: Callable[[Run], tuple[Run | None, list[Any] | tuple[Any, ...]]],
+                   now: float | None = None) -> Run:
+        """Atomically: load `run_id`, call `fn(run) -> (new_run | None, events)`, save, append.
+
+        `events` are `engine.Event`s or dicts `{kind, actor, data}`; they are appended for this
+        run with the new version. Returning `None` as the run leaves it unchanged (events are
+        still appended). `fn` runs inside BEGIN IMMEDIATE, so concurrent callers serialise."""
+        import time
+
+        try:
+            with self.transaction() as tx:
+                run = tx.require_run(run_id)
+                new, events = fn(run)
+                cur = new if new is not None else run
+                if new is not None and new is not run:
+                    tx.save_run(new, expected_version=run.version)
+                at = now if now is not None else time.time()
+                for ev in events or ():
+                    kind, actor, data = _event_fields(ev)
+                    tx.append_event(run_id, kind, actor, data, at, cur.version, cur.state)
+                return cur
+        except sqlite3.Error as exc:
+            raise _store_error(self.path, exc) from None
+
+    # convenient single-shot reads
+    def get_run(self, run_id: str) -> Run | None:
+        try:
+            with self.read() as tx:
+                return tx.get_run(run_id)
+        except sqlite3.Error as exc:
+            raise _store_error(self.path, exc) from None
+
+
+def _event_fields(ev: Any) -> tuple[str, str, dict[str, Any]]:
+    if isinstance(ev, dict):
+        return ev["kind"], ev.get("actor", "system"), ev.get("data") or {}
+    return ev.kind, ev.actor, ev.data
+
