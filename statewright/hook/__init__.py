@@ -56,10 +56,8 @@ def main(argv: list[str] | None = None, stdin: bytes | None = None) -> int:
             from .handlers import crash_output
 
             out = crash_output(args, stdin, exc)
-        except BaseException:  # noqa: BLE001
-            out = ('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": '
-                   '"deny", "permissionDecisionReason": "statewright: internal error in the hook; '
-                   'the call is refused (fail closed)"}}')
+        except BaseException as exc2:  # noqa: BLE001 - even the handlers cannot be imported
+            out = _last_resort(exc, exc2)
     if out:
         try:
             sys.stdout.write(out + "\n")
@@ -67,6 +65,15 @@ def main(argv: list[str] | None = None, stdin: bytes | None = None) -> int:
         except BaseException:  # noqa: BLE001 - a closed pipe must not become a traceback
             pass
     return 0
+
+
+def _last_resort(*excs: BaseException) -> str:
+    """A PreToolUse refusal built without importing anything (json may be what is broken)."""
+    cause = "; ".join(f"{type(e).__name__}: {e}" for e in excs)
+    cause = "".join(c if c.isprintable() and c not in '"\\' else " " for c in cause)[:500]
+    return ('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", '
+            f'"permissionDecisionReason": "statewright: the hook failed ({cause}); the call is '
+            'refused because statewright fails closed"}}')
 
 
 if __name__ == "__main__":  # pragma: no cover

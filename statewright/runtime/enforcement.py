@@ -28,12 +28,6 @@ from ..policy.types import Counters, Decision, GateContext, ToolCall, ToolResult
 STOP_REMINDERS_PER_STATE = 3
 # fraction of a budget after which PostToolUse warns the agent
 WARN_AT = 0.8
-# host tools whose input names the one file they change, and the key holding it
-_FILE_KEYS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
-              "NotebookEdit": "notebook_path"}
-# MCP filesystem-style tools (the official server's names) -> keys holding changed paths
-_MCP_FILE_KEYS = {"write_file": ("path",), "edit_file": ("path",),
-                  "move_file": ("source", "destination"), "create_directory": ()}
 
 
 @dataclass(frozen=True)
@@ -241,21 +235,16 @@ def record(rt, session: str, result: ToolResult) -> RecordOutcome:
 
 
 def changed_files(rt, result: ToolResult) -> list[str]:
-    """Project-relative files the call changed, as far as its input tells."""
+    """Project-relative files the call changed, as far as its input tells (the edit tools'
+    path arguments, per `policy.edits`)."""
+    from ..policy.edits import edited_paths
     from ..policy.paths import project_relative
 
     inp = result.tool_input if isinstance(result.tool_input, dict) else {}
-    keys: tuple[str, ...] = ()
-    if result.tool_name in _FILE_KEYS:
-        keys = (_FILE_KEYS[result.tool_name],)
-    elif result.tool_name.startswith("mcp__"):
-        tool = result.tool_name.rsplit("__", 1)[-1]
-        keys = _MCP_FILE_KEYS.get(tool, ())
-    out = []
-    for k in keys:
-        v = inp.get(k)
-        if isinstance(v, str) and v:
-            rel = project_relative(v, str(rt.root), result.cwd)
+    out: list[str] = []
+    for raw in edited_paths(result.tool_name, inp):
+        if raw:
+            rel = project_relative(raw, str(rt.root), result.cwd)
             if rel and rel != "." and rel not in out:
                 out.append(rel)
     return out

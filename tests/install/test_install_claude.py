@@ -1,0 +1,234 @@
+"""`statewright install claude`: driven through the real installed `statewright` CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, bin_path, clean_env
+
+HOOK_EVENTS = ["PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit", "Stop"]
+
+
+def sw(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([bin_path("statewright"), *args], capture_output=True, text=True,
+                          env=env or clean_env(), cwd=cwd, timeout=120)
+
+
+def read(p: Path):
+    return json.loads(p.read_text())
+
+
+def our_handlers(settings: dict, event: str) -> list[dict]:
+    return [h for g in settings["hooks"].get(event, []) for h in g["hooks"]
+            if os.path.basename(h.get("command", "")) == "statewright-hook"]
+
+
+def test_fresh_project_gets_exec_form_hooks_and_proxy(tmp_path: Path) -> None:
+    proj = tmp_path / "p"
+    proj.mkdir()
+    r = sw("install", "claude", "--project", str(proj))
+    assert r.returncode == 0, r.stderr
+    settings = read(proj / ".claude" / "settings.json")
+    hook_bin = bin_path("statewright-hook")
+    for event, arg in zip(HOOK_EVENTS, ["pre-tool-use", "post-tool-use", "session-start",
+                                        "user-prompt-submit", "stop"]):
+        groups = settings["hooks"][event]
+        assert len(groups) == 1
+        (h,) = groups[0]["hooks"]
+        assert h["type"] == "command"
+        assert h["command"] == hook_bin and os.path.isabs(h["command"])
+        assert h["args"] == [arg]
+        assert isinstance(h["timeout"], int) and 1 <= h["timeout"] <= 120  # seconds, not ms
+        assert ("onFailure" in h) == (event == "PreToolUse")
+    assert settings["hooks"]["PreToolUse"][0]["hooks"][0]["onFailure"] == "block"
+    assert settings["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
+    assert "matcher" not in settings["hooks"]["Stop"][0]
+    mcp = read(proj / ".mcp.json")
+    assert mcp == {"mcpServers": {"statewright": {"command": bin_path("statewright"), "args": ["serve"]}}}
+
+
+def test_tool_matcher_is_anchored_and_leaves_proxy_tools_to_the_proxy(tmp_path: Path) -> None:
+    proj = tmp_path / "p"
+    proj.mkdir()
+    assert sw("install", "claude", "--project", str(proj)).returncode == 0
+    settings = read(proj / ".claude" / "settings.json")
+    matcher = settings["hooks"]["PreToolUse"][0]["matcher"]
+    assert matcher.startswith("^") and matcher.endswith("$")
+    rx = re.compile(matcher)  # the syntax used is common to JavaScript and Python regexes
+    for name in ["Bash", "BashOutput", "Edit", "Write", "MultiEdit", "NotebookEdit", "Read",
+                 "WebFetch", "mcp__github__create_issue", "mcp__filesystem__write_file",
+                 "mcp__statewrightx__tool"]:
+        assert rx.search(name), name
+    for name in ["mcp__statewright__statewright_get_state", "mcp__statewright__github__create_issue",
+                 "mcp__plugin_statewright_statewright__statewright_transition"]:
+        assert not rx.search(name), name
+    assert settings["hooks"]["PostToolUse"][0]["matcher"] == matcher
+
+
+def test_rerun_changes_nothing(tmp_path: Path) -> None:
+    proj = tmp_path / "p"
+    proj.mkdir()
+    assert sw("install", "claude", "--project", str(proj)).returncode == 0
+    s1 = (proj / ".claude" / "settings.json").read_bytes()
+    m1 = (proj / ".mcp.json").read_bytes()
+    st1 = (proj / ".claude" / "settings.json").stat().st_mtime_ns
+    r = sw("install", "claude", "--project", str(proj))
+    assert r.returncode == 0, r.stderr
+    assert "unchanged" in r.stdout
+    assert (proj / ".claude" / "settings.json").read_bytes() == s1
+    assert (proj / ".mcp.json").read_bytes() == m1
+    assert (proj / ".claude" / "settings.json").stat().st_mtime_ns == st1  # not even rewritten
+
+
+USER_SETTINGS = {
+    "permissions": {"allow": ["Bash(npm test:*)"], "deny": ["Read(./.env)"]},
+    "env": {"FOO": "1"},
+    "hooks": {
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "/usr/local/bin/my-guard", "timeout": 5}]},
+            # a group mixing the user's handler with a stale statewright handler (old install, shell form)
+            {"matcher": "Write", "hooks": [
+                {"type": "command", "command": "/old/venv/bin/statewright-hook pre-tool-use"},
+                {"type": "command", "command": "echo keep-me"}]},
+        ],
+        "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}],
+    },
+}
+USER_MCP = {"mcpServers": {"github": {"command": "gh-mcp", "args": ["--stdio"], "env": {"T": "x"}}}}
+
+
+def test_merge_keeps_user_hooks_and_servers_and_uninstall_restores_them(tmp_path: Path) -> None:
+    proj = tmp_path / "p"
+    (proj / ".claude").mkdir(parents=True)
+    (proj / ".claude" / "settings.json").write_text(json.dumps(USER_SETTINGS, indent=4))
+    (proj / ".mcp.json").write_text(json.dumps(USER_MCP))
+    r = sw("install", "claude", "--project", str(proj))
+    assert r.returncode == 0, r.stderr
+    s = read(proj / ".claude" / "settings.json")
+    assert s["permissions"] == USER_SETTINGS["permissions"] and s["env"] == {"FOO": "1"}
+    assert s["hooks"]["Notification"] == USER_SETTINGS["hooks"]["Notification"]
+    pre = s["hooks"]["PreToolUse"]
+    assert pre[0] == USER_SETTINGS["hooks"]["PreToolUse"][0]
+    assert pre[1] == {"matcher": "Write", "hooks": [{"type": "command", "command": "echo keep-me"}]}
+    for ev in HOOK_EVENTS:  # exactly one statewright handler per event, the current one
+        (h,) = our_handlers(s, ev)
+        assert h["command"] == bin_path("statewright-hook")
+    m = read(proj / ".mcp.json")
+    assert m["mcpServers"]["github"] == USER_MCP["mcpServers"]["github"]
+    assert m["mcpServers"]["statewright"]["args"] == ["serve"]
+
+    # idempotent after a merge too
+    before = (proj / ".claude" / "settings.json").read_bytes()
+    assert sw("install", "claude", "--project", str(proj)).returncode == 0
+    assert (proj / ".claude" / "settings.json").read_bytes() == before
+
+    r = sw("install", "claude", "--project", str(proj), "--uninstall")
+    assert r.returncode == 0, r.stderr
+    s = read(proj / ".claude" / "settings.json")
+    expected = json.loads(json.dumps(USER_SETTINGS))
+    expected["hooks"]["PreToolUse"][1]["hooks"] = [{"type": "command", "command": "echo keep-me"}]
+    assert s == expected
+    assert read(proj / ".mcp.json") == USER_MCP
+    # uninstalling again is a no-op
+    r = sw("install", "claude", "--project", str(proj), "--uninstall")
+    assert r.returncode == 0 and "unchanged" in r.stdout
+
+
+@pytest.mark.parametrize("content, needle", [
+    ('{"hooks": {"PreToolUse": [ }', "not valid JSON"),
+    ('["not", "an", "object"]', "must be a JSON object"),
+    ('{"hooks": ["PreToolUse"]}', "/hooks"),
+    ('{"hooks": {"PreToolUse": {"matcher": "Bash"}}}', "/hooks/PreToolUse"),
+    ('{"hooks": {"Stop": [{"hooks": "x"}]}}', "/hooks/Stop/0/hooks"),
+])
+def test_malformed_settings_is_a_clear_error_and_nothing_changes(tmp_path: Path, content: str, needle: str) -> None:
+    proj = tmp_path / "p"
+    (proj / ".claude").mkdir(parents=True)
+    path = proj / ".claude" / "settings.json"
+    path.write_text(content)
+    r = sw("install", "claude", "--project", str(proj))
+    assert r.returncode != 0
+    assert "Traceback" not in r.stderr and "Traceback" not in r.stdout
+    assert needle in r.stderr and "nothing was changed" in r.stderr
+    assert path.read_text() == content
+    assert not (proj / ".mcp.json").exists()  # all files are checked before any is written
+
+
+def test_malformed_mcp_json_leaves_settings_untouched(tmp_path: Path) -> None:
+    proj = tmp_path / "p"
+    proj.mkdir()
+    (proj / ".mcp.json").write_text('{"mcpServers": [1, 2]}')
+    r = sw("install", "claude", "--project", str(proj))
+    assert r.returncode != 0 and "/mcpServers" in r.stderr
+    assert not (proj / ".claude" / "settings.json").exists()
+    assert (proj / ".mcp.json").read_text() == '{"mcpServers": [1, 2]}'
+
+
+def test_user_scope_writes_home_settings_only(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    proj = tmp_path / "p"
+    proj.mkdir()
+    env = clean_env(HOME=str(home))
+    r = sw("install", "claude", "--scope", "user", env=env, cwd=proj)
+    assert r.returncode == 0, r.stderr
+    s = read(home / ".claude" / "settings.json")
+    assert our_handlers(s, "PreToolUse")[0]["onFailure"] == "block"
+    assert not (proj / ".mcp.json").exists() and not (proj / ".claude").exists()
+    assert "claude mcp add" in r.stdout
+    r = sw("install", "claude", "--scope", "user", "--uninstall", env=env, cwd=proj)
+    assert r.returncode == 0
+    assert read(home / ".claude" / "settings.json") == {}
+
+
+def test_bad_scope_is_an_error(tmp_path: Path) -> None:
+    r = sw("install", "claude", "--scope", "global", "--project", str(tmp_path))
+    assert r.returncode != 0 and "--scope" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_plugin_files_match_the_installer() -> None:
+    """hooks/hooks.json (plugin), hooks/settings-snippet.json and plugin.json say what install writes."""
+    from statewright.cli.install import hook_group, merge_hooks
+
+    snippet = json.loads((REPO / "hooks" / "settings-snippet.json").read_text())
+    assert snippet == merge_hooks({}, "/ABSOLUTE/PATH/TO/.venv/bin/statewright-hook")
+    plugin_hooks = json.loads((REPO / "hooks" / "hooks.json").read_text())
+    assert plugin_hooks["description"]
+    for ev in HOOK_EVENTS:
+        expected = hook_group("${CLAUDE_PLUGIN_ROOT}/hooks/run", ev)
+        for h in expected["hooks"]:
+            h["args"] = ["statewright-hook", *h["args"]]
+        assert plugin_hooks["hooks"][ev] == [expected]
+    manifest = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
+    assert manifest["name"] == "statewright" and manifest["version"]
+    assert manifest["mcpServers"]["statewright"] == {"command": "${CLAUDE_PLUGIN_ROOT}/hooks/run",
+                                                     "args": ["statewright", "serve"]}
+    assert os.access(REPO / "hooks" / "run", os.X_OK)
+
+
+def test_plugin_launcher_fails_closed_without_an_installed_hook(tmp_path: Path) -> None:
+    """With no statewright-hook anywhere, the plugin's launcher still refuses PreToolUse calls."""
+    env = {"PATH": "/usr/bin:/bin", "CLAUDE_PLUGIN_ROOT": str(tmp_path)}
+    r = subprocess.run([str(REPO / "hooks" / "run"), "statewright-hook", "pre-tool-use"],
+                       input=b"{}", capture_output=True, env=env, timeout=30)
+    assert r.returncode == 0
+    out = json.loads(r.stdout)
+    assert out["hookSpecificOutput"]["hookEventName"] == "PreToolUse"
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_plugin_launcher_runs_the_installed_hook(tmp_path: Path) -> None:
+    env = {"PATH": str(Path(bin_path("statewright-hook")).parent) + ":/usr/bin:/bin",
+           "CLAUDE_PLUGIN_ROOT": str(tmp_path), "CLAUDE_PROJECT_DIR": str(tmp_path)}
+    r = subprocess.run([str(REPO / "hooks" / "run"), "statewright-hook", "pre-tool-use"],
+                       input=b"not json", capture_output=True, env=env, timeout=60)
+    assert r.returncode == 0
+    out = json.loads(r.stdout)
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "not valid JSON" in out["hookSpecificOutput"]["permissionDecisionReason"]
