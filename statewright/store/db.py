@@ -100,8 +100,9 @@ _DEF_LOCK = threading.Lock()
 
 
 def definition_digest(compiled: CompiledWorkflow) -> tuple[str, str]:
-    """(digest, body): the canonical JSON of the compiled workflow and its sha256."""
-    body = json.dumps(compiled.to_dict(), sort_keys=True, separators=(",", ":"), default=str)
+    """(digest, body): the JSON of the compiled workflow and its sha256. Key order is kept:
+    it carries meaning (the order of events, of fork branches)."""
+    body = json.dumps(compiled.to_dict(), separators=(",", ":"), default=str)
     return hashlib.sha256(body.encode()).hexdigest(), body
 
 
