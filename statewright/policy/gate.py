@@ -170,7 +170,7 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
                         files.append(f)
         if state.allowed_commands is not None:
             v = check_commands(analysis, state.allowed_commands,
-                               cd_check=lambda c: _cd_check(c, ctx, cwd))
+                               cd_check=_cd_tracker(ctx, cwd))
             trace += [f"allowed_commands: {t}" for t in v.trace]
             redirect_problems = _redirect_problems(analysis, ctx, cwds[0])
             trace += [f"allowed_commands: redirect {p} -> deny" for p in redirect_problems]
@@ -277,6 +277,19 @@ def _walk_cwds(analysis: Any, ctx: GateContext, cwd: str | None) -> tuple[list[s
             cur = os.path.normpath(os.path.join(cur, c.args[0].value))
             cwds.append(cur)
     return list(dict.fromkeys(cwds)), True
+
+
+def _cd_tracker(ctx: GateContext, cwd: str | None) -> Any:
+    """A `cd` checker that follows the directory changes of the line in order."""
+    cur = [cwd or ctx.project_root]
+
+    def check(c: Any) -> str | None:
+        why = _cd_check(c, ctx, cur[0])
+        if why is None:
+            cur[0] = os.path.normpath(os.path.join(cur[0], c.args[0].value))
+        return why
+
+    return check
 
 
 def _cd_check(c: Any, ctx: GateContext, cwd: str | None) -> str | None:

@@ -1,0 +1,63 @@
+"""The shell corpora: every attack denied, every legitimate line allowed, under a realistic state."""
+
+from __future__ import annotations
+
+import pytest
+
+from statewright.policy import Counters, GateContext, ToolCall, gate
+
+from statewright.definition.compiled import State
+
+from .corpus import REALISTIC_STATE, attacks, legit, sections
+
+
+@pytest.fixture(scope="module")
+def ctx(tmp_path_factory):
+    root = tmp_path_factory.mktemp("proj")
+    (root / ".statewright").mkdir()
+    (root / "sub").mkdir()
+    return GateContext(project_root=str(root), store_dir=str(root / ".statewright"),
+                       events=("TESTS_PASS", "ABORT"))
+
+
+def test_corpus_sizes():
+    assert len(attacks()) >= 150
+    assert len(legit()) >= 40
+    assert len(set(attacks())) == len(attacks()), "duplicate attack lines"
+
+
+@pytest.mark.parametrize("line", attacks())
+def test_attack_denied(line, ctx):
+    d = gate(REALISTIC_STATE, Counters(), ToolCall("Bash", {"command": line}), ctx)
+    assert not d.allowed, f"attack allowed: {line!r}\n" + "\n".join(d.explanation)
+    assert d.code == "TOOL_DENIED"
+    assert d.rule in ("self_protection", "allowed_commands", "blocked_env")
+    # the agent is told what it may do instead
+    assert "TESTS_PASS" in d.reason
+
+
+@pytest.mark.parametrize("line", legit())
+def test_legit_allowed(line, ctx):
+    d = gate(REALISTIC_STATE, Counters(), ToolCall("Bash", {"command": line}), ctx)
+    assert d.allowed, f"legit line denied: {line!r}: {d.reason}\n" + "\n".join(d.explanation)
+    # blocked_env is set, so the command runs with the blocked variables unset
+    assert d.updated_input is not None
+    assert d.updated_input["command"].endswith(line)
+    assert d.updated_input["command"].startswith("unset AWS_SECRET_ACCESS_KEY PROD_DB_URL")
+
+
+@pytest.mark.parametrize("line", sections("attacks.txt")["environment reads and dumps"])
+def test_env_attacks_denied_by_blocked_env_alone(line, ctx):
+    """Check 6 stands on its own: no allowed_commands, only blocked_env."""
+    state = State(name="s", blocked_env=REALISTIC_STATE.blocked_env)
+    d = gate(state, Counters(), ToolCall("Bash", {"command": line}), ctx)
+    assert not d.allowed, f"env read allowed: {line!r}\n" + "\n".join(d.explanation)
+    assert d.rule == "blocked_env"
+
+
+@pytest.mark.parametrize("line", sections("attacks.txt")["store tampering"])
+def test_store_attacks_denied_without_any_rule(line, ctx):
+    """Self-protection applies even when the state restricts nothing."""
+    d = gate(State(name="free"), Counters(), ToolCall("Bash", {"command": line}), ctx)
+    assert not d.allowed, f"store tampering allowed: {line!r}"
+    assert d.rule == "self_protection"
