@@ -12,6 +12,11 @@ def main(argv: list[str] | None = None) -> int:
     from .app import app, err_console
     from . import workflows, runs, check, install, hook_cmd, serve  # noqa: F401  (register commands)
 
+    try:  # typer >= 0.2x ships its own copy of click: its usage errors come from there
+        from typer._click.exceptions import ClickException as _UsageErrors
+    except ImportError:  # pragma: no cover
+        _UsageErrors = click.exceptions.ClickException
+
     try:
         rv = app(args=argv, prog_name="statewright", standalone_mode=False)
         return rv if isinstance(rv, int) else 0
@@ -20,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Abort:
         err_console.print("aborted")
         return 130
-    except click.exceptions.ClickException as e:  # usage errors: exit 2
+    except (click.exceptions.ClickException, _UsageErrors) as e:  # usage errors: exit 2
         e.show()
         return e.exit_code
     except StatewrightError as e:

@@ -1,3 +1,310 @@
-"""CLI commands: workflows. (Filled in by its issue; registers its commands on `app` when imported.)"""
+"""CLI commands on workflow definitions: validate, list, show, graph.
 
-from .app import app  # noqa: F401
+Thin: every rule lives in `statewright.definition`; this module finds files, calls it and prints.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from ..config import Config, find_project_root, load_config
+from ..errors import INVALID_ARGUMENTS, StatewrightError
+from .app import ProjectOpt, app, console, err_console, fail, print_json
+
+
+def _config(project: Optional[str]) -> Config:
+    root = find_project_root(project)
+    return load_config(root)
+
+
+def _shown(path: Path, root: Path | None = None) -> str:
+    try:
+        if root is not None:
+            return str(path.resolve().relative_to(root.resolve()))
+    except (ValueError, OSError):
+        pass
+    return str(path)
+
+
+def _expand(paths: list[str]) -> tuple[list[Path], list[tuple[str, str]]]:
+    """Files to validate, and one-line problems with the arguments themselves."""
+    from ..definition.discovery import workflow_files
+
+    files: list[Path] = []
+    problems: list[tuple[str, str]] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = workflow_files(p)
+            if not found:
+                problems.append((raw, f"{raw}: no workflow files (*.json) in this directory"))
+            files.extend(found)
+        elif p.exists():
+            files.append(p)
+        else:
+            problems.append((raw, f"{raw}: no such file or directory"))
+    # the same file named twice is validated once
+    seen: set[Path] = set()
+    unique = []
+    for f in files:
+        r = f.resolve()
+        if r not in seen:
+            seen.add(r)
+            unique.append(f)
+    return unique, problems
+
+
+@app.command("validate")
+def validate_cmd(
+    paths: list[str] = typer.Argument(..., metavar="PATH...", help="Workflow files or directories (their *.json files).", show_default=False),
+    as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
+    strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
+    project: Optional[str] = ProjectOpt,
+) -> None:
+    """Validate workflow definitions: schema, types and every semantic rule, with JSON Pointers.
+
+    Exit status: 0 all valid, 1 any error (or warning with --strict), 2 usage error.
+    """
+    from ..definition import validate
+    from ..definition.discovery import make_resolver
+    from ..definition.pipeline import read_source
+
+    config = _config(project)
+    files, problems = _expand(paths)
+    # Documents validated together can invoke each other even off the search path.
+    extra: dict[str, Any] = {}
+    for f in files:
+        doc = read_source(f).doc
+        if isinstance(doc, dict) and isinstance(doc.get("id"), str):
+            extra.setdefault(doc["id"], doc)
+    resolver = make_resolver(config, extra)
+    results = [(f, validate(f, resolver=resolver)) for f in files]
+
+    n_err = sum(len(r.errors) for _, r in results) + len(problems)
+    n_warn = sum(len(r.warnings) for _, r in results)
+    failed = n_err > 0 or (strict and n_warn > 0)
+
+    if as_json:
+        print_json({
+            "ok": not failed,
+            "errors": n_err,
+            "warnings": n_warn,
+            "files": [dict(r.to_dict(), path=str(f)) for f, r in results],
+            "problems": [{"path": p, "message": m} for p, m in problems],
+        })
+        raise typer.Exit(1 if failed else 0)
+
+    for _, msg in problems:
+        err_console.print(Text.assemble(("error", "bold red"), f": {msg}"), soft_wrap=True)
+    for f, r in results:
+        head = Text()
+        if r.ok:
+            head.append("ok    ", style="bold green")
+        else:
+            head.append("FAIL  ", style="bold red")
+        head.append(str(f))
+        if r.compiled is not None:
+            head.append(f"  ({r.compiled.id})", style="dim")
+        console.print(head, soft_wrap=True)
+        for d in r.diagnostics:
+            line = Text("    ")
+            line.append(f"{d.severity:<7}", style="red" if d.severity == "error" else "yellow")
+            line.append(d.pointer or "(document)", style="cyan")
+            line.append(f"  {d.message}  ")
+            line.append(f"[{d.code}]", style="dim")
+            console.print(line, soft_wrap=True)
+    summary = f"{len(results)} file{'s' if len(results) != 1 else ''} checked: {n_err} error{'s' if n_err != 1 else ''}, {n_warn} warning{'s' if n_warn != 1 else ''}"
+    console.print(Text(summary, style="bold red" if failed else "bold green"))
+    raise typer.Exit(1 if failed else 0)
+
+
+@app.command("list")
+def list_cmd(
+    as_json: bool = typer.Option(False, "--json", help="Print the list as JSON."),
+    project: Optional[str] = ProjectOpt,
+) -> None:
+    """List the workflows on the search path (the first file with an id wins)."""
+    from ..definition.discovery import list_workflows
+
+    config = _config(project)
+    entries = list_workflows(config)
+    if as_json:
+        print_json({"search_path": [str(d) for d in config.workflow_dirs()],
+                    "workflows": [e.to_dict() for e in entries]})
+        return
+    if not entries:
+        console.print("no workflows found; searched: " + ", ".join(str(d) for d in config.workflow_dirs()),
+                      markup=False, highlight=False)
+        return
+    table = Table(title="workflows", show_lines=False)
+    table.add_column("id", style="bold")
+    table.add_column("status")
+    table.add_column("states", justify="right")
+    table.add_column("file")
+    from ..definition.pipeline import read_source
+
+    for e in entries:
+        n_err = sum(1 for d in e.diagnostics if d.severity == "error")
+        n_warn = sum(1 for d in e.diagnostics if d.severity == "warning")
+        if e.duplicate_of is not None:
+            status = Text(f"shadowed by {_shown(e.duplicate_of, config.root)}", style="yellow")
+        elif n_err:
+            status = Text(f"invalid ({n_err} error{'s' if n_err != 1 else ''})", style="red")
+        elif n_warn:
+            status = Text(f"ok ({n_warn} warning{'s' if n_warn != 1 else ''})", style="yellow")
+        else:
+            status = Text("ok", style="green")
+        doc = read_source(e.path).doc
+        n_states = str(len(doc["states"])) if isinstance(doc, dict) and isinstance(doc.get("states"), dict) else "-"
+        table.add_row(Text(e.id or f"? ({e.path.stem})"), status, n_states, Text(_shown(e.path, config.root)))
+    console.print(table)
+
+
+def _load_named(name: str, config: Config):
+    """A workflow by id on the search path, or by file path when NAME is an existing .json file."""
+    from ..definition import load_path
+    from ..definition.discovery import find_workflow, make_resolver
+
+    p = Path(name)
+    path = p if (p.suffix == ".json" and p.is_file()) else find_workflow(name, config)
+    return load_path(path, resolver=make_resolver(config))
+
+
+def _rules(st: Any) -> Text:
+    t = Text()
+
+    def line(label: str, value: str, style: str = "") -> None:
+        if t:
+            t.append("\n")
+        t.append(f"{label}: ", style="dim")
+        t.append(value, style=style)
+
+    if st.final:
+        line("final", "run completes here", "bold")
+        return t
+    line("tools", "any" if st.allowed_tools is None else (", ".join(st.allowed_tools) or "statewright only"))
+    if st.disallowed_tools:
+        line("never", ", ".join(st.disallowed_tools), "red")
+    if st.allowed_commands is not None:
+        line("commands", ", ".join(st.allowed_commands) or "none")
+    if st.blocked_env:
+        line("blocked env", ", ".join(st.blocked_env), "red")
+    if st.env_overrides:
+        line("env", ", ".join(f"{k}={v}" for k, v in st.env_overrides.items()))
+    for label, value in (("max iterations", st.max_iterations), ("max edit lines", st.max_edit_lines),
+                         ("max files", st.max_files_per_state), ("context budget", st.context_budget_bytes)):
+        if value is not None:
+            line(label, f"{value}{' bytes' if label == 'context budget' else ''}")
+    return t
+
+
+def _transitions(st: Any) -> Text:
+    t = Text()
+    for event, tr in st.on.items():
+        if t:
+            t.append("\n")
+        t.append(event, style="bold")
+        if tr.kind == "invoke":
+            t.append(f" -> invoke {tr.invoke} -> {tr.on_complete}")
+            if tr.on_fail:
+                t.append(f" (failed -> {tr.on_fail})")
+            if tr.input:
+                t.append(f" input {json.dumps(tr.input)}", style="dim")
+        elif tr.kind == "fork" and tr.fork is not None:
+            f = tr.fork
+            branches = ", ".join(f"{n}: {b.initial}..{b.terminal}" for n, b in f.branches.items())
+            t.append(f" -> fork [{branches}] join {f.join} -> {f.on_complete}")
+            if f.on_fail:
+                t.append(f" (failed -> {f.on_fail})")
+        else:
+            parts = []
+            for b in tr.branches:
+                s = b.target
+                if b.guards:
+                    s += " if " + " & ".join(b.guards)
+                elif tr.kind == "branched":
+                    s += " (default)"
+                parts.append(s)
+            t.append(" -> " + " | ".join(parts))
+            if tr.requires_approval:
+                t.append(" [needs approval]", style="yellow")
+    if st.safe_next:
+        if t:
+            t.append("\n")
+        t.append("*", style="bold")
+        t.append(f" (any other event) -> {st.safe_next}", style="dim")
+    return t
+
+
+@app.command("show")
+def show_cmd(
+    name: str = typer.Argument(..., help="Workflow id (or a path to a workflow file)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the compiled workflow as JSON."),
+    project: Optional[str] = ProjectOpt,
+) -> None:
+    """Show a workflow: its states with their rules and transitions, guards and interrupts."""
+    config = _config(project)
+    wf = _load_named(name, config)
+    if as_json:
+        print_json(wf.to_dict())
+        return
+    head = Text()
+    head.append(wf.id, style="bold")
+    head.append(f"  initial: {wf.initial}")
+    if wf.source_path:
+        head.append(f"  ({_shown(Path(wf.source_path), config.root)})", style="dim")
+    console.print(head, soft_wrap=True)
+    if wf.meta:
+        console.print(Text("meta: " + json.dumps(wf.meta, ensure_ascii=False), style="dim"), soft_wrap=True)
+    table = Table(show_lines=True)
+    table.add_column("state", style="bold")
+    table.add_column("rules")
+    table.add_column("transitions")
+    for sname, st in wf.states.items():
+        label = Text(sname)
+        if sname == wf.initial:
+            label.append(" (initial)", style="dim")
+        if st.instructions:
+            label.append("\n" + st.instructions, style="italic dim")
+        table.add_row(label, _rules(st), _transitions(st))
+    console.print(table)
+    if wf.guards:
+        gt = Table(title="guards")
+        gt.add_column("guard", style="bold")
+        gt.add_column("check")
+        for g in wf.guards.values():
+            check = f"{g.field} {g.op}" + (f" {json.dumps(g.value)}" if g.has_value else "")
+            gt.add_row(Text(g.name), Text(check))
+        console.print(gt)
+    if wf.interrupts:
+        it = Table(title="interrupts")
+        it.add_column("interrupt", style="bold")
+        it.add_column("file pattern")
+        it.add_column("handler")
+        for i in wf.interrupts:
+            it.add_row(Text(i.name), Text(i.file_pattern), Text(i.target))
+        console.print(it)
+
+
+@app.command("graph")
+def graph_cmd(
+    name: str = typer.Argument(..., help="Workflow id (or a path to a workflow file)."),
+    fmt: str = typer.Option("mermaid", "--format", "-f", help="Output format: mermaid or dot."),
+    project: Optional[str] = ProjectOpt,
+) -> None:
+    """Print the workflow's state graph as Mermaid (stateDiagram-v2) or Graphviz DOT."""
+    from ..definition.graph import to_dot, to_mermaid
+
+    if fmt not in ("mermaid", "dot"):
+        fail(INVALID_ARGUMENTS, f"unknown --format {fmt!r}: use mermaid or dot", exit_code=2)
+    config = _config(project)
+    wf = _load_named(name, config)
+    import sys
+
+    sys.stdout.write(to_mermaid(wf) if fmt == "mermaid" else to_dot(wf))
