@@ -231,12 +231,13 @@ class Downstream:
             if self._stopping:
                 break
             self._want_up = anyio.Event()
+            settled = self._settled  # this attempt's event (a caller may already wait on it)
             try:
-                await self._connect_and_hold()
+                await self._connect_and_hold(settled)
             finally:
-                self._settled.set()
+                settled.set()
 
-    async def _connect_and_hold(self) -> None:
+    async def _connect_and_hold(self, settled: anyio.Event) -> None:
         self._last_attempt = time.monotonic()
         self.status = "connecting"
         connected = False
@@ -254,7 +255,7 @@ class Downstream:
                     self.protocol_version = client.protocol_version
                     self.status, self.error = "up", None
                     self._drop = anyio.Event()
-                    self._settled.set()
+                    settled.set()
                     if self.restarts and self.on_tools_changed:
                         await self.on_tools_changed()
                     await self._hold(client)
