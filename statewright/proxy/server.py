@@ -102,7 +102,10 @@ class Proxy:
     # ---- sessions and notifications -------------------------------------------------------
     async def _remember_session(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            self._legacy_sessions.add(ctx.session)
+            # `ctx.session` is a per-request wrapper; the connection outlives it and owns the
+            # standalone channel that server-initiated notifications use.
+            conn = getattr(ctx.session, "_connection", None)
+            self._legacy_sessions.add(conn if conn is not None else ctx.session)
         return await call_next(ctx)
 
     async def notify_tools_changed(self) -> None:
