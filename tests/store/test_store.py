@@ -1,0 +1,228 @@
+"""The SQLite store: schema, durability, concurrency across real processes, crash safety."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from statewright import errors
+from statewright.config import store_path
+from statewright.definition.compiled import CompiledWorkflow
+from statewright.engine.run import Run
+from statewright.runtime import Runtime
+from statewright.store import APPLICATION_ID, SCHEMA_VERSION, Store
+
+WORKER = Path(__file__).with_name("worker.py")
+REPO = Path(__file__).resolve().parents[2]
+
+LOOP = {"id": "loop", "initial": "a",
+        "states": {"a": {"on": {"TICK": "a", "END": "z"}}, "z": {"type": "final"}}}
+
+
+def _project(tmp_path: Path, docs=(LOOP,)) -> Path:
+    root = tmp_path / "proj"
+    (root / "workflows").mkdir(parents=True)
+    for d in docs:
+        (root / "workflows" / f"{d['id']}.json").write_text(json.dumps(d))
+    return root
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("STATEWRIGHT_", "CLAUDE_"))}
+    env["PYTHONPATH"] = str(REPO)
+    return env
+
+
+def test_fresh_store_schema_and_pragmas(tmp_path):
+    s = Store.open(tmp_path / "deep" / "dir" / "state.db")
+    conn = s._conn()
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+    assert conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"runs", "events", "definitions", "approvals", "bindings"} <= tables
+    s.close()
+    # reopening a current store runs no DDL: the schema is untouched
+    before = (tmp_path / "deep" / "dir" / "state.db").stat().st_mtime_ns
+    with Store.open(tmp_path / "deep" / "dir" / "state.db").read() as tx:
+        assert tx.list_runs() == []
+    assert (tmp_path / "deep" / "dir" / "state.db").stat().st_mtime_ns == before
+
+
+def test_store_location_follows_config(tmp_path, monkeypatch):
+    root = _project(tmp_path)
+    rt = Runtime.open(root)
+    rt.start("loop", None)
+    assert store_path(root) == root / ".statewright" / "state.db"
+    assert (root / ".statewright" / "state.db").is_file()
+    monkeypatch.setenv("STATEWRIGHT_HOME", str(tmp_path / "home"))
+    Runtime.open(root).start("loop", "other")
+    assert (tmp_path / "home" / "state.db").is_file()
+
+
+def test_damaged_store_is_a_clear_error(tmp_path):
+    p = tmp_path / "state.db"
+    p.write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(errors.StatewrightError) as ei:
+        Store.open(p)
+    assert ei.value.code == errors.STORE_ERROR and str(p) in ei.value.message
+    assert "damaged" in ei.value.message
+    assert p.read_bytes().startswith(b"this is not sqlite")  # nothing lost or overwritten
+
+
+def test_foreign_sqlite_file_is_refused(tmp_path):
+    p = tmp_path / "state.db"
+    conn = sqlite3.connect(p)
+    conn.execute("CREATE TABLE customers(id INTEGER)")
+    conn.execute("INSERT INTO customers VALUES (1)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(errors.StatewrightError) as ei:
+        Store.open(p)
+    assert ei.value.code == errors.STORE_ERROR and "not a statewright store" in ei.value.message
+    conn = sqlite3.connect(p)
+    assert conn.execute("SELECT count(*) FROM customers").fetchone()[0] == 1
+
+
+def test_newer_schema_is_refused(tmp_path):
+    p = tmp_path / "state.db"
+    Store.open(p).close()
+    conn = sqlite3.connect(p)
+    conn.execute(f"PRAGMA user_version={SCHEMA_VERSION + 5}")
+    conn.commit()
+    conn.close()
+    with pytest.raises(errors.StatewrightError) as ei:
+        Store(p)._conn()
+    assert "newer statewright" in ei.value.message
+
+
+def test_corrupted_pages_are_a_clear_error(tmp_path):
+    root = _project(tmp_path)
+    rt = Runtime.open(root)
+    rt.start("loop", None)
+    for _ in range(20):
+        rt.transition(None, "TICK", {"pad": "x" * 500})
+    rt.store.close()
+    db = store_path(root)
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    raw = bytearray(db.read_bytes())
+    for i in range(4096, len(raw), 97):  # scribble over every page after the header page
+        raw[i] = 0xFF
+    db.write_bytes(bytes(raw))
+    with pytest.raises(errors.StatewrightError) as ei:
+        Runtime.open(root).get_state(None)
+    assert ei.value.code == errors.STORE_ERROR
+
+
+def test_update_run_is_atomic_and_does_not_bump_version(tmp_path):
+    root = _project(tmp_path)
+    rt = Runtime.open(root)
+    rid = rt.start("loop", None)["run_id"]
+    new = rt.store.update_run(rid, lambda r: (r.with_(iterations=r.iterations + 1),
+                                              [{"kind": "tool_allowed", "actor": "agent", "data": {"t": 1}}]))
+    assert new.iterations == 1 and new.version == 1
+    assert rt.history(rid)[-1]["kind"] == "tool_allowed"
+
+    def boom(r):
+        raise RuntimeError("fn failed")
+
+    with pytest.raises(RuntimeError):
+        rt.store.update_run(rid, boom)
+    assert rt.store.get_run(rid).iterations == 1  # rolled back, nothing half-written
+    with pytest.raises(errors.StatewrightError) as ei:
+        rt.store.update_run("run_nope", lambda r: (r, []))
+    assert ei.value.code == errors.UNKNOWN_RUN
+
+
+def test_run_keeps_its_definition_when_the_file_changes(tmp_path):
+    root = _project(tmp_path)
+    rt = Runtime.open(root)
+    rt.start("loop", None)
+    changed = dict(LOOP, states={"a": {"on": {"END": "z"}}, "z": {"type": "final"}})
+    (root / "workflows" / "loop.json").write_text(json.dumps(changed))
+    rt2 = Runtime.open(root)
+    assert rt2.transition(None, "TICK")["state"] == "a"  # still the definition it started with
+    run, c = rt2.effective_run(None)
+    assert "TICK" in c.states["a"].on
+    assert c.source_path == str(root / "workflows" / "loop.json")
+
+
+def test_eight_processes_lose_nothing(tmp_path):
+    root = _project(tmp_path)
+    Runtime.open(root).start("loop", None)
+    n = 15
+    procs = [subprocess.Popen([sys.executable, str(WORKER), "hammer", str(root), str(i), str(n)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=_env()) for i in range(8)]
+    for p in procs:
+        assert p.stdout.readline().strip() == "ready", p.stderr.read()
+    for p in procs:  # release them together
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        assert "done" in out
+    rt = Runtime.open(root)
+    state = rt.get_state(None)
+    assert state["version"] == 1 + 8 * n
+    assert state["context"]["n"] == 8 * n
+    for i in range(8):
+        for k in range(n):
+            assert state["context"][f"p{i}_{k}"] is True
+    hist = rt.history()
+    trans = [h for h in hist if h["kind"] == "transitioned"]
+    assert len(trans) == 8 * n
+    keys = [next(iter(h["data"]["data"])) for h in trans]
+    assert len(set(keys)) == len(keys) == 8 * n  # every accepted event exactly once
+    assert sorted(h["version"] for h in trans) == list(range(2, 2 + 8 * n))
+    assert len([h for h in hist if h["kind"] == "tool_allowed"]) == 8 * n
+
+
+def test_sigkill_mid_transition_leaves_the_run_before_the_event(tmp_path):
+    root = _project(tmp_path)
+    rt = Runtime.open(root)
+    rid = rt.start("loop", None)["run_id"]
+    rt.transition(None, "TICK")
+    p = subprocess.Popen([sys.executable, str(WORKER), "hang", str(root)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=_env())
+    assert p.stdout.readline().strip() == "mid-transaction", p.stderr.read()
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=30)
+    rt2 = Runtime.open(root)
+    state = rt2.get_state(None)
+    assert state["version"] == 2 and "crash" not in state["context"]
+    assert [h["kind"] for h in rt2.history(rid)] == ["started", "transitioned"]
+    assert rt2.transition(None, "TICK")["version"] == 3  # the lock died with the process
+
+
+def test_sigkill_during_a_flurry_never_leaves_a_run_between_events(tmp_path):
+    root = _project(tmp_path)
+    rid = Runtime.open(root).start("loop", None)["run_id"]
+    for delay in (0.05, 0.2, 0.35):
+        p = subprocess.Popen([sys.executable, str(WORKER), "flurry", str(root)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+        assert p.stdout.readline().strip() == "ready", p.stderr.read()
+        time.sleep(delay)
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=30)
+        rt = Runtime.open(root)
+        run = rt.store.get_run(rid)
+        hist = rt.history(rid)
+        trans = [h for h in hist if h["kind"] == "transitioned"]
+        assert run.version == 1 + len(trans) == run.transition_count + 1
+        assert [h["version"] for h in trans] == list(range(2, 2 + len(trans)))
+        if trans:
+            assert run.context["k"] == trans[-1]["data"]["data"]["k"]
+    assert len(trans) > 10  # the workers really were killed mid-stream

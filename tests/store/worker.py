@@ -1,0 +1,61 @@
+"""Subprocess worker for the store's concurrency and crash tests (run as a script)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+
+def main() -> None:
+    mode, root = sys.argv[1], sys.argv[2]
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    from statewright.runtime import Runtime
+    from statewright.errors import StatewrightError
+
+    rt = Runtime.open(root)
+    if mode == "hammer":
+        ident, n = sys.argv[3], int(sys.argv[4])
+        run_id = rt.get_state("default")["run_id"]
+        print("ready", flush=True)
+        sys.stdin.readline()  # start together
+        for k in range(n):
+            rt.transition("default", "TICK", {f"p{ident}_{k}": True})
+
+            def bump(run):
+                ctx = dict(run.context)
+                ctx["n"] = ctx.get("n", 0) + 1
+                return run.with_(context=ctx), [{"kind": "tool_allowed", "actor": "agent",
+                                                 "data": {"w": ident, "k": k}}]
+
+            rt.store.update_run(run_id, bump)
+        print("done", flush=True)
+    elif mode == "hang":
+        # Transition, but stop for good right after the run row and the first history row were
+        # written, inside the open transaction: the parent SIGKILLs us there.
+        from statewright.store import db
+
+        original = db.Tx.append_event
+
+        def slow(self, *a, **kw):
+            original(self, *a, **kw)
+            print("mid-transaction", flush=True)
+            time.sleep(60)
+
+        db.Tx.append_event = slow
+        rt.transition("default", "TICK", {"crash": True})
+    elif mode == "flurry":
+        print("ready", flush=True)
+        k = 0
+        while True:
+            try:
+                rt.transition("default", "TICK", {"k": k})
+            except StatewrightError as exc:  # pragma: no cover - reported to the test
+                print(json.dumps({"error": str(exc)}), flush=True)
+                raise
+            k += 1
+
+
+if __name__ == "__main__":
+    main()
