@@ -13,7 +13,7 @@ from typing import Any
 from ..definition.compiled import State
 from . import edits as _edits
 from . import protect
-from .paths import project_relative
+from .paths import _real_root, project_relative
 from .tools import is_statewright_tool, normalize_tool_name, tool_allowed
 from .types import Counters, Decision, GateContext, ToolCall
 
@@ -60,14 +60,18 @@ def _deny(rule: str, what: str, why: str, state: State, ctx: GateContext, trace:
 
 
 def _file_key(path: str, ctx: GateContext, cwd: str | None) -> str:
-    rel = project_relative(path, ctx.project_root, cwd)
-    if rel is not None:
-        return rel
+    full = protect.resolved(path, ctx.project_root, cwd)
+    root = _real_root(ctx.project_root)
+    if full == root:
+        return "."
+    if full.startswith(root.rstrip(os.sep) + os.sep):
+        return os.path.relpath(full, root).replace(os.sep, "/")
     return os.path.normpath(os.path.join(cwd or ctx.project_root, os.path.expanduser(path)))
 
 
 def gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> Decision:
     """Decide one tool call. Never raises: an internal failure is a deny with its cause."""
+    protect._MEMO["paths"] = {}
     try:
         return _gate(state, counters, call, ctx)
     except Exception as exc:  # fail closed on anything unexpected
@@ -75,6 +79,8 @@ def gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> 
             f"statewright could not decide this call ({type(exc).__name__}: {exc}); "
             "it is refused to be safe.", "internal_error",
             explanation=(f"internal error: {type(exc).__name__}: {exc}",))
+    finally:
+        protect._MEMO.pop("paths", None)
 
 
 def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> Decision:
@@ -237,7 +243,7 @@ def _sensitive(rel: str, full: str, ctx: GateContext) -> str | None:
         return f"`{rel}` is a sensitive location (git metadata / Claude settings)"
     if full in protect.protected_paths(ctx):
         return f"`{rel}` is a file statewright is enforcing"
-    store = os.path.realpath(ctx.store_dir)
+    store = protect.real_store(ctx.store_dir)
     if full == store or full.startswith(store + os.sep):
         return f"`{rel}` is inside statewright's store"
     return None

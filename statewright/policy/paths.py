@@ -64,9 +64,16 @@ def project_relative(path: str, project_root: str, cwd: str | None = None) -> st
     exist, so a link into `.statewright/` is seen for what it is."""
     base = cwd or project_root
     full = os.path.realpath(os.path.join(base, os.path.expanduser(path)))
-    root = os.path.realpath(project_root)
+    root = _real_root(project_root)
     if full == root:
         return "."
     if not full.startswith(root.rstrip(os.sep) + os.sep):
         return None
     return os.path.relpath(full, root).replace(os.sep, "/")
+
+
+@lru_cache(maxsize=64)
+def _real_root(project_root: str) -> str:
+    # the project root does not move during a process's life; resolving it once saves a
+    # syscall per path on the hot path of `gate`
+    return os.path.realpath(project_root)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+from functools import lru_cache
 from typing import Any
 
 from .paths import project_relative
@@ -42,6 +43,7 @@ def store_markers(store_dir: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys([base, ".statewright"]))
 
 
+@lru_cache(maxsize=64)
 def _marker_re(store_dir: str) -> re.Pattern[str]:
     parts = [re.escape(m) for m in store_markers(store_dir)]
     parts.append(r"(?<![A-Za-z0-9_-])state\.db")
@@ -55,24 +57,50 @@ def _inside(path: str, directory: str) -> bool:
     return path == d or path.startswith(d + os.sep)
 
 
-def _resolve(p: str, ctx_root: str, cwd: str | None) -> str:
-    base = cwd or ctx_root
-    return os.path.realpath(os.path.join(base, os.path.expanduser(p)))
+def resolved(p: str, root: str, cwd: str | None) -> str:
+    """Absolute, symlink-free form of `p`. Memoised for the duration of one decision only
+    (see `gate`), so a link created later is always seen."""
+    key = (p, root, cwd)
+    memo = _MEMO.get("paths")
+    if memo is not None and key in memo:
+        return memo[key]
+    full = os.path.realpath(os.path.join(cwd or root, os.path.expanduser(p)))
+    if memo is not None:
+        memo[key] = full
+    return full
 
 
-def protected_paths(ctx: Any) -> set[str]:
-    root = os.path.realpath(ctx.project_root)
-    out = {os.path.realpath(p) for p in ctx.protected_files}
+_MEMO: dict[str, dict] = {}
+
+
+def protected_paths(ctx: Any) -> frozenset[str]:
+    return _protected(ctx.project_root, frozenset(ctx.protected_files))
+
+
+@lru_cache(maxsize=64)
+def _protected(project_root: str, files: frozenset[str]) -> frozenset[str]:
+    root = os.path.realpath(project_root)
+    out = {os.path.realpath(p) for p in files}
     out.update(os.path.join(root, f) for f in CONFIG_FILES)
-    return out
+    return frozenset(out)
+
+
+@lru_cache(maxsize=64)
+def _protected_rel(project_root: str, protected: frozenset[str]) -> frozenset[str | None]:
+    return frozenset(project_relative(p, project_root) for p in protected)
+
+
+@lru_cache(maxsize=64)
+def real_store(store_dir: str) -> str:
+    return os.path.realpath(store_dir)
 
 
 def path_violation(p: str, ctx: Any, cwd: str | None, write: bool) -> str | None:
     """Why touching path `p` is refused (None if it is fine)."""
     if not isinstance(p, str) or not p:
         return None
-    full = _resolve(p, ctx.project_root, cwd)
-    store = os.path.realpath(ctx.store_dir)
+    full = resolved(p, ctx.project_root, cwd)
+    store = real_store(ctx.store_dir)
     if _inside(full, store) or _marker_re(ctx.store_dir).search(p):
         return f"`{p}` is inside statewright's store ({ctx.store_dir}), which agents may not touch"
     if write and full in protected_paths(ctx):
@@ -161,8 +189,8 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, cwd: str | None) -> list
         if c.stdin_text and rx.search(c.stdin_text):
             out.append(f"`{c.name}` is fed text naming statewright's store")
     protected = protected_paths(ctx)
-    prot_rel = {project_relative(p, ctx.project_root) for p in protected}
-    store = os.path.realpath(ctx.store_dir)
+    prot_rel = _protected_rel(ctx.project_root, protected)
+    store = real_store(ctx.store_dir)
     for c in analysis.commands:
         if not c.name_literal:
             continue

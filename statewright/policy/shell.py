@@ -18,6 +18,7 @@ import fnmatch
 import re
 import shlex
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable
 
 # --------------------------------------------------------------------------------------------
@@ -885,6 +886,7 @@ def dangerous_assignment(name: str) -> bool:
     return bool(_DANGEROUS_VAR_RE.match(name))
 
 
+@lru_cache(maxsize=1024)
 def _prefix_tokens(prefix: str) -> tuple[str, ...]:
     try:
         return tuple(shlex.split(prefix))
