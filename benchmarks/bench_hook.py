@@ -1,0 +1,133 @@
+"""Hook start-up budget (DESIGN.md section 8): one PreToolUse decision as a whole process.
+
+    .venv/bin/python benchmarks/bench_hook.py [--runs N]
+
+Measures, interleaved in one run with the same venv python, the median wall time of
+- a bare `python -c pass` (the reference),
+- `statewright-hook pre-tool-use` deciding a non-Bash call (Read),
+- `statewright-hook pre-tool-use` deciding a compound Bash line (tree-sitter parse),
+- `statewright-hook pre-tool-use` refusing a call (Edit in a state that forbids it),
+against a real project with a running workflow and a real store (every allowed call is
+accounted, as in production). Prints `name | value | unit | budget` rows; exits 1 when a ratio
+is over its budget (non-Bash <= 2.5x, compound Bash <= 4x).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PY = Path(sys.executable)
+HOOK = PY.parent / "statewright-hook"
+
+WORKFLOW = {
+    "id": "bench-hook",
+    "initial": "work",
+    "states": {
+        "work": {
+            "instructions": "benchmark state",
+            "allowed_tools": ["Read", "Grep", "Bash"],
+            "allowed_commands": ["pytest", "npm test", "git status", "git diff", "git rev-parse", "tee", "grep"],
+            "blocked_env": ["AWS_SECRET_ACCESS_KEY"],
+            "on": {"DONE": "done"},
+        },
+        "done": {"type": "final"},
+    },
+}
+COMPOUND = ("pytest -x tests/unit -q && npm test -- --silent | tee out.log; "
+            "git status --short || git diff --stat $(git rev-parse HEAD) | grep -v vendor")
+
+
+def _setup(root: Path) -> None:
+    (root / "workflows").mkdir(parents=True)
+    (root / "workflows" / "bench-hook.json").write_text(json.dumps(WORKFLOW))
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("print('hi')\n")
+    from statewright.runtime import Runtime
+
+    Runtime.open(project=str(root)).start("bench-hook", "default")
+
+
+def _payload(root: Path, tool: str, tool_input: dict) -> bytes:
+    return json.dumps({"session_id": "bench", "transcript_path": "/dev/null", "cwd": str(root),
+                       "hook_event_name": "PreToolUse", "tool_name": tool,
+                       "tool_input": tool_input, "tool_use_id": "toolu_bench"}).encode()
+
+
+def _time(cmd: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, bytes]:
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    return time.perf_counter() - t0, r.stdout
+
+
+def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
+    argv = sys.argv[1:] if argv is None else argv
+    runs = int(argv[argv.index("--runs") + 1]) if "--runs" in argv else 41
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "proj"
+        _setup(root)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("STATEWRIGHT_", "CLAUDE_"))}
+        env["CLAUDE_PROJECT_DIR"] = str(root)
+        cases = {
+            "python -c pass": ([str(PY), "-c", "pass"], b""),
+            "hook Read (allowed)": ([str(HOOK), "pre-tool-use"],
+                                    _payload(root, "Read", {"file_path": str(root / "src/app.py")})),
+            "hook compound Bash (allowed)": ([str(HOOK), "pre-tool-use"],
+                                             _payload(root, "Bash", {"command": COMPOUND})),
+            "hook Edit (denied)": ([str(HOOK), "pre-tool-use"],
+                                   _payload(root, "Edit", {"file_path": str(root / "src/app.py"),
+                                                           "old_string": "hi", "new_string": "yo"})),
+        }
+        # sanity: the decisions are the ones we mean to time
+        _, out = _time(*cases["hook Read (allowed)"], env)
+        assert out.strip() == b"", out
+        _, out = _time(*cases["hook compound Bash (allowed)"], env)
+        assert b'"deny"' not in out, out
+        _, out = _time(*cases["hook Edit (denied)"], env)
+        assert b'"deny"' in out, out
+        samples: dict[str, list[float]] = {k: [] for k in cases}
+        for _ in range(3):  # warm the page cache
+            for cmd, stdin in cases.values():
+                _time(cmd, stdin, env)
+        for _ in range(runs):
+            for name, (cmd, stdin) in cases.items():
+                samples[name].append(_time(cmd, stdin, env)[0])
+    med = {k: statistics.median(v) * 1000 for k, v in samples.items()}
+    base = med["python -c pass"]
+    rows = [
+        ("python -c pass (median)", round(base, 1), "ms", "reference"),
+        ("hook Read (median)", round(med["hook Read (allowed)"], 1), "ms", ""),
+        ("hook compound Bash (median)", round(med["hook compound Bash (allowed)"], 1), "ms", ""),
+        ("hook Edit denied (median)", round(med["hook Edit (denied)"], 1), "ms", ""),
+        ("hook non-Bash / python -c pass", round(med["hook Read (allowed)"] / base, 2), "x", "<= 2.5"),
+        ("hook denied / python -c pass", round(med["hook Edit (denied)"] / base, 2), "x", "<= 2.5"),
+        ("hook compound Bash / python -c pass", round(med["hook compound Bash (allowed)"] / base, 2), "x", "<= 4"),
+    ]
+    print(f"runs per case: {runs} (interleaved)")
+    width = max(len(r[0]) for r in rows)
+    for name, value, unit, budget in rows:
+        print(f"{name:<{width}} | {value:>8} | {unit:<2} | {budget}")
+    return rows
+
+
+def over_budget(rows: list[tuple[str, float, str, str]]) -> list[str]:
+    out = []
+    for name, value, _unit, budget in rows:
+        if budget.startswith("<="):
+            if value > float(budget[2:]):
+                out.append(f"{name}: {value} > {budget[2:]}")
+    return out
+
+
+if __name__ == "__main__":
+    over = over_budget(main())
+    if over:
+        print("OVER BUDGET: " + "; ".join(over), file=sys.stderr)
+    sys.exit(1 if over else 0)

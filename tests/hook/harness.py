@@ -1,0 +1,109 @@
+"""Drive the installed `statewright-hook` and `statewright` processes against a temp project,
+exactly as Claude Code and a human would (real hook JSON on stdin, real store on disk)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from conftest import EXAMPLES, bin_path, clean_env
+
+SESSION = "c0ffee00-1111-4222-8333-444455556666"
+
+
+class Project:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        if not (root / "workflows").exists():
+            shutil.copytree(EXAMPLES, root / "workflows")
+        self.env = clean_env(CLAUDE_PROJECT_DIR=str(root))
+
+    # -- the human side: the real CLI ---------------------------------------------------------
+    def cli(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        r = subprocess.run([bin_path("statewright"), *args, "--project", str(self.root)],
+                           capture_output=True, text=True, env=clean_env(), timeout=120)
+        if check and r.returncode != 0:
+            raise AssertionError(f"statewright {' '.join(args)} failed: {r.stderr}")
+        return r
+
+    def start(self, name: str, *extra: str) -> dict:
+        return json.loads(self.cli("start", name, "--json", *extra).stdout)
+
+    def transition(self, event: str, data: dict | None = None) -> dict:
+        args = ["transition", event, "--json"]
+        if data is not None:
+            args += ["--data", json.dumps(data)]
+        return json.loads(self.cli(*args).stdout)
+
+    def status(self, session: str | None = None) -> dict:
+        args = ["status", "--json"] + (["--session", session] if session else [])
+        return json.loads(self.cli(*args).stdout)
+
+    def history(self) -> list[dict]:
+        return json.loads(self.cli("history", "--json").stdout)
+
+    def write_workflow(self, doc: dict) -> None:
+        (self.root / "workflows" / f"{doc['id']}.json").write_text(json.dumps(doc, indent=2))
+
+    # -- the agent side: the real hook --------------------------------------------------------
+    def payload(self, event: str, session: str = SESSION, **fields: Any) -> dict:
+        return {"session_id": session, "transcript_path": "/tmp/transcript.jsonl",
+                "cwd": str(self.root), "permission_mode": "default",
+                "hook_event_name": event, **fields}
+
+    def run_hook(self, args: list[str], stdin: bytes, env: dict | None = None,
+                 exe: str = "statewright-hook") -> tuple[int, str, str]:
+        r = subprocess.run([bin_path(exe), *args], input=stdin, capture_output=True,
+                           env=env or self.env, timeout=120)
+        out, err = r.stdout.decode(), r.stderr.decode()
+        assert "Traceback" not in err and "Traceback" not in out, err
+        return r.returncode, out, err
+
+    def hook(self, event_arg: str, payload: dict | bytes, env: dict | None = None) -> dict | None:
+        stdin = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        rc, out, _err = self.run_hook([event_arg], stdin, env)
+        assert rc == 0
+        return json.loads(out) if out.strip() else None
+
+    def pre(self, tool: str, tool_input: dict, session: str = SESSION, **extra: Any) -> dict | None:
+        return self.hook("pre-tool-use", self.payload("PreToolUse", session, tool_name=tool,
+                                                      tool_input=tool_input,
+                                                      tool_use_id="toolu_01", **extra))
+
+    def post(self, tool: str, tool_input: dict, response: Any, session: str = SESSION) -> dict | None:
+        return self.hook("post-tool-use", self.payload("PostToolUse", session, tool_name=tool,
+                                                       tool_input=tool_input,
+                                                       tool_response=response,
+                                                       tool_use_id="toolu_01"))
+
+    def path(self, rel: str) -> str:
+        return str(self.root / rel)
+
+
+def denied(out: dict | None) -> str:
+    """The refusal reason; fails if the answer is not a PreToolUse deny."""
+    assert out is not None, "expected a refusal, the call was allowed"
+    hso = out["hookSpecificOutput"]
+    assert hso["hookEventName"] == "PreToolUse"
+    assert hso["permissionDecision"] == "deny", out
+    assert hso["permissionDecisionReason"]
+    return hso["permissionDecisionReason"]
+
+
+def allowed(out: dict | None) -> None:
+    """Allowed: nothing printed, or an explicit allow (with a rewritten input)."""
+    if out is None:
+        return
+    hso = out["hookSpecificOutput"]
+    assert hso["permissionDecision"] == "allow", out
+
+
+def context(out: dict | None, event: str) -> str:
+    assert out is not None, f"expected additionalContext for {event}"
+    hso = out["hookSpecificOutput"]
+    assert hso["hookEventName"] == event
+    return hso["additionalContext"]
