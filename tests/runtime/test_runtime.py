@@ -1,0 +1,236 @@
+"""Runtime: sessions, the state answer, effective runs through fork/invoke, interrupts,
+approvals, pause/resume and force, all against a real store in a temp project."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from statewright import errors
+from statewright.runtime import Runtime
+
+ANSWER_KEYS = {"run_id", "workflow", "state", "status", "version", "is_final", "instructions",
+               "allowed_tools", "allowed_commands", "blocked_env", "counters", "transitions",
+               "context", "pending_approval", "interrupt", "fork"}
+
+
+@pytest.fixture
+def rt(project):
+    return Runtime.open(project)
+
+
+def test_state_answer_shape(rt):
+    a = rt.start("deploy-pipeline", None)
+    assert ANSWER_KEYS <= set(a)
+    assert set(a["counters"]) == {"iterations", "max_iterations", "files_edited",
+                                  "max_files_per_state", "bytes", "context_budget_bytes"}
+    assert a["counters"]["max_iterations"] == 10 and a["allowed_tools"] == ["Read", "Grep", "Glob"]
+    t = a["transitions"][0]
+    assert set(t) >= {"event", "target", "guards", "requires_approval", "passes"}
+    assert rt.get_state(None) == a
+
+
+def test_no_active_run_and_session_fallback(rt, monkeypatch):
+    with pytest.raises(errors.StatewrightError) as ei:
+        rt.get_state("agent-1")
+    assert ei.value.code == errors.NO_ACTIVE_RUN
+    a = rt.start("tdd-feature", None)  # default session
+    assert rt.get_state("agent-1")["run_id"] == a["run_id"]  # falls back to `default`
+    assert rt.effective_run("agent-1")[0].run_id == a["run_id"]
+    monkeypatch.setenv("STATEWRIGHT_SESSION", "agent-2")
+    assert rt.resolve_session(None) == "agent-2" and rt.resolve_session("x") == "x"
+    monkeypatch.delenv("STATEWRIGHT_SESSION")
+    assert rt.resolve_session(None) == "default"
+
+
+def test_starting_while_a_run_governs_the_session_is_refused(rt):
+    rt.start("tdd-feature", None)
+    with pytest.raises(errors.StatewrightError) as ei:  # an agent cannot escape into a looser workflow
+        rt.load_workflow("guarded-edits", "agent-1")
+    assert ei.value.code == errors.INVALID_ARGUMENTS and "already has running run" in ei.value.message
+    rt.pause(None)
+    b = rt.start("guarded-edits", "agent-1")  # paused: enforcement stopped, a new run may start
+    assert b["workflow"] == "guarded-edits"
+
+
+def test_unknown_workflow(rt):
+    with pytest.raises(errors.StatewrightError) as ei:
+        rt.start("nope", None)
+    assert ei.value.code == errors.UNKNOWN_WORKFLOW
+
+
+def test_rejections_are_recorded_and_carry_the_state(rt):
+    rt.start("tdd-feature", None)
+    rt.transition(None, "READY")
+    with pytest.raises(errors.StatewrightError) as ei:
+        rt.transition(None, "NOPE")
+    e = ei.value
+    assert e.code == errors.INVALID_TRANSITION and e.state["state"] == "writing_test"
+    assert "TEST_WRITTEN" in e.message
+    assert rt.history()[-1]["kind"] == "rejected"
+    with pytest.raises(errors.StatewrightError) as ei:
+        rt.transition(None, "TEST_WRITTEN", expected_version=1)
+    assert ei.value.code == errors.STALE_VERSION
+    assert rt.transition(None, "TEST_WRITTEN", expected_version=2)["version"] == 3
+
+
+def test_approval_flow_through_the_runtime(rt):
+    rt.start("demo-proxy", None)
+    rt.transition(None, "PLAN_READY")
+    a = rt.transition(None, "DONE")
+    pa = a["pending_approval"]
+    assert pa and a["state"] == "implement" and "advice" in a
+    with pytest.raises(errors.StatewrightError) as ei:
+        rt.transition(None, "DONE")
+    assert ei.value.code == errors.PENDING_APPROVAL
+    with pytest.raises(errors.StatewrightError) as ei:
+        rt.approve(None, actor="agent")  # no agent can approve
+    assert ei.value.code == errors.TOOL_DENIED
+    r = rt.reject(None, reason="not convinced")
+    assert r["pending_approval"] is None and r["state"] == "implement"
+    a2 = rt.transition(None, "DONE")
+    with pytest.raises(errors.StatewrightError) as ei:
+        rt.approve(None, pa["approval_id"])  # the rejected one is gone
+    assert ei.value.code == errors.NO_PENDING_APPROVAL
+    done = rt.approve(None, a2["pending_approval"]["approval_id"])
+    assert done["status"] == "completed" and done["state"] == "done"
+    kinds = [h["kind"] for h in rt.history()]
+    assert kinds.count("approval_requested") == 2 and "rejected_by_human" in kinds
+    assert "approved" in kinds and kinds[-1] == "completed"
+    with rt.store.read() as tx:
+        assert tx.approval(pa["approval_id"])["status"] == "rejected"
+        assert tx.approval(a2["pending_approval"]["approval_id"])["status"] == "approved"
+
+
+def test_interrupt_via_runtime_and_return(rt, project):
+    rt.start("guarded-edits", None)
+    c = rt.effective_run(None)[1]
+    pattern = next(i for i in c.interrupts if i.name == "migration_changed").file_pattern
+    assert rt.fire_interrupt(None, "README.md") is None
+    path = {"db/migrations/**": "db/migrations/0001_init.sql"}.get(pattern, None)
+    if path is None:  # derive a matching path from the pattern
+        path = pattern.replace("**/", "x/").replace("**", "x").replace("*", "a")
+    a = rt.fire_interrupt(None, path)
+    assert a["state"] == "migration_review"
+    assert a["interrupt"] == {"name": "migration_changed", "return_to": "implementing"}
+    assert rt.fire_interrupt(None, path) is None  # suppressed in the handler
+    back = rt.transition(None, "VALIDATED")
+    assert back["state"] == "implementing" and back["interrupt"] is None
+    assert [h["kind"] for h in rt.history()][-2:] == ["interrupted", "returned"]
+
+
+def test_protected_files_are_the_sources_in_use(rt, project):
+    assert rt.protected_files(None) == set()
+    rt.start("tdd-feature", None)
+    assert rt.protected_files(None) == {str(project / "workflows" / "tdd-feature.json")}
+
+
+def test_sequential_fork_through_the_runtime(rt):
+    rt.start("ci-pipeline", None)
+    a = rt.transition(None, "BUILD_DONE")
+    assert a["state"] == "lint_run" and a["fork"]["branch"] == "lint"
+    assert a["workflow"] == "ci-pipeline"
+    eff, _ = rt.effective_run(None)
+    assert eff.branch == "lint" and eff.session == "default/lint"
+    with pytest.raises(errors.StatewrightError):
+        rt.transition(None, "BRANCH_DONE:types")  # not finished
+    a = rt.transition(None, "PASS")  # lint reaches its terminal: next branch
+    assert a["state"] == "types_run" and a["fork"]["branches"]["lint"]["status"] == "completed"
+    assert any(t["event"] == "BRANCH_DONE:lint" and t["passes"] for t in a["transitions"])
+    a = rt.transition(None, "BRANCH_DONE:lint")
+    assert a["state"] == "types_run"
+    rt.transition(None, "PASS")
+    a = rt.transition(None, "PASS")
+    assert a["state"] == "publishing" and a["fork"]["joined"] is True
+    a = rt.transition(None, "DONE")
+    assert a["status"] == "completed"
+    runs = rt.list_runs()
+    assert {r["branch"] for r in runs if r["parent_run"]} == {"lint", "types", "security"}
+    assert all(r["status"] == "completed" for r in runs)
+
+
+def test_fork_any_join_and_failing_branch(rt):
+    rt.start("incident-triage", None)
+    rt.force_state(None, "investigating")
+    a = rt.transition(None, "SEARCH")
+    assert a["state"] == "searching_logs"
+    a = rt.transition(None, "FOUND", {"where": "logs"})
+    assert a["state"] == "reporting" and a["context"]["where"] == "logs"
+    stopped = [r for r in rt.list_runs() if r["branch"] == "code"]
+    assert stopped[0]["status"] == "failed"  # the race is over: the other branch stops
+
+    rt.transition(None, "DONE")
+    rt.start("ci-pipeline", None)
+    rt.transition(None, "BUILD_DONE")
+    a = rt.transition(None, "FAIL")  # the lint branch ends in `failed`, not its terminal
+    assert a["state"] == "failed" and a["status"] == "completed" and a["fork"] is None
+
+
+def test_invoke_through_the_runtime(rt):
+    rt.start("release", None)
+    a = rt.transition(None, "READY")
+    assert a["workflow"] == "release-checks" and a["state"] == "running_tests"
+    assert a["context"]["suite"] == "release"
+    a = rt.transition(None, "FAIL")  # child reaches its final state named `failed`
+    assert a["workflow"] == "release" and a["state"] == "aborted" and a["status"] == "completed"
+
+    rt.start("release", None)
+    rt.transition(None, "READY")
+    rt.transition(None, "PASS")
+    a = rt.transition(None, "OK", {"notes": "fine"})
+    assert a["workflow"] == "release" and a["state"] == "tagging"
+    assert a["context"]["release-checks"]["notes"] == "fine"
+    a = rt.transition(None, "DONE")
+    assert a["status"] == "completed" and "release page" in a["advice"]
+
+
+def test_pause_resume_across_sessions(rt):
+    rt.start("tdd-feature", "s1")
+    rt.transition("s1", "READY", {"failing_test": "t1"})
+    rt.store.update_run(rt.effective_run("s1")[0].run_id,
+                        lambda r: (r.with_(iterations=7), []))
+    p = rt.pause("s1")
+    assert p["status"] == "paused"
+    assert rt.effective_run("s1") is None  # enforcement stops
+    with pytest.raises(errors.StatewrightError) as ei:
+        rt.transition("s1", "TEST_WRITTEN")
+    assert ei.value.code == errors.NO_ACTIVE_RUN
+    r = rt.resume("tdd-feature", "s2")
+    assert r["status"] == "running" and r["state"] == "writing_test" and r["run_id"] == p["run_id"]
+    assert r["counters"]["iterations"] == 0 and r["context"]["failing_test"] == "t1"
+    run, _ = rt.effective_run("s2")
+    assert run.transition_count == 1 and run.session == "s2"
+    fresh = rt.load_workflow("bugfix", "s3", resume=True)  # nothing paused: starts fresh
+    assert fresh["state"] == "reproducing" and fresh["version"] == 1
+
+
+def test_force_state_agent_needs_debug(rt):
+    rt.start("deploy-pipeline", None)
+    with pytest.raises(errors.StatewrightError) as ei:
+        rt.force_state(None, "deploying", actor="agent")
+    assert ei.value.code == errors.DEBUG_DISABLED
+    a = rt.force_state(None, "deploying", {"coverage": 90})
+    assert a["state"] == "deploying" and a["context"]["coverage"] == 90
+    h = rt.history()[-1]
+    assert h["kind"] == "forced" and h["actor"] == "human"
+
+
+def test_parallel_branch_binding(rt):
+    rt.start("ci-pipeline", "lead")
+    rt.transition("lead", "BUILD_DONE")
+    b = rt.load_workflow("ci-pipeline", "helper", branch="security")
+    assert b["state"] == "security_run"
+    assert rt.effective_run("helper")[0].branch == "security"
+    rt.transition("helper", "PASS")
+    a = rt.get_state("lead")
+    assert a["fork"]["branches"]["security"]["status"] == "completed"
+
+
+def test_hook_import_path_stays_light():
+    import subprocess
+
+    code = ("import sys, statewright.runtime, statewright.store, statewright.engine;"
+            "print(','.join(m for m in ('pydantic','jsonschema','mcp','typer','rich') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
