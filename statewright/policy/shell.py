@@ -302,6 +302,8 @@ _WORD_NODES = {"word", "string", "raw_string", "ansi_c_string", "concatenation",
                "simple_expansion", "expansion", "command_substitution", "process_substitution",
                "arithmetic_expansion", "translated_string", "brace_expression"}
 _MAX_DEPTH = 8
+_PLAIN_WORDS = {"word", "concatenation", "string", "raw_string", "ansi_c_string", "number",
+                "translated_string"}
 
 
 class _Walker:
@@ -396,6 +398,13 @@ class _Walker:
             self._children(node, context, depth)
         else:
             self._children(node, context, depth)
+
+    def _after_word(self, node: Any, context: str, depth: int) -> None:
+        """Walk what is nested in a word already recorded (without recording it again)."""
+        if node.type in _PLAIN_WORDS:
+            self._children(node, context, depth)
+        else:
+            self._node(node, context, depth)
 
     def _expansion(self, node: Any, context: str, depth: int) -> None:
         names = [c for c in node.named_children if c.type == "variable_name"]
@@ -559,7 +568,7 @@ class _Walker:
                 w = make_word(inner, self.problems)
                 argv.append(w)
                 self.words.append(w)
-                self._node(inner, context, depth)
+                self._after_word(inner, context, depth)
             elif t in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
                 if t == "herestring_redirect":
                     stdin = "herestring"
@@ -573,7 +582,7 @@ class _Walker:
                 w = make_word(ch, self.problems)
                 argv.append(w)
                 self.words.append(w)
-                self._node(ch, context, depth)
+                self._after_word(ch, context, depth)
         text = node.text.decode("utf-8", "replace")
         if not argv:
             return
@@ -1044,9 +1053,13 @@ def _env_dump(c: Command) -> str | None:
     return None
 
 
+@lru_cache(maxsize=256)
+def _name_re(name: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![A-Za-z0-9_])" + re.escape(name) + r"(?![A-Za-z0-9_])")
+
+
 def _mentions(text: str, names: tuple[str, ...]) -> list[str]:
-    return [n for n in names if re.search(r"(?<![A-Za-z0-9_])" + re.escape(n) + r"(?![A-Za-z0-9_])",
-                                          text)]
+    return [n for n in names if n in text and _name_re(n).search(text)]
 
 
 def _could_be_proc_environ(w: Word) -> bool:
