@@ -103,15 +103,7 @@ class Runtime:
 
     # -- resolution (inside a transaction) --------------------------------------------------
     def _session_top(self, tx: Tx, session: str) -> Run | None:
-        bound = tx.binding(session)
-        if bound:
-            r = tx.get_run(bound)
-            if r is not None and r.status in (RUNNING, PAUSED):
-                return r
-        r = tx.session_run(session)
-        if r is None and session != DEFAULT_SESSION:
-            r = tx.session_run(DEFAULT_SESSION)
-        return r
+        return tx.resolve_session_run(session, DEFAULT_SESSION if session != DEFAULT_SESSION else None)
 
     def _chain(self, tx: Tx, top: Run) -> list[tuple[Run, CompiledWorkflow]]:
         chain = [(top, tx.definition_of(top.run_id))]
@@ -397,7 +389,10 @@ class Runtime:
                               expected_version=ev_version, new_id=new_id,
                               resolve=self.load_definition)
             self._apply(tx, target, out, target_c, now)
-            top_now = tx.require_run(top.run_id)
+            if target is top and not out.children and not (out.run.parent_run and out.run.status in (COMPLETED, FAILED)):
+                top_now = out.run  # nothing else changed: no need to read it back
+            else:
+                top_now = tx.require_run(top.run_id)
             answer = self._answer(tx, self._chain(tx, top_now), top_now)
             if not out.accepted:
                 error = StatewrightError(out.code, out.message, state=answer)

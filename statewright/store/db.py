@@ -130,11 +130,19 @@ class Tx:
     def __init__(self, store: Store, conn: sqlite3.Connection) -> None:
         self.store = store
         self.conn = conn
+        self._digests: dict[str, str] = {}  # run_id -> definition digest, seen in this transaction
+
+    def _run_row(self, row: Any) -> Run | None:
+        if row is None:
+            return None
+        run = Run.from_dict(json.loads(row[0]))
+        self._digests[run.run_id] = row[1]
+        return run
 
     # -- runs -------------------------------------------------------------------------------
     def get_run(self, run_id: str) -> Run | None:
-        row = self.conn.execute("SELECT snapshot FROM runs WHERE run_id=?", (run_id,)).fetchone()
-        return Run.from_dict(json.loads(row[0])) if row else None
+        return self._run_row(self.conn.execute(
+            "SELECT snapshot, def_digest FROM runs WHERE run_id=?", (run_id,)).fetchone())
 
     def require_run(self, run_id: str) -> Run:
         run = self.get_run(run_id)
@@ -143,10 +151,13 @@ class Tx:
         return run
 
     def definition_of(self, run_id: str) -> CompiledWorkflow:
-        row = self.conn.execute("SELECT def_digest FROM runs WHERE run_id=?", (run_id,)).fetchone()
-        if row is None:
-            raise StatewrightError(UNKNOWN_RUN, f"no run with id {run_id}")
-        return self.definition(row[0])
+        digest = self._digests.get(run_id)
+        if digest is None:
+            row = self.conn.execute("SELECT def_digest FROM runs WHERE run_id=?", (run_id,)).fetchone()
+            if row is None:
+                raise StatewrightError(UNKNOWN_RUN, f"no run with id {run_id}")
+            digest = self._digests[run_id] = row[0]
+        return self.definition(digest)
 
     def definition(self, digest: str) -> CompiledWorkflow:
         c = _DEF_CACHE.get(digest)
@@ -171,6 +182,7 @@ class Tx:
 
     def insert_run(self, run: Run, compiled: CompiledWorkflow) -> None:
         digest = self.put_definition(compiled)
+        self._digests[run.run_id] = digest
         self.conn.execute(
             "INSERT INTO runs(run_id, workflow, session, status, parent_run, version, def_digest,"
             " snapshot, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -196,6 +208,23 @@ class Tx:
         self.conn.execute(
             "INSERT INTO events(run_id, at, actor, kind, version, state, data) VALUES (?,?,?,?,?,?,?)",
             (run_id, at, actor, kind, version, state, _dumps(data)))
+
+    def resolve_session_run(self, session: str, fallback: str | None) -> Run | None:
+        """In one query: the running/paused run `session` is bound to (a fork branch), else the
+        session's newest running/paused top-level run, else `fallback`'s."""
+        row = self.conn.execute(
+            "SELECT snapshot, def_digest FROM ("
+            " SELECT r.snapshot, r.def_digest, 0 AS prio, 0 AS t, 0 AS rid FROM bindings b"
+            "  JOIN runs r ON r.run_id = b.run_id WHERE b.session = ?1 AND r.status IN (?3, ?4)"
+            " UNION ALL"
+            " SELECT snapshot, def_digest, 1, created_at, rowid FROM runs"
+            "  WHERE session = ?1 AND parent_run IS NULL AND status IN (?3, ?4)"
+            " UNION ALL"
+            " SELECT snapshot, def_digest, 2, created_at, rowid FROM runs"
+            "  WHERE session = ?2 AND parent_run IS NULL AND status IN (?3, ?4)"
+            ") ORDER BY prio, t DESC, rid DESC LIMIT 1",
+            (session, fallback if fallback is not None else session, RUNNING, PAUSED)).fetchone()
+        return self._run_row(row)
 
     def session_run(self, session: str, statuses: tuple[str, ...] = (RUNNING, PAUSED)) -> Run | None:
         """The newest top-level run of `session` whose status is one of `statuses`."""

@@ -1,0 +1,80 @@
+"""Store benchmark (DESIGN.md section 8): durable transitions per second through the Runtime
+(one BEGIN IMMEDIATE transaction each: read run, engine, write run + history, COMMIT in WAL
+mode), plus the latency of `get_state`, `effective_run` (the hook's read) and a counter update.
+
+    .venv/bin/python benchmarks/bench_store.py
+
+Prints `name | value | unit | budget` rows; `main()` returns them for `benchmarks/run.py`.
+Exit status 1 when the transitions/s budget is missed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from statewright.runtime import Runtime  # noqa: E402
+
+LOOP = {"id": "bench-loop", "initial": "a",
+        "guards": {"ok": {"field": "n", "op": "gte", "value": 0}},
+        "states": {"a": {"allowed_tools": ["Read"], "on": {"TICK": {"target": "a", "guard": "ok"},
+                                                           "END": "z"}},
+                   "z": {"type": "final"}}}
+
+
+def _median_us(fn, n: int) -> float:
+    samples = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t0) * 1e6)
+    return statistics.median(samples)
+
+
+def main() -> list[tuple[str, float, str, str]]:
+    tmp = Path(tempfile.mkdtemp(prefix="sw-bench-store-"))
+    try:
+        (tmp / "workflows").mkdir()
+        (tmp / "workflows" / "bench-loop.json").write_text(json.dumps(LOOP))
+        rt = Runtime.open(tmp)
+        run_id = rt.start("bench-loop", "bench", input={"n": 1})["run_id"]
+        for _ in range(50):  # warm up
+            rt.transition("bench", "TICK", {"n": 1})
+        n, t0, c0 = 0, time.perf_counter(), time.process_time()
+        while time.perf_counter() - t0 < 2.0:
+            rt.transition("bench", "TICK", {"n": n})
+            n += 1
+        rate = n / (time.perf_counter() - t0)
+        cpu_rate = n / max(time.process_time() - c0, 1e-9)
+        get_state = _median_us(lambda: rt.get_state("bench"), 500)
+        eff = _median_us(lambda: rt.effective_run("bench"), 500)
+        upd = _median_us(lambda: rt.store.update_run(
+            run_id, lambda r: (r.with_(iterations=r.iterations + 1),
+                               [{"kind": "tool_allowed", "actor": "agent", "data": {}}])), 500)
+        cold = _median_us(lambda: Runtime.open(tmp).effective_run("bench"), 100)
+        rows = [
+            ("store: durable transitions", round(rate), "transitions/s", ">= 2000"),
+            ("store: durable transitions per CPU-second (this process)", round(cpu_rate),
+             "transitions/s", "-"),
+            ("store: get_state latency (median)", round(get_state, 1), "us", "-"),
+            ("store: effective_run latency (median)", round(eff, 1), "us", "-"),
+            ("store: counter update_run latency (median)", round(upd, 1), "us", "-"),
+            ("store: open + effective_run, new Runtime (median)", round(cold, 1), "us", "-"),
+        ]
+        for r in rows:
+            print(" | ".join(str(x) for x in r))
+        return rows
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    result = main()
+    sys.exit(0 if result[0][1] >= 2000 else 1)
