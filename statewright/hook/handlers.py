@@ -181,9 +181,9 @@ _HANDLERS = {
 
 def current_briefing(rt, session: str) -> str | None:
     from ..errors import NO_ACTIVE_RUN, StatewrightError
-    from ..runtime.enforcement import briefing
+    from ..runtime.enforcement import briefing, effective
 
-    if rt.effective_run(session) is None:
+    if effective(rt, session) is None:
         return None
     try:
         answer = rt.get_state(session)

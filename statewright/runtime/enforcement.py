@@ -54,12 +54,20 @@ def authorize(rt, session: str, call: ToolCall) -> Decision:
 def explain(rt, session: str, call: ToolCall) -> tuple[Decision, object | None, object | None]:
     """Dry run for `statewright check`: the decision, the effective run and its workflow, with
     no accounting. Errors propagate (the CLI reports them)."""
-    eff = rt.effective_run(session)
+    eff = effective(rt, session)
     if eff is None:
         return (Decision.allow(rule="no_active_run", reason="no running workflow for this session",
                                counts_iteration=False), None, None)
     run, wf = eff
     return _decide(rt, session, call, account=False, eff=eff), run, wf
+
+
+def effective(rt, session: str):
+    """The session's effective (run, workflow), or None. A project without a store file has no
+    runs: nothing is created on disk for it (a user-scope install touches every project)."""
+    if not os.path.exists(rt.config.store_path):
+        return None
+    return rt.effective_run(session)
 
 
 def failure_decision(rt, exc: BaseException) -> Decision:
@@ -125,7 +133,7 @@ def _decide(rt, session: str, call: ToolCall, *, account: bool, eff=None) -> Dec
     from ..policy import gate
 
     if eff is None:
-        eff = rt.effective_run(session)
+        eff = effective(rt, session)
     if eff is None:
         return Decision.allow(rule="no_active_run", reason="no running workflow for this session",
                               counts_iteration=False)
@@ -189,7 +197,7 @@ def _event(kind: str, data: dict) -> dict:
 
 def record(rt, session: str, result: ToolResult) -> RecordOutcome:
     """Account an allowed call's result: bytes read, files changed (interrupts), warnings."""
-    eff = rt.effective_run(session)
+    eff = effective(rt, session)
     if eff is None:
         return RecordOutcome()
     run, wf = eff
@@ -366,7 +374,7 @@ def _budget_lines(c: dict) -> list[str]:
 def stop_reminder(rt, session: str) -> str | None:
     """Stop hook: in a running, non-final state, the reminder to give (counted, at most
     STOP_REMINDERS_PER_STATE per state); None when the agent may stop."""
-    eff = rt.effective_run(session)
+    eff = effective(rt, session)
     if eff is None:
         return None
     run, wf = eff
