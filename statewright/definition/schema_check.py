@@ -14,7 +14,7 @@ import json
 from functools import lru_cache
 from typing import Any, Iterator
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError, best_match
 
 from ..config import schema_path
@@ -49,11 +49,67 @@ def load_schema() -> dict[str, Any]:
         return json.load(fh)
 
 
+def _inline_refs(schema: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The schema with every local `$ref` replaced by its target (the schema has no recursion).
+
+    Resolving references is most of jsonschema's time on big documents; inlining them once keeps
+    a 500-state workflow well under a second. Returns (inlined schema, inlined $defs by name).
+    """
+    defs = schema.get("$defs", {})
+    memo: dict[str, Any] = {}
+
+    def deref(name: str, depth: int) -> Any:
+        if name not in memo:
+            memo[name] = walk(defs[name], depth + 1)
+        return memo[name]
+
+    def walk(node: Any, depth: int = 0) -> Any:
+        if depth > 64:
+            raise ValueError("schema $ref nesting too deep")
+        if isinstance(node, list):
+            return [walk(v, depth) for v in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/") and "/" not in ref[8:]:
+            target = deref(ref[8:], depth)
+            siblings = {k: v for k, v in node.items() if k != "$ref"}
+            if not siblings:
+                return target  # shared object: errors can be recognised by identity
+            return {**target, **{k: walk(v, depth) for k, v in siblings.items()}}
+        return {k: (v if k == "$defs" else walk(v, depth)) for k, v in node.items()}
+
+    inlined = walk(schema)
+    inlined.pop("$defs", None)
+    return inlined, {n: deref(n, 0) for n in defs}
+
+
 @lru_cache(maxsize=1)
-def validator() -> Draft202012Validator:
+def _compiled_schema() -> tuple[Draft202012Validator, dict[str, Any]]:
     schema = load_schema()
     Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    inlined, defs = _inline_refs(schema)
+    transition_forms = defs["transition"]["oneOf"]
+    generic_one_of = Draft202012Validator.VALIDATORS["oneOf"]
+
+    def one_of(validator: Any, subschemas: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+        # The five transition forms exclude each other by JSON type and by their required keys
+        # (with additionalProperties false), so only the form the author meant can match:
+        # validate against that one alone. Same verdict as `oneOf`, a fifth of the work.
+        idx = _intended_form(instance) if subschemas is transition_forms else None
+        if idx is None:
+            yield from generic_one_of(validator, subschemas, instance, schema)
+            return
+        errs = list(validator.descend(instance, subschemas[idx], schema_path=idx))
+        if errs:
+            yield ValidationError(f"{instance!r} is not valid under any of the given schemas", context=errs)
+
+    cls = validators.extend(Draft202012Validator, {"oneOf": one_of})
+    return cls(inlined), defs
+
+
+def validator() -> Draft202012Validator:
+    return _compiled_schema()[0]
 
 
 def _json_type(value: Any) -> str:
@@ -101,7 +157,7 @@ def _intended_form(instance: Any) -> int | None:
 
 
 def _is_transition_oneof(err: ValidationError) -> bool:
-    return err.validator == "oneOf" and err.schema is load_schema()["$defs"]["transition"]
+    return err.validator == "oneOf" and err.schema is _compiled_schema()[1]["transition"]
 
 
 def _map(err: ValidationError) -> Iterator[Diagnostic]:
