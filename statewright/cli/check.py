@@ -1,3 +1,80 @@
-"""CLI commands: check. (Filled in by its issue; registers its commands on `app` when imported.)"""
+"""CLI command: `statewright check TOOL INPUT_JSON` — dry-run one decision and explain it.
 
-from .app import app  # noqa: F401
+The same code path as a real call (`runtime.enforcement`, `policy.gate`) with no accounting:
+nothing is counted, nothing is written to history. Exit status 0 when the call would be
+allowed, 1 when it would be refused (or on an error).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+import typer
+from rich.markup import escape
+
+from ..errors import INVALID_ARGUMENTS, StatewrightError
+from .app import ProjectOpt, SessionOpt, app, console, parse_json_option, print_json
+
+
+@app.command("check")
+def check_cmd(
+    tool: str = typer.Argument(..., help="Tool name as the agent calls it: Bash, Edit, mcp__github__create_issue, ..."),
+    input_json: str = typer.Argument(..., metavar="INPUT_JSON",
+                                     help='The tool input as a JSON object, e.g. \'{"command": "npm test"}\'.'),
+    as_json: bool = typer.Option(False, "--json", help="Print the decision as JSON."),
+    session: Optional[str] = SessionOpt,
+    project: Optional[str] = ProjectOpt,
+) -> None:
+    """Dry-run the decision for TOOL with INPUT_JSON in the current state, and explain it."""
+    from ..policy.types import ToolCall
+    from ..runtime import Runtime
+    from ..runtime.enforcement import explain
+
+    tool_input = parse_json_option(input_json, "INPUT_JSON")
+    if not isinstance(tool_input, dict):
+        raise StatewrightError(INVALID_ARGUMENTS, "INPUT_JSON must be a JSON object (the tool's input)")
+    if not tool.strip():
+        raise StatewrightError(INVALID_ARGUMENTS, "TOOL must be a tool name")
+    rt = Runtime.open(project=project)
+    sess = rt.resolve_session(session)
+    decision, run, wf = explain(rt, sess, ToolCall(tool_name=tool, tool_input=tool_input,
+                                                   source="cli", cwd=os.getcwd()))
+    if as_json:
+        print_json({
+            "allowed": decision.allowed, "rule": decision.rule, "reason": decision.reason,
+            "code": decision.code or None, "explanation": list(decision.explanation),
+            "files": list(decision.files), "updated_input": decision.updated_input,
+            "session": sess, "run_id": getattr(run, "run_id", None),
+            "workflow": getattr(wf, "id", None), "state": getattr(run, "state", None),
+        })
+        raise typer.Exit(0 if decision.allowed else 1)
+
+    verdict = "[bold green]ALLOWED[/]" if decision.allowed else "[bold red]DENIED[/]"
+    console.print(f"{verdict}  {escape(tool)}", highlight=False)
+    if run is None:
+        console.print(f"session {escape(sess)}: no running workflow, so every call is allowed",
+                      highlight=False)
+    else:
+        console.print(f"workflow [bold]{escape(wf.id)}[/], run {run.run_id}, state "
+                      f"[bold]{escape(run.state)}[/] ({run.status}); session {escape(sess)}; "
+                      f"counters: {run.iterations} call(s), {len(run.files_edited)} file(s), "
+                      f"{run.bytes_read} byte(s)", highlight=False, soft_wrap=True)
+    if decision.rule:
+        console.print(f"decided by: [bold]{escape(decision.rule)}[/]", highlight=False)
+    if decision.reason:
+        console.print(f"reason: {escape(decision.reason)}", highlight=False, soft_wrap=True)
+    if decision.explanation:
+        console.print("how it was decided:")
+        for line in decision.explanation:
+            console.print(f"  - {escape(line)}", highlight=False, soft_wrap=True)
+    if decision.files:
+        console.print("files this call edits: " + escape(", ".join(decision.files)), highlight=False)
+    if decision.updated_input is not None:
+        console.print("the call would run rewritten as:", highlight=False)
+        for k, v in decision.updated_input.items():
+            if tool_input.get(k) != v:
+                text = str(v).replace("\n", "\n    ")
+                console.print(f"  {escape(k)}: {escape(text)}", highlight=False, soft_wrap=True)
+    console.print("(dry run: nothing was counted or recorded)", style="dim")
+    raise typer.Exit(0 if decision.allowed else 1)
