@@ -19,7 +19,6 @@ Stdlib + our pure layers only: this module is on the hook's start-up path.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
 from ..engine.run import RUNNING
 from ..errors import StatewrightError
@@ -30,14 +29,22 @@ STOP_REMINDERS_PER_STATE = 3
 WARN_AT = 0.8
 
 
-@dataclass(frozen=True)
 class RecordOutcome:
-    """What `record` did, and what the agent must be told about it."""
+    """What `record` did, and what the agent must be told about it. (A plain class: building a
+    dataclass costs milliseconds at import, and this module is on every hook's start-up path.)"""
 
-    messages: list[str] = field(default_factory=list)  # interrupts first, then budget warnings
-    interrupts: list[dict] = field(default_factory=list)  # [{file, interrupt, state, return_to}]
-    bytes_read: int = 0  # the state's byte total after this result
-    warnings: list[str] = field(default_factory=list)
+    __slots__ = ("messages", "interrupts", "bytes_read", "warnings")
+
+    def __init__(self, messages: list[str] | None = None, interrupts: list[dict] | None = None,
+                 bytes_read: int = 0, warnings: list[str] | None = None) -> None:
+        self.messages = messages or []  # interrupts first, then budget warnings
+        self.interrupts = interrupts or []  # [{file, interrupt, state, return_to}]
+        self.bytes_read = bytes_read  # the state's byte total after this result
+        self.warnings = warnings or []
+
+    def __repr__(self) -> str:
+        return (f"RecordOutcome(messages={self.messages!r}, interrupts={self.interrupts!r}, "
+                f"bytes_read={self.bytes_read!r}, warnings={self.warnings!r})")
 
 
 # -- authorize ---------------------------------------------------------------------------------
