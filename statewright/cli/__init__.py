@@ -6,26 +6,27 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    import click
+    # typer >= 0.20 vendors its own copy of click: usage errors come from typer._click, Exit and
+    # Abort from typer.exceptions. Older typer raises plain click's.
+    try:
+        from typer._click.exceptions import ClickException
+        from typer.exceptions import Abort, Exit
+    except ImportError:  # pragma: no cover
+        from click.exceptions import Abort, ClickException, Exit
 
     from ..errors import StatewrightError
     from .app import app, err_console
     from . import workflows, runs, check, install, hook_cmd, serve  # noqa: F401  (register commands)
 
-    try:  # typer >= 0.2x ships its own copy of click: its usage errors come from there
-        from typer._click.exceptions import ClickException as _UsageErrors
-    except ImportError:  # pragma: no cover
-        _UsageErrors = click.exceptions.ClickException
-
     try:
         rv = app(args=argv, prog_name="statewright", standalone_mode=False)
         return rv if isinstance(rv, int) else 0
-    except click.exceptions.Exit as e:
+    except Exit as e:
         return e.exit_code
-    except click.exceptions.Abort:
+    except Abort:
         err_console.print("aborted")
         return 130
-    except (click.exceptions.ClickException, _UsageErrors) as e:  # usage errors: exit 2
+    except ClickException as e:  # usage errors: exit 2
         e.show()
         return e.exit_code
     except StatewrightError as e:
