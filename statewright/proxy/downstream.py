@@ -229,10 +229,22 @@ class Downstream:
         await self._wait_attempt()
 
     async def call(self, tool: str, arguments: dict[str, Any] | None,
-                   timeout: float | None = None) -> types.CallToolResult:
+                   timeout: float | None = None) -> dict[str, Any]:
+        """Call `tool` and return the raw `CallToolResult` object as it came on the wire
+        (camelCase keys). The proxy passes it through unchanged, so it is not re-validated
+        here: the agent's own client validates what it receives."""
         client = await self.ensure_up()
         try:
-            return await client.session.call_tool(tool, arguments, read_timeout_seconds=timeout)
+            session = client.session
+            send_raw = getattr(getattr(session, "_dispatcher", None), "send_raw_request", None)
+            if send_raw is not None and timeout is None:
+                # the dispatcher's raw request: no pydantic round trip on the hot path
+                raw = await send_raw("tools/call", {"name": tool, "arguments": arguments or {}})
+                if not isinstance(raw, dict):
+                    raise DownstreamError(f"server '{self.name}' answered tools/call with a non-object")
+                return raw
+            result = await session.call_tool(tool, arguments, read_timeout_seconds=timeout)
+            return result.model_dump(by_alias=True, exclude_none=True, mode="json")
         except MCPError as exc:
             if _is_connection_error(exc):
                 self._mark_down(exc)
@@ -342,7 +354,7 @@ class DownstreamManager:
         return None
 
     async def call(self, route: Route, arguments: dict[str, Any] | None,
-                   timeout: float | None = None) -> types.CallToolResult:
+                   timeout: float | None = None) -> dict[str, Any]:
         return await self.servers[route.server].call(route.tool, arguments, timeout)
 
     def status(self) -> dict[str, Any]:

@@ -61,18 +61,32 @@ def _json_result(payload: dict[str, Any], is_error: bool = False) -> types.CallT
                                 structured_content=payload, is_error=is_error)
 
 
-def result_bytes(result: types.CallToolResult) -> int:
-    """Size of what the agent receives: text, embedded data and structured content."""
+def _raw_error(text: str, structured: dict[str, Any] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": True}
+    if structured is not None:
+        out["structuredContent"] = structured
+    return out
+
+
+def raw_result_bytes(result: dict[str, Any]) -> int:
+    """Size of what the agent receives from a wire-shaped result: text, embedded data (base64
+    as sent) and structured content."""
     n = 0
-    for block in result.content:
-        if isinstance(block, types.TextContent):
-            n += len(block.text.encode("utf-8", "replace"))
-        elif isinstance(block, (types.ImageContent, types.AudioContent)):
-            n += len(block.data)
+    for block in result.get("content") or ():
+        if not isinstance(block, dict):
+            n += len(json.dumps(block, default=str))
+            continue
+        text = block.get("text")
+        data = block.get("data")
+        if isinstance(text, str) and len(block) <= 3:
+            n += len(text.encode("utf-8", "replace"))
+        elif isinstance(data, str) and len(block) <= 4:
+            n += len(data)
         else:
-            n += len(block.model_dump_json(by_alias=True, exclude_none=True))
-    if result.structured_content is not None:
-        n += len(json.dumps(result.structured_content, separators=(",", ":"), default=str))
+            n += len(json.dumps(block, separators=(",", ":"), default=str))
+    sc = result.get("structuredContent")
+    if sc is not None:
+        n += len(json.dumps(sc, separators=(",", ":"), default=str))
     return n
 
 
@@ -190,6 +204,12 @@ class Proxy:
             finally:
                 await self.check_state_change()
         route = self.downstream.route(name)
+        if route is None and not self._ready:
+            # a call before the first tools/list: the catalogues may still be loading
+            with anyio.move_on_after(FIRST_LIST_WAIT):
+                await self.downstream.wait_ready()
+            self._ready = True
+            route = self.downstream.route(name)
         if route is None:
             return self._error(INVALID_ARGUMENTS,
                                f"unknown tool {name!r}: call tools/list for the tools this state "
@@ -197,40 +217,46 @@ class Proxy:
         return await self._forward(route, name, args)
 
     async def _forward(self, route: Route, name: str, args: dict[str, Any]) -> types.CallToolResult:
-        problem = self._check_size(args)
+        return types.CallToolResult.model_validate(await self.forward_raw(route, name, args))
+
+    async def forward_raw(self, route: Route, name: str, args: dict[str, Any],
+                          size_hint: int | None = None) -> dict[str, Any]:
+        """The governed path of one forwarded call, on wire-shaped dicts (the stdio fast path
+        uses it directly; `_forward` wraps it for the SDK handler). `size_hint`: the request's
+        size on the wire when known, which saves re-serialising the arguments."""
+        problem = self._check_size(args) if size_hint is None or size_hint > MAX_ARGUMENT_BYTES else None
         if problem is None:
             schema = self.downstream.tool_schema(name)
             errors = own.check_arguments(schema, args) if schema else []
             if errors:
                 problem = f"arguments of {name} do not match its input schema: " + "; ".join(errors)
         if problem:
-            return self._error(INVALID_ARGUMENTS, problem, with_state=False)
+            return _raw_error(f"[statewright] {INVALID_ARGUMENTS}: {problem}",
+                              {"error": {"code": INVALID_ARGUMENTS, "message": problem}})
         decision = self.rt.authorize(self.session, ToolCall(route.workflow_name, args, source="proxy"))
         if not decision.allowed:
-            return types.CallToolResult(
-                content=[_text(f"[statewright] {decision.code or TOOL_DENIED}: {decision.reason}")],
-                is_error=True)
+            return _raw_error(f"[statewright] {decision.code or TOOL_DENIED}: {decision.reason}")
         call_args = decision.updated_input if decision.updated_input is not None else args
         try:
             result = await self.downstream.call(route, call_args)
         except DownstreamError as exc:
-            result = types.CallToolResult(content=[_text(f"[statewright] {DOWNSTREAM_ERROR}: {exc}")],
-                                          is_error=True)
+            result = _raw_error(f"[statewright] {DOWNSTREAM_ERROR}: {exc}")
         except Exception as exc:  # noqa: BLE001  the downstream answered with a JSON-RPC error
             msg = getattr(exc, "message", None) or describe(exc)
-            result = types.CallToolResult(
-                content=[_text(f"[statewright] {DOWNSTREAM_ERROR}: server {route.server!r} "
-                               f"refused {route.tool!r}: {msg}")], is_error=True)
+            result = _raw_error(f"[statewright] {DOWNSTREAM_ERROR}: server {route.server!r} "
+                                f"refused {route.tool!r}: {msg}")
+        content = result.get("content")
+        if not isinstance(content, list):
+            content = result["content"] = []
         try:
             outcome = self.rt.record(self.session, ToolResult(
-                route.workflow_name, call_args, output_bytes=result_bytes(result),
-                is_error=bool(result.is_error)))
+                route.workflow_name, call_args, output_bytes=raw_result_bytes(result),
+                is_error=result.get("isError") is True))
         except Exception as exc:  # noqa: BLE001  the call happened; say accounting failed
             print(f"statewright: could not record {name}: {describe(exc)}", file=self.errlog, flush=True)
             return result
         if outcome.messages:
-            result = result.model_copy(update={
-                "content": [*result.content, *(_text(m) for m in outcome.messages)]})
+            content.extend({"type": "text", "text": m} for m in outcome.messages)
         if outcome.interrupts:
             await self.check_state_change()
         return result
@@ -315,12 +341,12 @@ class Proxy:
         return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
 
     async def run_stdio(self) -> None:
-        from mcp.server.stdio import stdio_server
+        from .fastpath import stdio_streams
 
         async with anyio.create_task_group() as tg:
             await self.downstream.run(tg)
             tg.start_soon(self.watch_store)
-            async with stdio_server() as (read, write):
+            async with stdio_streams(self) as (read, write):
                 await self.server.run(read, write, self.init_options())
             await self.downstream.stop()
             tg.cancel_scope.cancel()

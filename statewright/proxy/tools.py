@@ -173,7 +173,7 @@ def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> list[s
             _validators.clear()
         _validators[key] = entry
     validator = entry[1]
-    if validator is None:
+    if validator is None or validator.is_valid(arguments):
         return []
     out = []
     for err in validator.iter_errors(arguments):

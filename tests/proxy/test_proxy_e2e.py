@@ -38,6 +38,7 @@ def project(tmp_path_factory):
 @pytest.fixture(scope="module")
 def pc(project):
     with ProxyClient(project) as client:
+        client.list_tools()  # the first tools/list waits for every downstream to start
         yield client
 
 

@@ -1,0 +1,201 @@
+"""The stdio transport of `statewright serve`, with a fast path for forwarded `tools/call`.
+
+The SDK's `stdio_server` reads and writes through worker threads (one thread hop per line read,
+two per line written). A proxy pays that on every forwarded call, so this transport reads and
+writes the pipes with asyncio directly, and answers the hot request itself: a handshake-era
+`tools/call` of a forwarded tool (no `_meta`, e.g. no progress token) goes straight to
+`Proxy._forward` -- the same governed path the SDK handler uses (argument check, `authorize`,
+forwarding, `record`) -- and its JSON-RPC response is written back at once. Everything else
+(initialize, tools/list, statewright tools, 2026-era requests, anything unusual) is parsed with
+the SDK's own message adapter and handed to the SDK server unchanged.
+
+Like the SDK transport, it points fd 0 at /dev/null and fd 1 at stderr while serving, so stray
+output of handlers or child processes can never corrupt the protocol stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import stat
+import sys
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator
+
+import anyio
+import mcp_types as types
+from mcp.shared.message import SessionMessage
+
+try:  # the SDK's context-carrying streams, when present (they propagate contextvars)
+    from mcp.shared._context_streams import create_context_streams as _streams
+except Exception:  # noqa: BLE001  pragma: no cover
+    _streams = None
+
+_MAX_LINE = 64 * 1024 * 1024
+
+
+def usable() -> bool:
+    """The fast transport needs real pipes/sockets on fd 0 and 1 (what MCP clients give)."""
+    try:
+        for fd in (0, 1):
+            mode = os.fstat(fd).st_mode
+            if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+                return False
+    except OSError:
+        return False
+    return True
+
+
+class FastStdio:
+    def __init__(self, proxy: Any) -> None:
+        self.proxy = proxy
+        self.era: str | None = None  # "legacy" once `initialize` passed; "modern" for 2026 requests
+        self.ready = False  # legacy connection initialized: the fast path may answer
+        self._writer: asyncio.StreamWriter | None = None
+
+    @asynccontextmanager
+    async def streams(self) -> AsyncIterator[tuple[Any, Any]]:
+        loop = asyncio.get_running_loop()
+        in_fd, out_fd = os.dup(0), os.dup(1)
+        saved_in, saved_out = os.dup(0), os.dup(1)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
+        os.dup2(2, 1)  # stray prints go to stderr, never into the protocol stream
+        reader_file = os.fdopen(in_fd, "rb", buffering=0)
+        writer_file = os.fdopen(out_fd, "wb", buffering=0)
+        reader = asyncio.StreamReader(limit=_MAX_LINE, loop=loop)
+        r_transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop),
+                                                      reader_file)
+        w_transport, w_protocol = await loop.connect_write_pipe(
+            lambda: asyncio.streams.FlowControlMixin(loop=loop), writer_file)
+        self._writer = asyncio.StreamWriter(w_transport, w_protocol, None, loop)
+        if _streams is not None:
+            read_send, read_recv = _streams[SessionMessage | Exception](0)
+            write_send, write_recv = _streams[SessionMessage](0)
+        else:  # pragma: no cover
+            read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+            write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._read_loop, reader, read_send, tg)
+                tg.start_soon(self._write_loop, write_recv)
+                yield read_recv, write_send
+                tg.cancel_scope.cancel()
+        finally:
+            r_transport.close()
+            w_transport.close()
+            os.dup2(saved_in, 0)
+            os.dup2(saved_out, 1)
+            os.close(saved_in)
+            os.close(saved_out)
+
+    async def _write_line(self, data: bytes) -> None:
+        w = self._writer
+        if w is None or w.is_closing():
+            return
+        w.write(data)
+        await w.drain()
+
+    async def _write_loop(self, write_recv: Any) -> None:
+        async with write_recv:
+            async for sm in write_recv:
+                body = sm.message.model_dump_json(by_alias=True, exclude_unset=True)
+                try:
+                    await self._write_line(body.encode() + b"\n")
+                except (ConnectionError, OSError):
+                    return
+
+    async def _read_loop(self, reader: asyncio.StreamReader, read_send: Any, tg: Any) -> None:
+        async with read_send:
+            while True:
+                try:
+                    line = await reader.readuntil(b"\n")
+                except asyncio.IncompleteReadError as exc:
+                    line = exc.partial
+                    if not line.strip():
+                        return
+                except asyncio.LimitOverrunError:
+                    await read_send.send(ValueError("message too large"))
+                    await reader.read(_MAX_LINE)
+                    continue
+                except (ConnectionError, OSError):
+                    return
+                if not line.strip():
+                    continue
+                fast = self._fast_request(line)
+                if fast is not None:
+                    tg.start_soon(self._answer, *fast)
+                    continue
+                try:
+                    message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                except Exception as exc:  # noqa: BLE001  the SDK answers / logs parse errors
+                    await read_send.send(exc)
+                    continue
+                self._track_era(message)
+                await read_send.send(SessionMessage(message))
+
+    def _track_era(self, message: Any) -> None:
+        inner = getattr(message, "root", message)
+        method = getattr(inner, "method", None)
+        if self.era is None and method is not None and hasattr(inner, "id"):
+            params = getattr(inner, "params", None)
+            meta = None
+            if isinstance(params, dict):
+                meta = params.get("_meta")
+            self.era = "legacy" if method == "initialize" or not meta else "modern"
+        if method == "notifications/initialized" and self.era == "legacy":
+            self.ready = True
+
+    def _fast_request(self, line: bytes) -> tuple[Any, str, Any, dict[str, Any], int] | None:
+        """(id, tool name, route, arguments, line size) when this line is a plain handshake-era
+        `tools/call` of a forwarded tool; None to let the SDK handle it."""
+        if not self.ready or b'"tools/call"' not in line:
+            return None
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(msg, dict) or msg.get("method") != "tools/call" or msg.get("jsonrpc") != "2.0":
+            return None
+        rid = msg.get("id")
+        params = msg.get("params")
+        if not isinstance(rid, (int, str)) or isinstance(rid, bool) or not isinstance(params, dict):
+            return None
+        if set(params) - {"name", "arguments"}:
+            return None  # _meta (progress tokens, ...) and extensions: the SDK path
+        name, args = params.get("name"), params.get("arguments", {})
+        if args is None:
+            args = {}
+        if not isinstance(name, str) or not isinstance(args, dict):
+            return None
+        route = self.proxy.downstream.route(name)
+        if route is None:
+            return None
+        return rid, name, route, args, len(line)
+
+    async def _answer(self, rid: Any, name: str, route: Any, args: dict[str, Any], size: int) -> None:
+        try:
+            body = await self.proxy.forward_raw(route, name, args, size_hint=size)
+            body.pop("resultType", None)  # not part of handshake-era results
+            out = {"jsonrpc": "2.0", "id": rid, "result": body}
+        except Exception as exc:  # noqa: BLE001  never leave a request unanswered
+            out = {"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": f"statewright: {exc}"}}
+        try:
+            await self._write_line(json.dumps(out, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+        except (ConnectionError, OSError):
+            pass
+
+
+@asynccontextmanager
+async def stdio_streams(proxy: Any) -> AsyncIterator[tuple[Any, Any]]:
+    """The fast transport when fd 0/1 are pipes or sockets, else the SDK's `stdio_server`."""
+    if usable() and sys.platform != "win32":
+        async with FastStdio(proxy).streams() as s:
+            yield s
+    else:
+        from mcp.server.stdio import stdio_server
+
+        async with stdio_server() as s:
+            yield s
