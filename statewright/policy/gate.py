@@ -8,12 +8,14 @@ store is seen for what it is). Any exception inside the gate becomes a deny (fai
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from typing import Any
 
 from ..definition.compiled import State
 from . import edits as _edits
 from . import protect
-from .paths import _real_root, project_relative
+from .paths import relative_to_root
+from .shell import _CACHE_MAX_LINE
 from .tools import is_statewright_tool, normalize_tool_name, tool_allowed
 from .types import Counters, Decision, GateContext, ToolCall
 
@@ -59,14 +61,13 @@ def _deny(rule: str, what: str, why: str, state: State, ctx: GateContext, trace:
     return Decision.deny(reason, rule, explanation=tuple(trace), files=files)
 
 
-def _file_key(path: str, ctx: GateContext, cwd: str | None) -> str:
-    full = protect.resolved(path, ctx.project_root, cwd)
-    root = _real_root(ctx.project_root)
-    if full == root:
-        return "."
-    if full.startswith(root.rstrip(os.sep) + os.sep):
-        return os.path.relpath(full, root).replace(os.sep, "/")
-    return os.path.normpath(os.path.join(cwd or ctx.project_root, os.path.expanduser(path)))
+def _file_key(path: str, ctx: GateContext, cwd: str | None, shell: bool = False) -> str:
+    full = protect.resolved(path, ctx.project_root, cwd, shell=shell)
+    rel = relative_to_root(full, ctx.project_root)
+    if rel is not None:
+        return rel
+    return os.path.normpath(os.path.join(cwd or ctx.project_root,
+                                         path if shell else os.path.expanduser(path)))
 
 
 def gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> Decision:
@@ -171,12 +172,15 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
             if r.output and r.target is not None and r.target.literal and \
                     r.target.value not in _SAFE_DEVICES:
                 for d in cwds[0]:
-                    f = _file_key(r.target.value, ctx, d)
+                    f = _file_key(r.target.value, ctx, d, shell=True)
                     if f not in files:
                         files.append(f)
         if state.allowed_commands is not None:
-            v = check_commands(analysis, state.allowed_commands,
-                               cd_check=_cd_tracker(ctx, cwd))
+            if analysis.changes_dir or len(command) > _CACHE_MAX_LINE:
+                v = check_commands(analysis, state.allowed_commands,
+                                   cd_check=_cd_tracker(ctx, cwd))
+            else:  # no `cd` to follow on disk: the verdict depends on the text alone
+                v = _commands_by_line(command, tuple(state.allowed_commands))
             trace += [f"allowed_commands: {t}" for t in v.trace]
             redirect_problems = _redirect_problems(analysis, ctx, cwds[0])
             trace += [f"allowed_commands: redirect {p} -> deny" for p in redirect_problems]
@@ -186,7 +190,8 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
                              files=tuple(files))
         # 6. blocked_env ---------------------------------------------------------------------
         if state.blocked_env:
-            v = check_env(analysis, state.blocked_env)
+            v = (_env_by_line(command, tuple(state.blocked_env)) if len(command) <= _CACHE_MAX_LINE
+                 else check_env(analysis, state.blocked_env))
             trace += [f"blocked_env: {t}" for t in v.trace]
             if not v.allowed:
                 return _deny("blocked_env", what, v.reason, state, ctx, trace, shell=True,
@@ -238,6 +243,20 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
     return Decision.allow(explanation=tuple(trace), files=tuple(files), updated_input=updated)
 
 
+@lru_cache(maxsize=1024)
+def _commands_by_line(command: str, allowed: tuple[str, ...]) -> Any:
+    from .shell import analyze, check_commands
+
+    return check_commands(analyze(command), allowed)
+
+
+@lru_cache(maxsize=1024)
+def _env_by_line(command: str, blocked: tuple[str, ...]) -> Any:
+    from .shell import analyze, check_env
+
+    return check_env(analyze(command), blocked)
+
+
 def _sensitive(rel: str, full: str, ctx: GateContext) -> str | None:
     if rel == ".git" or rel.startswith(_SENSITIVE_PREFIXES):
         return f"`{rel}` is a sensitive location (git metadata / Claude settings)"
@@ -261,8 +280,8 @@ def _redirect_problems(analysis: Any, ctx: GateContext, cwds: list[str]) -> list
         if t.value in _SAFE_DEVICES:
             continue
         for d in cwds:
-            rel = project_relative(t.value, ctx.project_root, d)
-            full = os.path.realpath(os.path.join(d, t.value))
+            full = protect.resolved(t.value, ctx.project_root, d, shell=True)
+            rel = relative_to_root(full, ctx.project_root)
             if rel is None:
                 out.append(f"`{r.op} {t.value}` writes outside the project")
                 break
@@ -303,9 +322,9 @@ def _cd_check(c: Any, ctx: GateContext, cwd: str | None) -> str | None:
     if len(args) != 1 or not args[0].literal or args[0].value in ("-", ""):
         return "`cd` needs one literal directory inside the project"
     target = args[0].value
-    rel = project_relative(target, ctx.project_root, cwd)
+    full = protect.resolved(target, ctx.project_root, cwd, shell=True)
+    rel = relative_to_root(full, ctx.project_root)
     if rel is None:
         return f"`cd {target}` leaves the project"
-    full = os.path.realpath(os.path.join(cwd or ctx.project_root, target))
     why = _sensitive(rel, full, ctx)
     return f"`cd {target}`: {why}" if why else None

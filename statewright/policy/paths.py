@@ -63,17 +63,96 @@ def project_relative(path: str, project_root: str, cwd: str | None = None) -> st
     to the project root; None if it lies outside the project. Symlinks are resolved where they
     exist, so a link into `.statewright/` is seen for what it is."""
     base = cwd or project_root
-    full = os.path.realpath(os.path.join(base, os.path.expanduser(path)))
+    return relative_to_root(real_path(os.path.join(base, os.path.expanduser(path))),
+                            project_root)
+
+
+def relative_to_root(full: str, project_root: str) -> str | None:
+    """'/'-separated form of the resolved absolute `full` relative to the (resolved) project
+    root; None outside the project."""
     root = _real_root(project_root)
     if full == root:
         return "."
-    if not full.startswith(root.rstrip(os.sep) + os.sep):
+    if root == os.sep:
+        return full[1:].replace(os.sep, "/") if full.startswith(os.sep) else None
+    if not full.startswith(root) or full[len(root)] != os.sep:
         return None
-    return os.path.relpath(full, root).replace(os.sep, "/")
+    return full[len(root) + 1:].replace(os.sep, "/")
 
 
 @lru_cache(maxsize=64)
 def _real_root(project_root: str) -> str:
     # the project root does not move during a process's life; resolving it once saves a
     # syscall per path on the hot path of `gate`
-    return os.path.realpath(project_root)
+    return os.path.realpath(project_root).rstrip(os.sep) or os.sep
+
+
+# -- symlink resolution ------------------------------------------------------------------------
+#
+# `os.path.realpath` walks the path in Python, one lstat per component. Where the platform lets
+# the kernel do the walk (Linux: open the path with O_PATH, which reads and runs nothing, and
+# read back /proc/self/fd/N) one call resolves every symlink at once; anything unusual (a
+# missing file, a dangling link, no /proc) falls back to `os.path.realpath`. Nothing is cached
+# across calls: a link made by one tool call is seen by the next.
+
+_O_PATH = getattr(os, "O_PATH", 0)
+_KERNEL: list[bool] = []  # [usable] once probed
+
+
+def _kernel_ok() -> bool:
+    if not _KERNEL:
+        ok = False
+        if _O_PATH and os.path.isdir("/proc/self/fd"):
+            try:
+                probe = _kernel_resolve(os.sep)
+                ok = probe == os.sep
+            except Exception:  # pragma: no cover - exotic /proc
+                ok = False
+        _KERNEL.append(ok)
+    return _KERNEL[0]
+
+
+def _kernel_resolve(p: str) -> str | None:
+    try:
+        fd = os.open(p, _O_PATH | os.O_CLOEXEC)
+    except (OSError, ValueError):
+        return None
+    try:
+        r = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if not r.startswith(os.sep) or r.endswith(" (deleted)"):
+        return None
+    return r
+
+
+def real_path(p: str) -> str:
+    """`os.path.realpath(p)` for an absolute path `p` (same answer, fewer system calls)."""
+    if _kernel_ok():
+        r = _kernel_resolve(p)
+        if r is not None:
+            return r
+        # a path about to be created: resolve its nearest existing directory; the first
+        # missing name below it must not be a (dangling) link, and then nothing below it
+        # exists, so the rest is plain names (no `.`/`..`: those go the slow way)
+        head, tails = p, []
+        for _ in range(6):
+            head, tail = os.path.split(head)
+            if not tail or tail in (".", "..") or not head:
+                break
+            tails.append(tail)
+            parent = _kernel_resolve(head)
+            if parent is None:
+                continue
+            first = os.path.join(parent, tails[-1])
+            try:
+                os.lstat(first)
+            except FileNotFoundError:
+                if all(t not in (".", "..") for t in tails):
+                    return os.path.join(first, *reversed(tails[:-1]))
+            except OSError:
+                pass
+            break
+    return os.path.realpath(p)

@@ -14,8 +14,8 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from .paths import project_relative
-from .shell import Command, ShellAnalysis, Word, literal_word
+from .paths import project_relative, real_path, relative_to_root
+from .shell import _CACHE_MAX_LINE, Command, ShellAnalysis, Word, literal_word
 
 STORE_FILE = "state.db"
 #: config files that switch enforcement off if rewritten (project-relative)
@@ -57,14 +57,17 @@ def _inside(path: str, directory: str) -> bool:
     return path == d or path.startswith(d + os.sep)
 
 
-def resolved(p: str, root: str, cwd: str | None) -> str:
+def resolved(p: str, root: str, cwd: str | None, shell: bool = False) -> str:
     """Absolute, symlink-free form of `p`. Memoised for the duration of one decision only
-    (see `gate`), so a link created later is always seen."""
-    key = (p, root, cwd)
+    (see `gate`), so a link created later is always seen. `shell`: `p` is an unquoted shell
+    word already expanded (a quoted `~` stays a plain name), so no `~` expansion here."""
+    key = (p, cwd or root, shell)
     memo = _MEMO.get("paths")
-    if memo is not None and key in memo:
-        return memo[key]
-    full = os.path.realpath(os.path.join(cwd or root, os.path.expanduser(p)))
+    if memo is not None:
+        full = memo.get(key)
+        if full is not None:
+            return full
+    full = real_path(os.path.join(cwd or root, p if shell else os.path.expanduser(p)))
     if memo is not None:
         memo[key] = full
     return full
@@ -171,13 +174,26 @@ def _recursive(c: Command) -> bool:
     return n in _TREE_CMDS
 
 
-def shell_violations(analysis: ShellAnalysis, ctx: Any, cwd: str | None) -> list[str]:
-    """Self-protection for a shell line: every reason it could touch the store or a protected
-    file."""
+def _line_key_ok(analysis: ShellAnalysis) -> bool:
+    """Whether per-line results may be cached by the line's text (the analysis is then the
+    cached one `shell.analyze` returns for that text)."""
+    return len(analysis.source) <= _CACHE_MAX_LINE
+
+
+@lru_cache(maxsize=1024)
+def _static_by_line(source: str, store_dir: str) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+    from .shell import analyze
+
+    return _static_violations(analyze(source), store_dir)
+
+
+def _static_violations(analysis: ShellAnalysis, store_dir: str
+                       ) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+    """What self-protection can tell from the text alone: (reasons, commands whose arguments
+    need the file system or the working directory checked, with their facts)."""
     out: list[str] = []
-    cwd = cwd or ctx.project_root
-    rx = _marker_re(ctx.store_dir)
-    markers = store_markers(ctx.store_dir) + (STORE_FILE,)
+    rx = _marker_re(store_dir)
+    markers = store_markers(store_dir) + (STORE_FILE,)
     if rx.search(analysis.source):
         out.append("the command names statewright's store")
     elif analysis.problems:
@@ -188,56 +204,118 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, cwd: str | None) -> list
     for w in analysis.words:
         if rx.search(w.value):
             out.append(f"`{w.text}` names statewright's store")
-        elif _word_could_name(w, markers):
+        elif (w.glob or w.dynamic) and _word_could_name(w, markers):
             out.append(f"`{w.text}` could expand to statewright's store")
+    todo: list[Any] = []
     for c in analysis.commands:
         if c.stdin_text and rx.search(c.stdin_text):
             out.append(f"`{c.name}` is fed text naming statewright's store")
-    protected = protected_paths(ctx)
-    prot_rel = _protected_rel(ctx.project_root, protected)
-    store = real_store(ctx.store_dir)
-    for c in analysis.commands:
         if not c.name_literal:
             continue
+        name = c.name
         args = c.args
         vals = [a.value for a in args]
-        if c.name == "git" and "clean" in vals and any(
+        if name == "git" and "clean" in vals and any(
                 v.startswith("-") and not v.startswith("--") and ("x" in v or "X" in v)
                 for v in vals):
             out.append("`git clean -x` would delete statewright's store")
-        if c.name == "find" and _recursive(c) and (
-                not args or all(v.startswith(("-", "(", "!")) for v in vals[:1])):
-            if _inside(store, os.path.normpath(cwd)):
-                out.append("`find` with an action from above the store would reach it")
-        for a in args:
-            if a.value.startswith("-") and a.literal:
+        recursive = _recursive(c)
+        find_here = name == "find" and recursive and (
+            not args or all(v.startswith(("-", "(", "!")) for v in vals[:1]))
+        # the arguments worth a look: not options; for read-only commands only when the
+        # command acts on whole trees
+        writes = name not in READ_ONLY
+        check = ()
+        if recursive or writes or name == "ln":
+            check = tuple(a for a in args if not (a.literal and a.value.startswith("-")))
+        if check or find_here:
+            todo.append((c, recursive, writes, check, find_here))
+    return tuple(dict.fromkeys(out)), tuple(todo)
+
+
+def _line_cwds(analysis: ShellAnalysis, cwd: str) -> tuple[list[str], bool]:
+    """The directories a relative path in the line may be resolved against, and whether a
+    directory change could not be followed (non-literal `cd`, `pushd`, `popd`)."""
+    cwds = [cwd]
+    lost = False
+    if analysis.changes_dir:
+        cur = cwd
+        for c in analysis.commands:
+            if not c.name_literal or c.name not in ("cd", "pushd", "popd"):
                 continue
-            if _recursive(c) and _is_ancestor_arg(a, ctx, cwd):
-                out.append(f"`{c.name} {a.text}` would reach statewright's store")
-            if c.name not in READ_ONLY and a.literal and a.value:
-                full = os.path.realpath(os.path.join(cwd, a.value))
-                if full in protected:
-                    out.append(f"`{c.name}` would change `{a.value}`, a file statewright "
-                               "is enforcing")
-                elif c.name in _TREE_CMDS and c.name not in ("ln",) and any(
-                        r and r != "." and (r + "/").startswith(
-                            (project_relative(full, ctx.project_root) or "\0") + "/")
-                        for r in prot_rel if r):
-                    if _recursive(c) or c.name in ("mv",):
-                        out.append(f"`{c.name} {a.text}` would change a file statewright "
-                                   "is enforcing")
-            if c.name == "ln" and a.literal:
-                full = os.path.realpath(os.path.join(cwd, a.value))
-                if _inside(store, full) or full in protected:
+            if c.name == "cd" and len(c.args) == 1 and c.args[0].literal:
+                cur = os.path.normpath(os.path.join(cur, c.args[0].value))
+                if cur not in cwds:
+                    cwds.append(cur)
+            else:
+                lost = True
+    return cwds, lost
+
+
+def shell_violations(analysis: ShellAnalysis, ctx: Any, cwd: str | None) -> list[str]:
+    """Self-protection for a shell line: every reason it could touch the store or a protected
+    file, or run statewright's human-only CLI."""
+    cwd = cwd or ctx.project_root
+    if _line_key_ok(analysis):
+        static, todo = _static_by_line(analysis.source, ctx.store_dir)
+    else:
+        static, todo = _static_violations(analysis, ctx.store_dir)
+    out = list(static)
+    needs_fs = todo or analysis.redirects
+    if needs_fs:
+        protected = protected_paths(ctx)
+        store = real_store(ctx.store_dir)
+        cwds, lost = _line_cwds(analysis, cwd)
+    for c, recursive, writes, check, find_here in todo:
+        name = c.name
+        if find_here and _inside(store, os.path.normpath(cwd)):
+            out.append("`find` with an action from above the store would reach it")
+        for a in check:
+            if recursive and any(_is_ancestor_arg(a, ctx, d) for d in cwds):
+                out.append(f"`{name} {a.text}` would reach statewright's store")
+            if not a.literal or not a.value:
+                continue
+            if writes:
+                for d in cwds:
+                    why = _protected_arg(c, a, recursive, ctx, d, protected)
+                    if why:
+                        out.append(why)
+                        break
+                if lost and _basename(a.value) in _protected_names(protected):
+                    out.append(f"`{name}` would change `{a.value}`, which may be a file "
+                               "statewright is enforcing (the line changes directory)")
+            if name == "ln":
+                full = resolved(a.value, ctx.project_root, cwd, shell=True)
+                if _inside(full, store) or full in protected:
                     out.append(f"`ln {a.value}` would link to statewright's files")
     out += cli_violations(analysis, cwd)
     for r in analysis.redirects:
         if r.output and r.target is not None and r.target.literal:
-            full = os.path.realpath(os.path.join(cwd, r.target.value))
+            full = resolved(r.target.value, ctx.project_root, cwd, shell=True)
             if full in protected or _inside(full, store):
                 out.append(f"`{r.op} {r.target.value}` would write a file statewright is "
                            "enforcing")
     return list(dict.fromkeys(out))
+
+
+def _protected_arg(c: Command, a: Word, recursive: bool, ctx: Any, cwd: str,
+                   protected: frozenset[str]) -> str | None:
+    full = resolved(a.value, ctx.project_root, cwd, shell=True)
+    if full in protected:
+        return f"`{c.name}` would change `{a.value}`, a file statewright is enforcing"
+    if c.name in _TREE_CMDS and c.name != "ln" and (recursive or c.name == "mv"):
+        rel = relative_to_root(full, ctx.project_root)
+        if rel is not None:
+            prefix = "" if rel == "." else rel + "/"
+            if any(r and r != "." and r.startswith(prefix)
+                   for r in _protected_rel(ctx.project_root, protected)):
+                return f"`{c.name} {a.text}` would change a file statewright is enforcing"
+    return None
+
+
+@lru_cache(maxsize=64)
+def _protected_names(protected: frozenset[str]) -> frozenset[str]:
+    return frozenset(os.path.basename(p).lower() for p in protected)
 
 
 # -- statewright's own CLI -----------------------------------------------------------------------
@@ -302,7 +380,8 @@ def _word_cli_name(w: Word, cwd: str) -> str | None:
             return base
         if "/" in w.value:
             # a link to the CLI made by an earlier call (`ln -s .venv/bin/statewright sw`)
-            real = _basename(os.path.realpath(os.path.join(cwd, w.value)))
+            _FS_USES[0] += 1  # this answer depends on the file system: not cached
+            real = _basename(real_path(os.path.join(cwd, w.value)))
             if real in _CLI_NAMES:
                 return real
         return None
@@ -481,9 +560,31 @@ def loose_mention(source: str, names: tuple[str, ...]) -> str | None:
     return None
 
 
+_FS_USES = [0]  # bumped whenever a CLI check had to look at the file system
+_CLI_CACHE: dict[str, tuple[str, ...]] = {}
+
+
 def cli_violations(analysis: ShellAnalysis, cwd: str) -> list[str]:
     """Self-protection against running statewright's human-only CLI (or its hook, or its
-    package) from a shell line. Applies in every state."""
+    package) from a shell line. Applies in every state.
+
+    The answer for a line that needed no file-system look-up (no command name or script given
+    by path) depends on its text alone and is cached by text."""
+    if not _line_key_ok(analysis):
+        return _cli_violations(analysis, cwd)
+    hit = _CLI_CACHE.get(analysis.source)
+    if hit is not None:
+        return list(hit)
+    before = _FS_USES[0]
+    out = _cli_violations(analysis, cwd)
+    if _FS_USES[0] == before:
+        if len(_CLI_CACHE) >= 1024:
+            _CLI_CACHE.clear()
+        _CLI_CACHE[analysis.source] = tuple(out)
+    return out
+
+
+def _cli_violations(analysis: ShellAnalysis, cwd: str) -> list[str]:
     out: list[str] = []
     src = analysis.source
     if analysis.problems:
