@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 from typing import Any, Callable
 
 #: host edit tools -> the argument holding the file path
@@ -41,15 +42,19 @@ def mcp_tool_part(name: str) -> str:
 
 
 def edit_lines(tool: str, args: dict[str, Any], read_text: Callable[[str], str | None] | None,
-               resolve: Callable[[str], str] | None = None) -> int | None:
+               resolve: Callable[[str], str] | None = None, base: str | None = None
+               ) -> int | None:
     """Lines this call edits, or None if it is not an edit operation.
 
-    `resolve` turns the path argument into the absolute path `read_text` expects.
+    `resolve` (or `base`, a directory relative paths are joined to) turns the path argument
+    into the absolute path `read_text` expects.
     """
     def old(path: Any) -> str | None:
         if read_text is None or not isinstance(path, str):
             return None
-        return read_text(resolve(path) if resolve else path)
+        if resolve is not None:
+            return read_text(resolve(path))
+        return read_text(os.path.join(base, path) if base is not None else path)
 
     if tool == "Edit":
         return max(count_lines(args.get("old_string")), count_lines(args.get("new_string")))

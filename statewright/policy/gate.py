@@ -84,16 +84,27 @@ def gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> 
         protect._MEMO.pop("paths", None)
 
 
-def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> Decision:
-    raw = call.tool_name if isinstance(call.tool_name, str) else ""
+@lru_cache(maxsize=2048)
+def _tool_facts(raw: str) -> tuple[str, str, bool, bool]:
+    """(normalised name, first trace line, statewright's own tool, edits files) for a tool
+    name as reported."""
     name = normalize_tool_name(raw)
+    first = f"tool: {raw} (as {name})" if name != raw else "tool: " + raw
+    mcp_edit = name.startswith("mcp__") and _edits.mcp_tool_part(name) in _edits.MCP_EDIT_TOOLS
+    write = name in _edits.HOST_EDIT_TOOLS or mcp_edit
+    return name, first, bool(name) and is_statewright_tool(name), write
+
+
+def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> Decision:
+    raw = call.tool_name if type(call.tool_name) is str else ""
+    name, first, own, write = _tool_facts(raw)
     args: dict[str, Any] = call.tool_input if isinstance(call.tool_input, dict) else {}
-    trace: list[str] = [f"tool: {raw}" + (f" (as {name})" if name != raw else "")]
-    what = f"`{name}`"
+    trace: list[str] = [first]
+    what = "`" + name + "`"
     if not name:
         return _deny("invalid", "a call", "the tool name is missing or not text", state, ctx,
                      trace)
-    if is_statewright_tool(name):
+    if own:
         trace.append("statewright's own tool: always allowed, not counted")
         return Decision.allow(explanation=tuple(trace), counts_iteration=False)
     if not isinstance(call.tool_input, dict):
@@ -114,22 +125,17 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
         what = f"the command `{command[:200]}`"
 
     # 1. self-protection --------------------------------------------------------------------
-    write = name in _edits.HOST_EDIT_TOOLS or (
-        name.startswith("mcp__") and _edits.mcp_tool_part(name) in _edits.MCP_EDIT_TOOLS)
     problems: list[str] = []
     if analysis is not None:
         problems += protect.shell_violations(analysis, ctx, cwd)
     else:
         paths = protect.tool_paths(args)
-        if name in ("Glob", "Grep"):
+        if name == "Glob" or name == "Grep":
             paths += [args[k] for k in ("pattern", "glob") if isinstance(args.get(k), str)]
         for p in paths:
             why = protect.path_violation(p, ctx, cwd, write=write)
             if why:
                 problems.append(why)
-        if not write and name.startswith("mcp__") and _edits.mcp_tool_part(name) in (
-                "move_file", "copy_file", "rename_file"):
-            pass
     if problems:
         trace += [f"self_protection: {p}" for p in problems]
         return _deny("self_protection", what, "; ".join(problems[:3]), state, ctx, trace,
@@ -200,18 +206,18 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
             trace.append("shell: " + "; ".join(analysis.problems) +
                          " (no command rules in this state)")
     # 7. max_edit_lines ----------------------------------------------------------------------
-    else:
+    elif write:
         for p in _edits.edited_paths(name, args):
             f = _file_key(p, ctx, cwd)
             if f not in files:
                 files.append(f)
     lines = None
-    if analysis is None:
-        lines = _edits.edit_lines(name, args, ctx.read_text,
-                                  resolve=lambda p: os.path.join(cwd or ctx.project_root, p))
+    if write and analysis is None:
+        lines = _edits.edit_lines(name, args, ctx.read_text, base=cwd or ctx.project_root)
     if lines is not None:
-        trace.append(f"max_edit_lines: this edit changes {lines} line(s)"
-                     + (f" (limit {state.max_edit_lines})" if state.max_edit_lines else ""))
+        trace.append(f"max_edit_lines: this edit changes {lines} line(s) (limit "
+                     f"{state.max_edit_lines})" if state.max_edit_lines else
+                     f"max_edit_lines: this edit changes {lines} line(s)")
         if state.max_edit_lines is not None and lines > state.max_edit_lines:
             why = (f"this edit changes {lines} lines, more than the {state.max_edit_lines} "
                    "allowed per edit in this state; make smaller edits")
@@ -240,7 +246,7 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
         trace.append("rewritten to run with blocked variables unset"
                      + (" and env_overrides exported" if state.env_overrides else ""))
     trace.append("allow")
-    return Decision.allow(explanation=tuple(trace), files=tuple(files), updated_input=updated)
+    return Decision(True, explanation=tuple(trace), files=tuple(files), updated_input=updated)
 
 
 @lru_cache(maxsize=1024)

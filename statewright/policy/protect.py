@@ -14,7 +14,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from .paths import project_relative, real_path, relative_to_root
+from .paths import _real_root, project_relative, real_path, relative_to_root
 from .shell import _CACHE_MAX_LINE, Command, ShellAnalysis, Word, literal_word
 
 STORE_FILE = "state.db"
@@ -67,7 +67,9 @@ def resolved(p: str, root: str, cwd: str | None, shell: bool = False) -> str:
         full = memo.get(key)
         if full is not None:
             return full
-    full = real_path(os.path.join(cwd or root, p if shell else os.path.expanduser(p)))
+    if not shell and p[:1] == "~":
+        p = os.path.expanduser(p)
+    full = real_path(os.path.join(cwd or root, p), _real_root(root))
     if memo is not None:
         memo[key] = full
     return full
@@ -98,13 +100,19 @@ def real_store(store_dir: str) -> str:
     return os.path.realpath(store_dir)
 
 
+@lru_cache(maxsize=64)
+def _store_facts(store_dir: str) -> tuple[str, str, re.Pattern[str]]:
+    store = real_store(store_dir).rstrip(os.sep) or os.sep
+    return store, store + os.sep, _marker_re(store_dir)
+
+
 def path_violation(p: str, ctx: Any, cwd: str | None, write: bool) -> str | None:
     """Why touching path `p` is refused (None if it is fine)."""
     if not isinstance(p, str) or not p:
         return None
     full = resolved(p, ctx.project_root, cwd)
-    store = real_store(ctx.store_dir)
-    if _inside(full, store) or _marker_re(ctx.store_dir).search(p):
+    store, store_prefix, rx = _store_facts(ctx.store_dir)
+    if full == store or full.startswith(store_prefix) or rx.search(p):
         return f"`{p}` is inside statewright's store ({ctx.store_dir}), which agents may not touch"
     if write and full in protected_paths(ctx):
         return f"`{p}` is a workflow or configuration file statewright is enforcing"
@@ -114,23 +122,31 @@ def path_violation(p: str, ctx: Any, cwd: str | None, write: bool) -> str | None
 def tool_paths(args: dict[str, Any]) -> list[str]:
     """Every path-like argument of a tool call (recursing one level into lists/dicts)."""
     out: list[str] = []
-
-    def add(v: Any) -> None:
-        if isinstance(v, str):
-            out.append(v)
-        elif isinstance(v, list):
-            for x in v:
-                if isinstance(x, str):
-                    out.append(x)
-                elif isinstance(x, dict):
-                    for k2, v2 in x.items():
-                        if k2 in PATH_KEYS:
-                            add(v2)
-
     for k, v in args.items():
-        if k in PATH_KEYS or k.lower().endswith(("path", "paths", "file", "dir")):
-            add(v)
+        if _is_path_key(k):
+            if type(v) is str:
+                out.append(v)
+            else:
+                _add_paths(v, out)
     return out
+
+
+def _add_paths(v: Any, out: list[str]) -> None:
+    if isinstance(v, str):
+        out.append(v)
+    elif isinstance(v, list):
+        for x in v:
+            if isinstance(x, str):
+                out.append(x)
+            elif isinstance(x, dict):
+                for k2, v2 in x.items():
+                    if k2 in PATH_KEYS:
+                        _add_paths(v2, out)
+
+
+@lru_cache(maxsize=1024)
+def _is_path_key(k: str) -> bool:
+    return k in PATH_KEYS or k.lower().endswith(("path", "paths", "file", "dir"))
 
 
 # -- shell -------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
 
 from .paths import glob_match  # noqa: F401  (re-exported for callers that match files too)
 
@@ -56,6 +57,15 @@ def tool_allowed(name: str, allowed_tools: tuple[str, ...] | list[str] | None,
     `allowed_tools` None: no restriction; empty: only statewright's own tools. Entries are exact
     names or `*` globs (`mcp__github__*`). `disallowed_tools` applies after the allow list.
     """
+    try:
+        return _tool_allowed(name, None if allowed_tools is None else tuple(allowed_tools),
+                             tuple(disallowed_tools))
+    except TypeError:  # an unhashable entry: decide without the cache
+        return _tool_allowed.__wrapped__(name, allowed_tools, disallowed_tools)
+
+
+@lru_cache(maxsize=4096)
+def _tool_allowed(name: str, allowed_tools: Any, disallowed_tools: Any) -> bool:
     if is_statewright_tool(name):
         return True
     if allowed_tools is not None and not any(name_matches(e, name) for e in allowed_tools):
