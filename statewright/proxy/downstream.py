@@ -21,10 +21,11 @@ from typing import Any, Awaitable, Callable
 
 import anyio
 import mcp_types as types
-from mcp import Client, MCPError, StdioServerParameters
+from mcp import Client, MCPError
 
 from .config import (ServerSpec, forwarded_name, parse_servers,  # noqa: F401  (re-exported)
                      workflow_tool_name)
+from .rawstdio import ConnectionLost, RawStdio
 
 log = logging.getLogger("statewright.proxy")
 
@@ -67,6 +68,7 @@ class Downstream:
         self.restarts = 0
         self.tools: list[types.Tool] = []  # last known catalogue (kept while the server is down)
         self.client: Client | None = None
+        self.raw: RawStdio | None = None  # the stdio connection's direct lane (stdio servers)
         self.protocol_version: str | None = None
         self._want_up = anyio.Event()  # set: the supervisor should (re)connect
         self._drop = anyio.Event()  # set: the current connection is to be closed
@@ -78,6 +80,7 @@ class Downstream:
     # ---- lifecycle ------------------------------------------------------------------------
     def _transport(self) -> Any:
         s = self.spec
+        self.raw = None
         if s.kind == "http":
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client
@@ -85,7 +88,8 @@ class Downstream:
         # The SDK's default environment is minimal (HOME, PATH, ...): pass ours explicitly,
         # with the server's own `env` on top, as Claude Code does.
         env = {**os.environ, **s.env}
-        return StdioServerParameters(command=s.command or "", args=list(s.args), env=env, cwd=s.cwd)
+        self.raw = RawStdio(s.command or "", list(s.args), env=env, cwd=s.cwd)
+        return self.raw
 
     async def _on_message(self, msg: Any) -> None:
         if isinstance(msg, types.ServerNotification):
@@ -234,27 +238,57 @@ class Downstream:
         (camelCase keys). The proxy passes it through unchanged, so it is not re-validated
         here: the agent's own client validates what it receives."""
         client = await self.ensure_up()
+        raw = self.raw
         try:
+            if raw is not None and timeout is None:
+                # stdio: straight down the pipe, the raw answer back (no SDK hops, no pydantic)
+                return await raw.request("tools/call", {"name": tool, "arguments": arguments or {}})
             session = client.session
             send_raw = getattr(getattr(session, "_dispatcher", None), "send_raw_request", None)
             if send_raw is not None and timeout is None:
                 # the dispatcher's raw request: no pydantic round trip on the hot path
-                raw = await send_raw("tools/call", {"name": tool, "arguments": arguments or {}})
-                if not isinstance(raw, dict):
+                raw_result = await send_raw("tools/call", {"name": tool, "arguments": arguments or {}})
+                if not isinstance(raw_result, dict):
                     raise DownstreamError(f"server '{self.name}' answered tools/call with a non-object")
-                return raw
+                return raw_result
             result = await session.call_tool(tool, arguments, read_timeout_seconds=timeout)
             return result.model_dump(by_alias=True, exclude_none=True, mode="json")
-        except MCPError as exc:
-            if _is_connection_error(exc):
-                self._mark_down(exc)
-                raise DownstreamError(f"server '{self.name}' stopped answering ({exc.message}); "
-                                      "it is being restarted, retry the call") from None
-            raise
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError) as exc:
+        except (MCPError, anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream,
+                OSError) as exc:
+            raise self._call_error(exc) from None
+
+    def send_now(self, tool: str, arguments: dict[str, Any],
+                 on_done: Callable[[dict[str, Any] | None, BaseException | None], None]) -> bool:
+        """Send a call straight down a live stdio connection without waiting; `on_done(result,
+        None)` or `on_done(None, error)` follows (errors as `call` raises them). False when
+        that is not possible now (not up, not stdio): use `call`, which also restarts."""
+        raw = self.raw
+        if raw is None or self.client is None or self.status != "up" or not raw.alive:
+            return False
+
+        def done(result: dict[str, Any] | None, exc: BaseException | None) -> None:
+            if exc is not None and isinstance(exc, (MCPError, OSError)):
+                exc = self._call_error(exc)
+            on_done(result, exc)
+
+        try:
+            raw.send("tools/call", {"name": tool, "arguments": arguments}, done)
+        except ConnectionLost:
+            return False
+        return True
+
+    def _call_error(self, exc: BaseException) -> BaseException:
+        """A connection failure marks the server down and becomes a `DownstreamError`; a
+        JSON-RPC error answer is returned as it is."""
+        if isinstance(exc, MCPError):
+            if not _is_connection_error(exc):
+                return exc
             self._mark_down(exc)
-            raise DownstreamError(f"server '{self.name}' stopped answering ({describe(exc)}); "
-                                  "it is being restarted, retry the call") from None
+            return DownstreamError(f"server '{self.name}' stopped answering ({exc.message}); "
+                                   "it is being restarted, retry the call")
+        self._mark_down(exc)
+        return DownstreamError(f"server '{self.name}' stopped answering ({describe(exc)}); "
+                               "it is being restarted, retry the call")
 
     def snapshot(self) -> DownstreamStatus:
         return DownstreamStatus(self.status, len(self.tools), self.error, self.restarts,
@@ -356,6 +390,14 @@ class DownstreamManager:
     async def call(self, route: Route, arguments: dict[str, Any] | None,
                    timeout: float | None = None) -> dict[str, Any]:
         return await self.servers[route.server].call(route.tool, arguments, timeout)
+
+    def send_now(self, route: Route, arguments: dict[str, Any],
+                 on_done: Callable[[dict[str, Any] | None, BaseException | None], None]) -> bool:
+        return self.servers[route.server].send_now(route.tool, arguments, on_done)
+
+    def can_send_now(self, route: Route) -> bool:
+        d = self.servers[route.server]
+        return d.raw is not None and d.client is not None and d.status == "up" and d.raw.alive
 
     def status(self) -> dict[str, Any]:
         return {n: d.snapshot().to_dict() for n, d in self.servers.items()}

@@ -27,12 +27,15 @@ import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
+from .rawstdio import dump_line
+
 try:  # the SDK's context-carrying streams, when present (they propagate contextvars)
     from mcp.shared._context_streams import create_context_streams as _streams
 except Exception:  # noqa: BLE001  pragma: no cover
     _streams = None
 
 _MAX_LINE = 64 * 1024 * 1024
+
 
 
 def usable() -> bool:
@@ -126,6 +129,16 @@ class FastStdio:
                     continue
                 fast = self._fast_request(line)
                 if fast is not None:
+                    rid, name, route, args, size = fast
+                    try:
+                        # a live stdio downstream: admitted, sent and answered without a task
+                        if self.proxy.forward_now(route, name, args, size,
+                                                  lambda body, rid=rid: self._reply(rid, body),
+                                                  tg.start_soon):
+                            continue
+                    except Exception as exc:  # noqa: BLE001  never leave a request unanswered
+                        self._reply(rid, None, exc)
+                        continue
                     tg.start_soon(self._answer, *fast)
                     continue
                 try:
@@ -178,13 +191,24 @@ class FastStdio:
     async def _answer(self, rid: Any, name: str, route: Any, args: dict[str, Any], size: int) -> None:
         try:
             body = await self.proxy.forward_raw(route, name, args, size_hint=size)
+        except Exception as exc:  # noqa: BLE001  never leave a request unanswered
+            self._reply(rid, None, exc)
+            return
+        self._reply(rid, body)
+
+    def _reply(self, rid: Any, body: dict[str, Any] | None, exc: BaseException | None = None) -> None:
+        """Write the JSON-RPC answer of a fast-path request (the transport buffers it)."""
+        if body is not None:
             body.pop("resultType", None)  # not part of handshake-era results
             out = {"jsonrpc": "2.0", "id": rid, "result": body}
-        except Exception as exc:  # noqa: BLE001  never leave a request unanswered
+        else:
             out = {"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": f"statewright: {exc}"}}
+        w = self._writer
+        if w is None or w.is_closing():
+            return
         try:
-            await self._write_line(json.dumps(out, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
-        except (ConnectionError, OSError):
+            w.write(dump_line(out))
+        except (ConnectionError, OSError, RuntimeError):
             pass
 
 

@@ -221,9 +221,70 @@ class Proxy:
 
     async def forward_raw(self, route: Route, name: str, args: dict[str, Any],
                           size_hint: int | None = None) -> dict[str, Any]:
-        """The governed path of one forwarded call, on wire-shaped dicts (the stdio fast path
-        uses it directly; `_forward` wraps it for the SDK handler). `size_hint`: the request's
-        size on the wire when known, which saves re-serialising the arguments."""
+        """The governed path of one forwarded call, on wire-shaped dicts (`_forward` wraps it
+        for the SDK handler). `size_hint`: the request's size on the wire when known, which
+        saves re-serialising the arguments."""
+        refusal, call_args = self.admit(route, name, args, size_hint)
+        if refusal is not None:
+            return refusal
+        try:
+            result = await self.downstream.call(route, call_args)
+        except Exception as exc:  # noqa: BLE001
+            result = self.call_failed(route, exc)
+        result, interrupted = self.settle(route, name, call_args, result)
+        if interrupted:
+            await self.check_state_change()
+        return result
+
+    def forward_now(self, route: Route, name: str, args: dict[str, Any], size_hint: int | None,
+                    reply: Any, spawn: Any) -> bool:
+        """`forward_raw` without a task or an await, for the stdio fast path: admit, send down a
+        live stdio connection, and when the answer comes settle it and `reply(result)` from the
+        downstream reader. `spawn(coro_fn)` runs the rare follow-up that must await (announcing
+        a tool-list change after an interrupt, before the reply). False, with nothing done,
+        when the server is not directly reachable now: use `forward_raw`."""
+        if not self.downstream.can_send_now(route):
+            return False
+        refusal, call_args = self.admit(route, name, args, size_hint)
+        if refusal is not None:
+            reply(refusal)
+            return True
+
+        def done(result: dict[str, Any] | None, exc: BaseException | None) -> None:
+            if exc is not None or result is None:
+                result = self.call_failed(route, exc or DownstreamError("no answer"))
+            result, interrupted = self.settle(route, name, call_args, result)
+            if not interrupted:
+                reply(result)
+                return
+
+            async def announce_then_reply() -> None:
+                try:
+                    await self.check_state_change()
+                finally:
+                    reply(result)
+
+            spawn(announce_then_reply)
+
+        if self.downstream.send_now(route, call_args, done):
+            return True
+        # the connection broke between the check and the send: settle as the slow path would
+        spawn(self._finish_slow, route, name, call_args, reply)
+        return True
+
+    async def _finish_slow(self, route: Route, name: str, call_args: dict[str, Any], reply: Any) -> None:
+        try:
+            result = await self.downstream.call(route, call_args)
+        except Exception as exc:  # noqa: BLE001
+            result = self.call_failed(route, exc)
+        result, interrupted = self.settle(route, name, call_args, result)
+        if interrupted:
+            await self.check_state_change()
+        reply(result)
+
+    def admit(self, route: Route, name: str, args: dict[str, Any],
+              size_hint: int | None = None) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+        """Argument checks and `authorize`: (refusal result, args) or (None, arguments to send)."""
         problem = self._check_size(args) if size_hint is None or size_hint > MAX_ARGUMENT_BYTES else None
         if problem is None:
             schema = self.downstream.tool_schema(name)
@@ -232,19 +293,25 @@ class Proxy:
                 problem = f"arguments of {name} do not match its input schema: " + "; ".join(errors)
         if problem:
             return _raw_error(f"[statewright] {INVALID_ARGUMENTS}: {problem}",
-                              {"error": {"code": INVALID_ARGUMENTS, "message": problem}})
+                              {"error": {"code": INVALID_ARGUMENTS, "message": problem}}), args
         decision = self.rt.authorize(self.session, ToolCall(route.workflow_name, args, source="proxy"))
         if not decision.allowed:
-            return _raw_error(f"[statewright] {decision.code or TOOL_DENIED}: {decision.reason}")
-        call_args = decision.updated_input if decision.updated_input is not None else args
-        try:
-            result = await self.downstream.call(route, call_args)
-        except DownstreamError as exc:
-            result = _raw_error(f"[statewright] {DOWNSTREAM_ERROR}: {exc}")
-        except Exception as exc:  # noqa: BLE001  the downstream answered with a JSON-RPC error
-            msg = getattr(exc, "message", None) or describe(exc)
-            result = _raw_error(f"[statewright] {DOWNSTREAM_ERROR}: server {route.server!r} "
-                                f"refused {route.tool!r}: {msg}")
+            return _raw_error(f"[statewright] {decision.code or TOOL_DENIED}: {decision.reason}"), args
+        return None, (decision.updated_input if decision.updated_input is not None else args)
+
+    @staticmethod
+    def call_failed(route: Route, exc: BaseException) -> dict[str, Any]:
+        """The result the agent gets when forwarding failed."""
+        if isinstance(exc, DownstreamError):
+            return _raw_error(f"[statewright] {DOWNSTREAM_ERROR}: {exc}")
+        # the downstream answered with a JSON-RPC error
+        msg = getattr(exc, "message", None) or describe(exc)
+        return _raw_error(f"[statewright] {DOWNSTREAM_ERROR}: server {route.server!r} "
+                          f"refused {route.tool!r}: {msg}")
+
+    def settle(self, route: Route, name: str, call_args: dict[str, Any],
+               result: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        """`record` the call; append the runtime's messages. (result, interrupts fired)."""
         content = result.get("content")
         if not isinstance(content, list):
             content = result["content"] = []
@@ -254,12 +321,10 @@ class Proxy:
                 is_error=result.get("isError") is True))
         except Exception as exc:  # noqa: BLE001  the call happened; say accounting failed
             print(f"statewright: could not record {name}: {describe(exc)}", file=self.errlog, flush=True)
-            return result
+            return result, False
         if outcome.messages:
             content.extend({"type": "text", "text": m} for m in outcome.messages)
-        if outcome.interrupts:
-            await self.check_state_change()
-        return result
+        return result, bool(outcome.interrupts)
 
     def _check_size(self, args: dict[str, Any]) -> str | None:
         if not args:
