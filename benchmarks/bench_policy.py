@@ -3,8 +3,9 @@
 Run alone: `.venv/bin/python benchmarks/bench_policy.py`. Prints rows
 `name | value | unit | budget`; `main()` returns them for `benchmarks/run.py`.
 
-Each figure is the best of several one-second rounds (wall clock), since the machine may be
-shared; the median is printed beside it. Rows:
+Each figure is the best of 15 rounds of 0.2 s (wall clock), since the machine may be shared
+(the least disturbed round is the truest figure, as with `timeit`); the median is printed
+beside it. Rows:
 - non-Bash: an Edit of an existing project file in a state with edit limits (path resolved,
   self-protection, allowed_tools, max_edit_lines, max_files_per_state);
 - compound Bash: the same line decided again and again (the shell analysis of a line is cached,
@@ -39,23 +40,25 @@ NEW_FILE = ToolCall("Write", {"file_path": "src/new/mod.py", "content": "x = 1\n
 BASH_LINE = ('pytest -q tests/unit 2>&1 | cat && npm test -- --silent '
              '|| echo "tests failed: $(git status --short)" > out.txt')
 BASH = ToolCall("Bash", {"command": BASH_LINE})
-ROUNDS = 5
+ROUNDS = 15
 
 
-def _rates(calls, ctx: GateContext, seconds: float = 1.0) -> list[float]:
+def _rates(calls, ctx: GateContext, rounds: int = ROUNDS, seconds: float = 0.2) -> list[float]:
+    """Decisions per second in each of `rounds` short rounds (the best round is the one least
+    disturbed by other processes; the median shows the spread)."""
     counters = Counters(iterations=3, files_edited=frozenset({"src/app.py"}))
     for call in calls[:3]:
         d = gate(STATE, counters, call, ctx)
         assert d.allowed, d.reason  # benchmark an allowed, fully checked decision
     out = []
     k = 0
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         n, start = 0, time.perf_counter()
         while True:
-            for _ in range(100):
+            for _ in range(50):
                 gate(STATE, counters, calls[k % len(calls)], ctx)
                 k += 1
-            n += 100
+            n += 50
             el = time.perf_counter() - start
             if el >= seconds:
                 out.append(n / el)
@@ -75,15 +78,16 @@ def main() -> list[tuple[str, float, str, str]]:
     Path(root, "src", "app.py").write_text("a\nb\nc\n")
     ctx = GateContext(project_root=root, store_dir=root + "/.statewright",
                       events=("TESTS_PASS",), read_text=lambda p: None)
-    distinct = [ToolCall("Bash", {"command": BASH_LINE.replace("tests/unit", f"tests/u{i}")})
-                for i in range(20_000)]
     rows = [
         _row("policy: non-Bash decisions", _rates([NON_BASH], ctx), ">= 50000"),
         _row("policy: compound Bash decisions", _rates([BASH], ctx), ">= 5000"),
-        _row("policy: compound Bash, distinct lines (no analysis cache)",
-             _rates(distinct, ctx), "(info)"),
         _row("policy: non-Bash, Write to a new file", _rates([NEW_FILE], ctx), "(info)"),
     ]
+    # built last: 20,000 live calls would slow the garbage collector for the rows above
+    distinct = [ToolCall("Bash", {"command": BASH_LINE.replace("tests/unit", f"tests/u{i}")})
+                for i in range(20_000)]
+    rows.insert(2, _row("policy: compound Bash, distinct lines (no analysis cache)",
+                        _rates(distinct, ctx), "(info)"))
     for r in rows:
         print(" | ".join(str(x) for x in r))
     return rows

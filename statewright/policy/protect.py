@@ -61,7 +61,8 @@ def resolved(p: str, root: str, cwd: str | None, shell: bool = False) -> str:
     """Absolute, symlink-free form of `p`. Memoised for the duration of one decision only
     (see `gate`), so a link created later is always seen. `shell`: `p` is an unquoted shell
     word already expanded (a quoted `~` stays a plain name), so no `~` expansion here."""
-    key = (p, cwd or root, shell)
+    base = cwd or root
+    key = (p, base, shell)
     memo = _MEMO.get("paths")
     if memo is not None:
         full = memo.get(key)
@@ -69,7 +70,14 @@ def resolved(p: str, root: str, cwd: str | None, shell: bool = False) -> str:
             return full
     if not shell and p[:1] == "~":
         p = os.path.expanduser(p)
-    full = real_path(os.path.join(cwd or root, p), _real_root(root))
+    # os.path.join, inlined (hot path)
+    if p[:1] == os.sep:
+        joined = p
+    elif base[-1:] == os.sep:
+        joined = base + p
+    else:
+        joined = base + os.sep + p
+    full = real_path(joined, _real_root(root))
     if memo is not None:
         memo[key] = full
     return full
@@ -79,11 +87,18 @@ _MEMO: dict[str, dict] = {}
 
 
 def protected_paths(ctx: Any) -> frozenset[str]:
-    return _protected(ctx.project_root, frozenset(ctx.protected_files))
+    return _protected(ctx.project_root, ctx.protected_files)
+
+
+def _protected(project_root: str, files: Any) -> frozenset[str]:
+    try:
+        return _protected_cached(project_root, files)
+    except TypeError:  # a set or list rather than a frozenset
+        return _protected_cached(project_root, frozenset(files))
 
 
 @lru_cache(maxsize=64)
-def _protected(project_root: str, files: frozenset[str]) -> frozenset[str]:
+def _protected_cached(project_root: str, files: Any) -> frozenset[str]:
     root = os.path.realpath(project_root)
     out = {os.path.realpath(p) for p in files}
     out.update(os.path.join(root, f) for f in CONFIG_FILES)
@@ -114,7 +129,7 @@ def path_violation(p: str, ctx: Any, cwd: str | None, write: bool) -> str | None
     store, store_prefix, rx = _store_facts(ctx.store_dir)
     if full == store or full.startswith(store_prefix) or rx.search(p):
         return f"`{p}` is inside statewright's store ({ctx.store_dir}), which agents may not touch"
-    if write and full in protected_paths(ctx):
+    if write and full in _protected(ctx.project_root, ctx.protected_files):
         return f"`{p}` is a workflow or configuration file statewright is enforcing"
     return None
 
