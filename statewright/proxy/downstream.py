@@ -332,6 +332,7 @@ class DownstreamManager:
                                errlog=errlog) for s in specs}
         self._routes: dict[str, Route] = {}
         self._tools: list[tuple[types.Tool, Route]] = []
+        self._schemas: dict[str, dict[str, Any]] = {}
         self._generation = -1
 
     async def _changed(self) -> None:
@@ -369,6 +370,7 @@ class DownstreamManager:
                 route = Route(d.name, t.name, workflow_tool_name(d.name, t.name))
                 routes[name] = route
                 tools.append((t.model_copy(update={"name": name}), route))
+        self._schemas = {t.name: t.input_schema for t, _ in tools}
         self._routes, self._tools, self._generation = routes, tools, gen
 
     def route(self, forwarded: str) -> Route | None:
@@ -382,10 +384,7 @@ class DownstreamManager:
 
     def tool_schema(self, forwarded: str) -> dict[str, Any] | None:
         self._rebuild()
-        for t, _ in self._tools:
-            if t.name == forwarded:
-                return t.input_schema
-        return None
+        return self._schemas.get(forwarded)
 
     async def call(self, route: Route, arguments: dict[str, Any] | None,
                    timeout: float | None = None) -> dict[str, Any]:
