@@ -3,7 +3,7 @@
 Run alone: `.venv/bin/python benchmarks/bench_policy.py`. Prints rows
 `name | value | unit | budget`; `main()` returns them for `benchmarks/run.py`.
 
-Each figure is the best of 15 rounds of 0.2 s (wall clock), since the machine may be shared
+Each figure is the best of 30 rounds of 0.1 s (wall clock), since the machine may be shared
 (the least disturbed round is the truest figure, as with `timeit`); the median is printed
 beside it. Rows:
 - non-Bash: an Edit of an existing project file in a state with edit limits (path resolved,
@@ -40,10 +40,10 @@ NEW_FILE = ToolCall("Write", {"file_path": "src/new/mod.py", "content": "x = 1\n
 BASH_LINE = ('pytest -q tests/unit 2>&1 | cat && npm test -- --silent '
              '|| echo "tests failed: $(git status --short)" > out.txt')
 BASH = ToolCall("Bash", {"command": BASH_LINE})
-ROUNDS = 15
+ROUNDS = 30
 
 
-def _rates(calls, ctx: GateContext, rounds: int = ROUNDS, seconds: float = 0.2) -> list[float]:
+def _rates(calls, ctx: GateContext, rounds: int = ROUNDS, seconds: float = 0.1) -> list[float]:
     """Decisions per second in each of `rounds` short rounds (the best round is the one least
     disturbed by other processes; the median shows the spread)."""
     counters = Counters(iterations=3, files_edited=frozenset({"src/app.py"}))

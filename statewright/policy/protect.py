@@ -638,10 +638,13 @@ def _cli_violations(analysis: ShellAnalysis, cwd: str) -> list[str]:
         base = _basename(name.value) if name.literal else ""
         if not _talk(c, base):
             talk_only = False
-        why = _invocation_problem(c.argv, c, line_mentions, False, cwd)
-        if why:
-            out.append(why)
-            continue
+        if not name.literal or base in _CLI_NAMES or "/" in name.value or \
+                _PY_RE.fullmatch(base):
+            # (a plain name that is neither the CLI nor Python cannot be an invocation)
+            why = _invocation_problem(c.argv, c, line_mentions, False, cwd)
+            if why:
+                out.append(why)
+                continue
         if line_mentions and base in ("pip", "pip3", "pipx", "uv") or _PY_RE.fullmatch(base or "-"):
             vals_l = [w.value.lower() for w in c.argv]
             if "uninstall" in vals_l and any(v.startswith("statewright") for v in vals_l):

@@ -184,6 +184,8 @@ def decode_ansi_c(body: str) -> str:
 
 def _unescape_unquoted(text: str) -> tuple[str, str, bool]:
     """Unquote a bare word: returns (value, fnmatch pattern, has unquoted glob)."""
+    if "\\" not in text:  # nothing escaped: the text is its own value and pattern
+        return text, text, ("*" in text or "?" in text or "[" in text)
     val: list[str] = []
     pat: list[str] = []
     glob = False
@@ -279,7 +281,15 @@ def _word_parts(node: Any, w: _W, problems: list[str]) -> None:
         w.pat.append("*")
 
 
+_PLAIN_WORD_RE = re.compile(r"[^\\*?\[\]{}$`~]+\Z")
+
+
 def make_word(node: Any, problems: list[str]) -> Word:
+    if node.type == "word":
+        text = node.text.decode("utf-8", "replace")
+        if _PLAIN_WORD_RE.match(text):
+            # the common case: a bare word with nothing to unquote, expand or glob
+            return Word(text=text, value=text, pattern=text, literal=True)
     w = _W()
     _word_parts(node, w, problems)
     text = node.text.decode("utf-8", "replace")
@@ -302,6 +312,7 @@ _WORD_NODES = {"word", "string", "raw_string", "ansi_c_string", "concatenation",
                "simple_expansion", "expansion", "command_substitution", "process_substitution",
                "arithmetic_expansion", "translated_string", "brace_expression"}
 _MAX_DEPTH = 8
+_LEAF_WORDS = frozenset({"word", "raw_string"})  # `number` may hold `16#$(cmd)`
 _PLAIN_WORDS = {"word", "concatenation", "string", "raw_string", "ansi_c_string", "number",
                 "translated_string"}
 
@@ -401,7 +412,10 @@ class _Walker:
 
     def _after_word(self, node: Any, context: str, depth: int) -> None:
         """Walk what is nested in a word already recorded (without recording it again)."""
-        if node.type in _PLAIN_WORDS:
+        t = node.type
+        if t in _LEAF_WORDS:
+            return  # nothing nested in a bare word, number or single-quoted string
+        if t in _PLAIN_WORDS:
             self._children(node, context, depth)
         else:
             self._node(node, context, depth)
@@ -927,16 +941,35 @@ def match_prefix(argv: tuple[Word, ...], allowed: tuple[str, ...]) -> str | None
 
     Every token of the prefix must be matched by a literal word of exactly that value.
     """
+    if not argv or not argv[0].literal:
+        return None
     best: str | None = None
     best_len = -1
+    n = len(argv)
+    for p, toks in _prefix_index(tuple(allowed)).get(argv[0].value, ()):
+        k = len(toks)
+        if k > n or k <= best_len:
+            continue
+        i = 1
+        while i < k:
+            w = argv[i]
+            if not w.literal or w.value != toks[i]:
+                break
+            i += 1
+        else:
+            best, best_len = p, k
+    return best
+
+
+@lru_cache(maxsize=256)
+def _prefix_index(allowed: tuple[str, ...]) -> dict[str, tuple[tuple[str, tuple[str, ...]], ...]]:
+    """Allowed prefixes grouped by their first token (in the order given)."""
+    out: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
     for p in allowed:
         toks = _prefix_tokens(p)
-        if not toks or len(toks) > len(argv):
-            continue
-        if all(argv[i].literal and argv[i].value == toks[i] for i in range(len(toks))):
-            if len(toks) > best_len:
-                best, best_len = p, len(toks)
-    return best
+        if toks:
+            out.setdefault(toks[0], []).append((p, toks))
+    return {k: tuple(v) for k, v in out.items()}
 
 
 def check_commands(analysis: ShellAnalysis, allowed_commands: tuple[str, ...] | list[str],
