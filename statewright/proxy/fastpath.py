@@ -27,7 +27,7 @@ import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
-from .rawstdio import dump_line
+from .rawstdio import TOO_LARGE, LineFeed, dump_line
 
 try:  # the SDK's context-carrying streams, when present (they propagate contextvars)
     from mcp.shared._context_streams import create_context_streams as _streams
@@ -56,6 +56,7 @@ class FastStdio:
         self.era: str | None = None  # "legacy" once `initialize` passed; "modern" for 2026 requests
         self.ready = False  # legacy connection initialized: the fast path may answer
         self._writer: asyncio.StreamWriter | None = None
+        self._tg: Any = None
 
     @asynccontextmanager
     async def streams(self) -> AsyncIterator[tuple[Any, Any]]:
@@ -68,9 +69,9 @@ class FastStdio:
         os.dup2(2, 1)  # stray prints go to stderr, never into the protocol stream
         reader_file = os.fdopen(in_fd, "rb", buffering=0)
         writer_file = os.fdopen(out_fd, "wb", buffering=0)
-        reader = asyncio.StreamReader(limit=_MAX_LINE, loop=loop)
-        r_transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop),
-                                                      reader_file)
+        feed = LineFeed(self._hot, limit=_MAX_LINE)
+        r_transport, _ = await loop.connect_read_pipe(lambda: _FeedProtocol(feed), reader_file)
+        feed.pause, feed.resume = r_transport.pause_reading, r_transport.resume_reading
         w_transport, w_protocol = await loop.connect_write_pipe(
             lambda: asyncio.streams.FlowControlMixin(loop=loop), writer_file)
         self._writer = asyncio.StreamWriter(w_transport, w_protocol, None, loop)
@@ -82,7 +83,8 @@ class FastStdio:
             write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
         try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(self._read_loop, reader, read_send, tg)
+                self._tg = tg
+                tg.start_soon(self._read_loop, feed, read_send)
                 tg.start_soon(self._write_loop, write_recv)
                 yield read_recv, write_send
                 tg.cancel_scope.cancel()
@@ -110,36 +112,33 @@ class FastStdio:
                 except (ConnectionError, OSError):
                     return
 
-    async def _read_loop(self, reader: asyncio.StreamReader, read_send: Any, tg: Any) -> None:
+    def _hot(self, line: bytes) -> bool:
+        """Called for every line as it arrives: a fast-path request is answered from here (a
+        live stdio downstream: admitted and sent without a task; otherwise in a task). False
+        leaves the line to the SDK lane (`_read_loop`)."""
+        fast = self._fast_request(line)
+        if fast is None:
+            return False
+        rid = fast[0]
+        try:
+            if not self.proxy.forward_now(fast[2], fast[1], fast[3], fast[4],
+                                          lambda body: self._reply(rid, body), self._tg.start_soon):
+                self._tg.start_soon(self._answer, *fast)
+        except Exception as exc:  # noqa: BLE001  never leave a request unanswered
+            self._reply(rid, None, exc)
+        return True
+
+    async def _read_loop(self, feed: LineFeed, read_send: Any) -> None:
+        """The SDK lane: every line the fast path did not take, parsed by the SDK's adapter."""
         async with read_send:
             while True:
-                try:
-                    line = await reader.readuntil(b"\n")
-                except asyncio.IncompleteReadError as exc:
-                    line = exc.partial
-                    if not line.strip():
-                        return
-                except asyncio.LimitOverrunError:
-                    await read_send.send(ValueError("message too large"))
-                    await reader.read(_MAX_LINE)
-                    continue
-                except (ConnectionError, OSError):
+                line = await feed.get()
+                if line is None:
                     return
-                if not line.strip():
+                if line is TOO_LARGE:
+                    await read_send.send(ValueError("message too large"))
                     continue
-                fast = self._fast_request(line)
-                if fast is not None:
-                    rid, name, route, args, size = fast
-                    try:
-                        # a live stdio downstream: admitted, sent and answered without a task
-                        if self.proxy.forward_now(route, name, args, size,
-                                                  lambda body, rid=rid: self._reply(rid, body),
-                                                  tg.start_soon):
-                            continue
-                    except Exception as exc:  # noqa: BLE001  never leave a request unanswered
-                        self._reply(rid, None, exc)
-                        continue
-                    tg.start_soon(self._answer, *fast)
+                if not line.strip():
                     continue
                 try:
                     message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
@@ -210,6 +209,21 @@ class FastStdio:
             w.write(dump_line(out))
         except (ConnectionError, OSError, RuntimeError):
             pass
+
+
+class _FeedProtocol(asyncio.Protocol):
+    def __init__(self, feed: LineFeed) -> None:
+        self.feed = feed
+
+    def data_received(self, data: bytes) -> None:
+        self.feed.feed(data)
+
+    def eof_received(self) -> bool:
+        self.feed.feed_eof()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.feed.feed_eof()
 
 
 @asynccontextmanager

@@ -18,9 +18,11 @@ SIGTERM and SIGKILL to the group.
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import os
 import signal
+import subprocess
 import sys
 from contextlib import asynccontextmanager
 from typing import Any, Callable
@@ -56,13 +58,122 @@ class ConnectionLost(ConnectionError):
     """The server's pipes closed (it exited or was killed)."""
 
 
+TOO_LARGE = object()  # what `LineFeed.get` returns for a line over the size limit
+
+
+class LineFeed:
+    """Splits a byte stream into lines as the event loop delivers it. `hot(line)` sees each
+    line at once, inside the pipe's callback (no task switch); a line it does not take (False)
+    is queued for `get()`. Reading pauses while too many lines wait in the queue."""
+
+    def __init__(self, hot: Callable[[bytes], bool], limit: int = _MAX_LINE, backlog: int = 32) -> None:
+        self.hot = hot
+        self.limit, self.backlog = limit, backlog
+        self.pause: Callable[[], None] | None = None
+        self.resume: Callable[[], None] | None = None
+        self._buf = b""
+        self._skipping = False
+        self._queue: collections.deque[Any] = collections.deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self._eof = False
+        self._paused = False
+
+    def feed(self, data: bytes) -> None:
+        buf = self._buf + data if self._buf else data
+        start = 0
+        while True:
+            nl = buf.find(b"\n", start)
+            if nl < 0:
+                break
+            line, start = buf[start:nl + 1], nl + 1
+            if self._skipping:  # the tail of an oversized line
+                self._skipping = False
+                continue
+            self._line(line)
+        self._buf = buf[start:] if start else buf
+        if len(self._buf) > self.limit:
+            self._buf = b""
+            if not self._skipping:
+                self._skipping = True
+                self._push(TOO_LARGE)
+
+    def _line(self, line: bytes) -> None:
+        try:
+            taken = self.hot(line)
+        except Exception:  # noqa: BLE001  a hot handler's fault: leave the line to the slow path
+            taken = False
+        if not taken:
+            self._push(line)
+
+    def feed_eof(self) -> None:
+        if self._eof:
+            return
+        if self._buf.strip() and not self._skipping:
+            self._line(self._buf)
+        self._buf = b""
+        self._eof = True
+        self._wake()
+
+    def _push(self, item: Any) -> None:
+        self._queue.append(item)
+        self._wake()
+        if not self._paused and len(self._queue) > self.backlog and self.pause is not None:
+            self._paused = True
+            self.pause()
+
+    def _wake(self) -> None:
+        w = self._waiter
+        if w is not None and not w.done():
+            w.set_result(None)
+
+    async def get(self) -> Any:
+        """The next queued line (or `TOO_LARGE`); None at the end of the stream."""
+        while not self._queue:
+            if self._eof:
+                return None
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        item = self._queue.popleft()
+        if self._paused and len(self._queue) <= self.backlog // 2 and self.resume is not None:
+            self._paused = False
+            self.resume()
+        return item
+
+
+class _ProcessProtocol(asyncio.streams.FlowControlMixin, asyncio.SubprocessProtocol):
+    def __init__(self, owner: "RawStdio") -> None:
+        super().__init__()
+        self.owner = owner
+        self.exited = asyncio.Event()
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:  # type: ignore[override]
+        if fd == 1:
+            self.owner.feed.feed(data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:
+            self.owner._eof(exc)
+        elif fd == 0:
+            self.connection_lost(exc)  # wake writers waiting for a drain
+
+    def process_exited(self) -> None:
+        self.exited.set()
+
+
 class RawStdio:
     """One downstream server process over stdio. Use as `Client(RawStdio(...))`."""
 
     def __init__(self, command: str, args: list[str], env: dict[str, str] | None = None,
                  cwd: str | None = None) -> None:
         self.command, self.args, self.env, self.cwd = command, list(args), env, cwd
-        self.proc: asyncio.subprocess.Process | None = None
+        self.transport: asyncio.SubprocessTransport | None = None
+        self.returncode: int | None = None
+        self.feed = LineFeed(self._hot)
+        self._proto: _ProcessProtocol | None = None
+        self._stdin: Any = None
         self._pending: dict[int, Callable[[dict[str, Any] | None, BaseException | None], None]] = {}
         self._next_id = _RAW_ID_BASE
         self._lost: BaseException | None = None
@@ -70,7 +181,11 @@ class RawStdio:
 
     @property
     def alive(self) -> bool:
-        return self.proc is not None and self._lost is None and not self._closing
+        return self._stdin is not None and self._lost is None and not self._closing
+
+    @property
+    def pid(self) -> int | None:
+        return self.transport.get_pid() if self.transport is not None else None
 
     # ---- the SDK transport ----------------------------------------------------------------
     async def __aenter__(self) -> tuple[Any, Any]:
@@ -82,11 +197,16 @@ class RawStdio:
 
     @asynccontextmanager
     async def _run(self) -> Any:
+        loop = asyncio.get_running_loop()
         env = get_default_environment() | (self.env or {})
-        self.proc = proc = await asyncio.create_subprocess_exec(
-            self.command, *self.args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=None, env=env, cwd=self.cwd, start_new_session=sys.platform != "win32",
-            limit=_MAX_LINE)
+        transport, proto = await loop.subprocess_exec(
+            lambda: _ProcessProtocol(self), self.command, *self.args, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=None, env=env, cwd=self.cwd,
+            start_new_session=sys.platform != "win32")
+        self.transport, self._proto = transport, proto
+        self._stdin = transport.get_pipe_transport(0)
+        out = transport.get_pipe_transport(1)
+        self.feed.pause, self.feed.resume = out.pause_reading, out.resume_reading
         if _streams is not None:
             read_send, read_recv = _streams[SessionMessage | Exception](0)
             write_send, write_recv = _streams[SessionMessage](0)
@@ -95,7 +215,7 @@ class RawStdio:
             write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
         try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(self._read_loop, proc.stdout, read_send)
+                tg.start_soon(self._read_loop, read_send)
                 tg.start_soon(self._write_loop, write_recv)
                 try:
                     yield read_recv, write_send
@@ -105,53 +225,63 @@ class RawStdio:
                     with anyio.CancelScope(shield=True):
                         read_recv.close()
                         write_send.close()
-                        await self._stop(proc)
+                        await self._stop(transport, proto)
                     tg.cancel_scope.cancel()
         finally:
             self._closing = True
             for s in (read_send, read_recv, write_send, write_recv):
                 s.close()
+            self.returncode = transport.get_returncode()
+            transport.close()
 
-    async def _read_loop(self, stdout: asyncio.StreamReader, read_send: Any) -> None:
-        pending = self._pending
+    def _hot(self, line: bytes) -> bool:
+        """An answer on the direct lane: resolve its waiter here, in the pipe callback."""
+        if self._closing:
+            return True  # drain: a server blocked on a full pipe could never exit
+        if not self._pending:
+            return False
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            return False
+        if not isinstance(msg, dict) or "method" in msg:
+            return False
+        rid = msg.get("id")
+        waiter = self._pending.pop(rid, None) if isinstance(rid, int) else None
+        if waiter is None:
+            return False
+        waiter(msg, None)
+        return True
+
+    def _eof(self, exc: BaseException | None) -> None:
+        if self._lost is None:
+            self._lost = ConnectionLost(f"the server closed its output ({exc or 'it exited'})")
+        self._fail_pending(self._lost)
+        self.feed.feed_eof()
+
+    async def _read_loop(self, read_send: Any) -> None:
+        """The SDK lane: every line the direct lane did not take."""
         try:
             while True:
-                try:
-                    line = await stdout.readuntil(b"\n")
-                except asyncio.IncompleteReadError as exc:
-                    line = exc.partial
-                    if not line.strip():
-                        break
-                except asyncio.LimitOverrunError:
-                    await stdout.read(_MAX_LINE)  # skip the oversized message
-                    continue
+                line = await self.feed.get()
+                if line is None:
+                    break
                 if self._closing:
-                    continue  # drain: a server blocked on a full pipe could never exit
-                try:
-                    msg = json.loads(line)
-                except ValueError:
-                    msg = None
-                if isinstance(msg, dict) and "method" not in msg:
-                    waiter = pending.pop(msg.get("id"), None)  # type: ignore[arg-type]
-                    if waiter is not None:
-                        waiter(msg, None)
-                        continue
-                if not line.strip():
                     continue
-                try:
-                    item: Any = SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
-                except ValueError as exc:
-                    item = exc
+                if line is TOO_LARGE:
+                    item: Any = ValueError("a message from the server is too large")
+                elif not line.strip():
+                    continue
+                else:
+                    try:
+                        item = SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+                    except ValueError as exc:
+                        item = exc
                 try:
                     await read_send.send(item)
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                     pass  # the session is gone; keep draining
-        except (ConnectionError, OSError) as exc:
-            self._lost = exc
         finally:
-            if self._lost is None:
-                self._lost = ConnectionLost("the server closed its output (it exited)")
-            self._fail_pending(self._lost)
             read_send.close()
 
     async def _write_loop(self, write_recv: Any) -> None:
@@ -159,14 +289,15 @@ class RawStdio:
             async for sm in write_recv:
                 body = sm.message.model_dump_json(by_alias=True, exclude_unset=True)
                 self._write((body + "\n").encode())
-                await self.proc.stdin.drain()  # type: ignore[union-attr]
+                if self._proto is not None:
+                    await self._proto._drain_helper()
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError, OSError):
             pass
 
     def _write(self, data: bytes) -> None:
-        stdin = self.proc.stdin if self.proc is not None else None
-        if stdin is None or stdin.is_closing():
-            raise ConnectionLost("the server's input is closed")
+        stdin = self._stdin
+        if stdin is None or stdin.is_closing() or self._lost is not None:
+            raise ConnectionLost(str(self._lost or "the server's input is closed"))
         stdin.write(data)
 
     def _fail_pending(self, exc: BaseException) -> None:
@@ -175,23 +306,24 @@ class RawStdio:
         for waiter in waiters:
             waiter(None, exc)
 
-    async def _stop(self, proc: asyncio.subprocess.Process) -> None:
+    async def _stop(self, transport: asyncio.SubprocessTransport, proto: _ProcessProtocol) -> None:
         try:
-            if proc.stdin is not None:
-                proc.stdin.close()
+            if self._stdin is not None:
+                self._stdin.close()
         except Exception:  # noqa: BLE001
             pass
-        if await _wait_exit(proc, GRACE):
+        if await _wait_exit(proto, GRACE):
             return
+        pid = transport.get_pid()
         for sig in (signal.SIGTERM, signal.SIGKILL):
             try:
                 if sys.platform != "win32":
-                    os.killpg(proc.pid, sig)
+                    os.killpg(pid, sig)
                 else:  # pragma: no cover
-                    proc.kill()
+                    transport.kill()
             except (ProcessLookupError, PermissionError):
                 pass
-            if await _wait_exit(proc, KILL_WAIT):
+            if await _wait_exit(proto, KILL_WAIT):
                 return
 
     # ---- the direct lane ------------------------------------------------------------------
@@ -200,7 +332,7 @@ class RawStdio:
         """Send one request now; `on_done(result, None)` or `on_done(None, error)` is called
         from the reader when it is answered (a JSON-RPC error answer gives `MCPError`, a dead
         connection `ConnectionLost`). Raises `ConnectionLost` when the connection is gone."""
-        if self._lost is not None or self._closing or self.proc is None:
+        if self._lost is not None or self._closing or self._stdin is None:
             raise ConnectionLost(str(self._lost or "the connection is closed"))
         rid = self._next_id
         self._next_id = rid + 1
@@ -222,9 +354,9 @@ class RawStdio:
 
         rid = self.send(method, params, done)
         try:
-            stdin = self.proc.stdin if self.proc is not None else None
-            if stdin is not None and stdin.transport.get_write_buffer_size() > 65536:
-                await stdin.drain()
+            stdin, proto = self._stdin, self._proto
+            if stdin is not None and proto is not None and stdin.get_write_buffer_size() > 65536:
+                await proto._drain_helper()
             return await fut
         except asyncio.CancelledError:
             if self._pending.pop(rid, None) is not None:
@@ -267,8 +399,8 @@ def _deliver(method: str, msg: dict[str, Any] | None, exc: BaseException | None,
               file=sys.stderr, flush=True)
 
 
-async def _wait_exit(proc: asyncio.subprocess.Process, timeout: float) -> bool:
+async def _wait_exit(proto: _ProcessProtocol, timeout: float) -> bool:
     with anyio.move_on_after(timeout):
-        await proc.wait()
+        await proto.exited.wait()
         return True
-    return proc.returncode is not None
+    return proto.exited.is_set()
