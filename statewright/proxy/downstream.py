@@ -66,7 +66,7 @@ class Downstream:
         self.status = "connecting"
         self.error: str | None = None
         self.restarts = 0
-        self.tools: list[types.Tool] = []  # last known catalogue (kept while the server is down)
+        self._tools: list[types.Tool] = []  # last known catalogue (kept while the server is down)
         self.client: Client | None = None
         self.raw: RawStdio | None = None  # the stdio connection's direct lane (stdio servers)
         self.protocol_version: str | None = None
@@ -76,6 +76,17 @@ class Downstream:
         self._last_attempt = 0.0
         self._stopping = False
         self._refresh_pending = False
+
+    catalogue_epoch = 0  # bumped whenever any server's catalogue is replaced (routing cache key)
+
+    @property
+    def tools(self) -> list[types.Tool]:
+        return self._tools
+
+    @tools.setter
+    def tools(self, value: list[types.Tool]) -> None:
+        self._tools = value
+        Downstream.catalogue_epoch += 1
 
     # ---- lifecycle ------------------------------------------------------------------------
     def _transport(self) -> Any:
@@ -355,7 +366,7 @@ class DownstreamManager:
             await d.stop()
 
     def _rebuild(self) -> None:
-        gen = hash(tuple((d.name, id(d.tools)) for d in self.servers.values()))
+        gen = Downstream.catalogue_epoch
         if gen == self._generation:
             return
         routes: dict[str, Route] = {}
