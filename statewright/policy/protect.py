@@ -539,7 +539,18 @@ def _invocation_problem(argv: tuple[Word, ...], c: Command, line_mentions: bool,
                         runner: bool, cwd: str) -> str | None:
     """Why argv (a command, or the part of a runner's argv from the program on) may not run."""
     shown = " ".join(w.text for w in argv)[:100]
-    cli = _word_cli_name(argv[0], cwd)
+    name = argv[0]
+    if not name.literal and name.dynamic:
+        low = name.pattern.lower()
+        if "statewright" in low or "tatewright" in name.value.lower():
+            # `statewright${IFS}approve`: word splitting can hand the CLI hidden arguments
+            return (f"`{shown}`: a command name built at run time around statewright's CLI "
+                    "could run any of its commands")
+        if line_mentions and set(low) <= {"*"}:
+            # `IFS=x; v=statewrightxapprove; $v`
+            return (f"`{shown}`: a command name known only at run time, in a line that "
+                    "mentions statewright")
+    cli = _word_cli_name(name, cwd)
     if cli == "statewright-hook":
         return f"`{shown}`: runs statewright's hook by hand (fake hook input)"
     if cli == "statewright":
@@ -660,6 +671,10 @@ def _cli_violations(analysis: ShellAnalysis, cwd: str) -> list[str]:
             for j in range(1, len(c.argv)):
                 w = c.argv[j]
                 if not w.literal:
+                    if w.dynamic and "tatewright" in w.pattern.lower():
+                        out.append(f"`{c.text[:100]}` hands `{name.text}` a word built at run "
+                                   "time around statewright's CLI")
+                        break
                     continue
                 b = _basename(w.value)
                 if b in _CLI_NAMES or _PY_RE.fullmatch(b) or (
