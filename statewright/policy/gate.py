@@ -249,14 +249,14 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
     return Decision(True, explanation=tuple(trace), files=tuple(files), updated_input=updated)
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=256)
 def _commands_by_line(command: str, allowed: tuple[str, ...]) -> Any:
     from .shell import analyze, check_commands
 
     return check_commands(analyze(command), allowed)
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=256)
 def _env_by_line(command: str, blocked: tuple[str, ...]) -> Any:
     from .shell import analyze, check_env
 

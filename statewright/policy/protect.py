@@ -211,7 +211,7 @@ def _line_key_ok(analysis: ShellAnalysis) -> bool:
     return len(analysis.source) <= _CACHE_MAX_LINE
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=256)
 def _static_by_line(source: str, store_dir: str) -> tuple[tuple[str, ...], tuple[Any, ...]]:
     from .shell import analyze
 
@@ -620,7 +620,7 @@ def cli_violations(analysis: ShellAnalysis, cwd: str) -> list[str]:
     before = _FS_USES[0]
     out = _cli_violations(analysis, cwd)
     if _FS_USES[0] == before:
-        if len(_CLI_CACHE) >= 1024:
+        if len(_CLI_CACHE) >= 256:
             _CLI_CACHE.clear()
         _CLI_CACHE[analysis.source] = tuple(out)
     return out

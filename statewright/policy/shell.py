@@ -872,21 +872,21 @@ def _first_error(node: Any) -> str:
 
 
 #: lines longer than this are analysed every time rather than kept in the cache
-_CACHE_MAX_LINE = 16_384
+_CACHE_MAX_LINE = 4096
 
 
 def analyze(command_line: str) -> ShellAnalysis:
     """Parse `command_line` and list everything that would run. Never raises on any input.
 
     The analysis is a pure function of the text and immutable, so it is cached (LRU) for lines
-    up to 16 KiB: a long-running front end (the proxy, `statewright check`) sees the same lines
+    up to 4 KiB (256 lines): a long-running front end (the proxy, `statewright check`) sees the same lines
     again and again."""
     if type(command_line) is str and len(command_line) <= _CACHE_MAX_LINE:
         return _analyze_cached(command_line)
     return _analyze(command_line)
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=256)
 def _analyze_cached(command_line: str) -> ShellAnalysis:
     return _analyze(command_line)
 
