@@ -30,7 +30,8 @@ READ_ONLY = {"cat", "less", "more", "head", "tail", "grep", "egrep", "fgrep", "r
              "diff", "cmp", "file", "stat", "md5sum", "sha256sum", "sha1sum", "jq", "bat",
              "git", "echo", "printf", "test", "[", "realpath", "readlink", "basename",
              "dirname", "nl", "sort", "uniq", "cut", "tr", "column", "hexdump", "xxd", "od",
-             "strings", "python", "python3", "node", "pytest", "npm", "statewright"}
+             "strings", "python", "python3", "node", "pytest", "npm", "statewright", "cd",
+             "pushd", "popd", "pwd"}
 #: commands that act on whole trees (or move/link them) when given a directory
 _TREE_CMDS = {"rm", "mv", "cp", "rsync", "tar", "zip", "chmod", "chown", "chgrp", "ln",
               "shred", "scp", "rmdir", "install", "truncate", "dd", "unlink", "srm", "wipe",
