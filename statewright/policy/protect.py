@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from .paths import _real_root, project_relative, real_path, relative_to_root
-from .shell import _CACHE_MAX_LINE, Command, ShellAnalysis, Word, literal_word
+from .shell import _CACHE_MAX_LINE, Command, LazyRe, ShellAnalysis, Word, literal_word
 
 STORE_FILE = "state.db"
 #: config files that switch enforcement off if rewritten (project-relative)
@@ -391,12 +391,12 @@ _GIT_TALK = frozenset({"commit", "tag", "notes", "log", "grep", "show", "diff", 
                        "pull", "push", "init", "clone", "reset", "revert", "cherry-pick"})
 _PY_RE = re.compile(r"(?:python|pypy)[0-9.]*(?:[-_]?dbg)?|py")
 #: the CLI called with a human-only command, or the package imported, inside some code text
-_CLI_CALL_RE = re.compile(
+_CLI_CALL_RE = LazyRe(
     r"statewright-hook|statewright(?:\.cli|\.__main__)?[\s'\"\\,()\[\]{}]+(?:-[^\s'\"]*"
     r"[\s'\"\\,()\[\]{}]+)*(?:approve|reject|force-state|force_state|pause|resume|start|install|"
     r"hook|serve)(?![\w.\-/])|(?:import|from)\s+statewright\b|"
     r"statewright\.(?:runtime|hook|store|engine|proxy)\b", re.IGNORECASE)
-_STATEWRIGHT_RE = re.compile(r"(?<![A-Za-z0-9_])statewright", re.IGNORECASE)
+_STATEWRIGHT_RE = LazyRe(r"(?<![A-Za-z0-9_])statewright", re.IGNORECASE)
 
 
 def _basename(value: str) -> str:

@@ -108,6 +108,29 @@ class Verdict:
     trace: tuple[str, ...] = ()  # one line per command / rule, for `statewright check`
 
 
+class LazyRe:
+    """A regular expression compiled on first use: the big ones cost milliseconds to compile,
+    which every `statewright-hook` process would pay even for calls that never need them."""
+
+    __slots__ = ("_args", "_rx")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._args = (pattern, flags)
+        self._rx: re.Pattern[str] | None = None
+
+    def get(self) -> re.Pattern[str]:
+        rx = self._rx
+        if rx is None:
+            rx = self._rx = re.compile(*self._args)
+        return rx
+
+    def match(self, s: str) -> re.Match[str] | None:
+        return self.get().match(s)
+
+    def search(self, s: str) -> re.Match[str] | None:
+        return self.get().search(s)
+
+
 # --------------------------------------------------------------------------------------------
 # tree-sitter (lazy)
 
@@ -913,7 +936,7 @@ IMPLICIT_COMMANDS = frozenset({"true", "false", ":"})
 
 #: Variables whose value changes what a command runs or loads. Setting them (`VAR=x cmd`,
 #: `VAR=x; cmd`, `env VAR=x cmd`) would let an allowed command run arbitrary code.
-_DANGEROUS_VAR_RE = re.compile(
+_DANGEROUS_VAR_RE = LazyRe(
     r"^(PATH|LD_\w*|DYLD_\w*|BASH_ENV|ENV|IFS|CDPATH|GLOBIGNORE|SHELLOPTS|BASHOPTS|PS[0-4]|"
     r"PROMPT_COMMAND|BASH_FUNC_\w*|BASH_LOADABLES_PATH|HOME|XDG_\w+|GIT_\w*|PYTHON\w*|NODE_\w*|"
     r"NPM_\w*|npm_\w*|PERL\w*|RUBY\w*|GEM_\w*|BUNDLE_\w*|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|"
@@ -1060,7 +1083,7 @@ _INTERPRETERS = {"python", "python2", "python3", "node", "nodejs", "deno", "bun"
                  "php", "lua", "luajit", "Rscript", "R", "osascript", "awk", "gawk", "mawk", "nawk",
                  "jq", "tclsh", "wish", "pwsh", "powershell", "julia", "groovy", "scala", "java",
                  "jshell", "irb", "sed", "expect", "gdb"}
-_ENV_API_RE = re.compile(
+_ENV_API_RE = LazyRe(
     r"environ|getenv|ENVIRON|process\.env|%ENV|\$ENV|ENV\[|ENV\.|\bENV\b|Deno\.env|"
     r"Sys\.getenv|\$env:|System\.getenv|\benv\b|os\.Environ|printenv|/proc/")
 
