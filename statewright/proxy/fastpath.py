@@ -2,12 +2,14 @@
 
 The SDK's `stdio_server` reads and writes through worker threads (one thread hop per line read,
 two per line written). A proxy pays that on every forwarded call, so this transport reads and
-writes the pipes with asyncio directly, and answers the hot request itself: a handshake-era
-`tools/call` of a forwarded tool (no `_meta`, e.g. no progress token) goes straight to
-`Proxy._forward` -- the same governed path the SDK handler uses (argument check, `authorize`,
-forwarding, `record`) -- and its JSON-RPC response is written back at once. Everything else
-(initialize, tools/list, statewright tools, 2026-era requests, anything unusual) is parsed with
-the SDK's own message adapter and handed to the SDK server unchanged.
+writes the pipes with asyncio directly and splits lines inside the read callback. The hot
+request -- a handshake-era `tools/call` of a forwarded tool with only `name` and `arguments` --
+is handled right there by `Proxy.forward_now` (argument check, `authorize`, the request written
+down the downstream's pipe; `record` and the reply happen in the downstream's read callback),
+or, when the downstream is not directly reachable, in a task through `Proxy.forward_raw`. Both
+are the governed path the SDK handler uses too. Everything else (initialize, tools/list,
+statewright tools, 2026-era requests, anything unusual) is parsed with the SDK's own message
+adapter and handed to the SDK server unchanged.
 
 Like the SDK transport, it points fd 0 at /dev/null and fd 1 at stderr while serving, so stray
 output of handlers or child processes can never corrupt the protocol stream.
