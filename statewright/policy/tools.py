@@ -8,33 +8,49 @@ from typing import Any
 
 from .paths import glob_match  # noqa: F401  (re-exported for callers that match files too)
 
-_PROXY_PREFIX = "mcp__statewright__"
+#: How Claude Code names statewright's own MCP server: from `.mcp.json` (`statewright`) and
+#: as the server of the `statewright` plugin.
+PROXY_PREFIXES = ("mcp__statewright__", "mcp__plugin_statewright_statewright__")
+_PROXY_PREFIX = PROXY_PREFIXES[0]
+
+#: statewright's own tools, the only ones that are always allowed (DESIGN section 4). The
+#: exemption is by exact name: a tool of another MCP server called `statewright_x`, or one
+#: of these names under another server (`mcp__github__statewright_pause`), is an ordinary
+#: tool subject to `allowed_tools`.
+OWN_TOOLS = frozenset({"statewright_load_workflow", "statewright_transition",
+                       "statewright_get_state", "statewright_list_workflows",
+                       "statewright_pause", "statewright_force_state"})
+_OWN_NAMES = frozenset(OWN_TOOLS | {p + t for p in PROXY_PREFIXES for t in OWN_TOOLS})
 
 
 def normalize_tool_name(name: str) -> str:
     """The name a workflow uses for a tool, whichever path the call came by.
 
     Claude Code reports a tool forwarded by our proxy from downstream server `github` as
-    `mcp__statewright__github__create_issue`; workflows call it `mcp__github__create_issue`.
-    The proxy's own tools (`mcp__statewright__statewright_get_state`) stay as they are.
+    `mcp__statewright__github__create_issue` (or, with the plugin,
+    `mcp__plugin_statewright_statewright__github__create_issue`); workflows call it
+    `mcp__github__create_issue`. The proxy's own tools
+    (`mcp__statewright__statewright_get_state`) stay as they are.
     """
     if not isinstance(name, str):
         return ""
-    if name.startswith(_PROXY_PREFIX):
-        rest = name[len(_PROXY_PREFIX):]
-        if "__" in rest and not rest.startswith("statewright_"):
-            return "mcp__" + rest
+    for prefix in PROXY_PREFIXES:
+        if name.startswith(prefix):
+            rest = name[len(prefix):]
+            if "__" in rest and rest not in OWN_TOOLS:
+                return "mcp__" + rest
+            return name
     return name
 
 
 def is_statewright_tool(name: str) -> bool:
-    """`statewright_*` tools, bare or as `mcp__<anything>__statewright_*`: always allowed."""
-    if name.startswith("statewright_"):
-        return True
-    if name.startswith("mcp__"):
-        tail = name.rsplit("__", 1)[-1]
-        return tail.startswith("statewright_") and len(name.split("__")) >= 3
-    return False
+    """statewright's own tools, and only those: one of the six `OWN_TOOLS` by its bare name
+    (as the proxy sees its own tools) or as Claude Code names them
+    (`mcp__statewright__statewright_get_state`,
+    `mcp__plugin_statewright_statewright__statewright_get_state`). Exact names only: a tool
+    called `statewright_*` on any other server, or an unknown `statewright_*` name, is not
+    exempt (else any MCP server could escape `allowed_tools: []` by naming a tool so)."""
+    return name in _OWN_NAMES
 
 
 @lru_cache(maxsize=1024)

@@ -48,15 +48,34 @@ def test_normalize_tool_name():
     assert normalize_tool_name("mcp__github__create_issue") == "mcp__github__create_issue"
     assert normalize_tool_name("mcp__statewright__statewright_get_state") == \
         "mcp__statewright__statewright_get_state"
+    assert normalize_tool_name("mcp__plugin_statewright_statewright__github__create_issue") == \
+        "mcp__github__create_issue"
     assert normalize_tool_name("Bash") == "Bash"
 
 
 def test_statewright_tools_recognised():
     assert is_statewright_tool("statewright_transition")
     assert is_statewright_tool("mcp__statewright__statewright_transition")
-    assert is_statewright_tool("mcp__plugin_x_sw__statewright_get_state")
+    assert is_statewright_tool("mcp__plugin_statewright_statewright__statewright_get_state")
     assert not is_statewright_tool("mcp__github__create_issue")
     assert not is_statewright_tool("Bash")
+
+
+@pytest.mark.parametrize("name", [
+    # another server's tool that borrows the prefix: not statewright's
+    "mcp__github__statewright_pause", "mcp__evil__statewright_x", "mcp__plugin_x_sw__statewright_get_state",
+    "mcp__statewright__github__statewright_transition",
+    # unknown statewright_* names, even under statewright's own server
+    "statewright_x", "statewright_", "mcp__statewright__statewright_exec",
+    "mcp__plugin_statewright_statewright__statewright_shell",
+    # near misses of the six
+    "Statewright_transition", "statewright_transition ", " statewright_transition",
+    "statewright_transitionx", "mcp__statewright__statewright_get_state__x",
+    "mcp__Statewright__statewright_pause", "mcp__statewright___statewright_pause",
+])
+def test_statewright_exemption_is_exact(name):
+    assert not is_statewright_tool(normalize_tool_name(name))
+    assert not tool_allowed(normalize_tool_name(name), ())
 
 
 def test_tool_allowed_semantics():
