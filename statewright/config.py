@@ -5,16 +5,19 @@
 - store: `<root>/.statewright/state.db`, or `$STATEWRIGHT_HOME/state.db`;
 - workflow search path: `<root>/workflows/`, `<root>/.statewright/workflows/`, the config's
   `workflows` dirs, each dir of `$STATEWRIGHT_WORKFLOWS`, then the shipped examples.
+
+Start-up cost matters here (every hook process reads the config): the hook path works on `str`
+paths with `os.path` (`project_root_dir`, `Config.root_dir`, `Config.store_file`); the `Path`
+API (`find_project_root`, `Config.root`, `store_path`, ...) is kept for everything else and
+imports `pathlib` only when used.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
+from ._json import loads
+from ._record import Record, _set
 from .errors import INVALID_ARGUMENTS, StatewrightError
 
 CONFIG_FILE = "statewright.json"
@@ -23,11 +26,17 @@ STORE_FILE = "state.db"
 _CONFIG_KEYS = {"$schema", "mcpServers", "workflows", "fail_open", "shell_tools"}
 
 
+def _path(p: str) -> Path:
+    from pathlib import Path
+
+    return Path(p)
+
+
 def package_data_dir() -> Path:
     """Where the schema and example workflows live: inside the wheel, or the source checkout."""
-    here = Path(__file__).resolve().parent
-    data = here / "_data"
-    return data if data.is_dir() else here.parent
+    here = os.path.dirname(os.path.realpath(__file__))
+    data = os.path.join(here, "_data")
+    return _path(data if os.path.isdir(data) else os.path.dirname(here))
 
 
 def schema_path() -> Path:
@@ -40,52 +49,91 @@ def examples_dir() -> Path:
     return package_data_dir() / "workflows"
 
 
-def find_project_root(project: str | os.PathLike[str] | None = None,
-                      cwd: str | os.PathLike[str] | None = None) -> Path:
+def project_root_dir(project: str | os.PathLike[str] | None = None,
+                     cwd: str | os.PathLike[str] | None = None) -> str:
+    """The project root (DESIGN section 5) as an absolute, resolved `str`."""
     if project:
-        return Path(project).expanduser().resolve()
+        return os.path.realpath(os.path.expanduser(os.fspath(project)))
     env = os.environ.get("CLAUDE_PROJECT_DIR")
     if env:
-        return Path(env).expanduser().resolve()
-    start = Path(cwd or os.getcwd()).resolve()
-    for d in (start, *start.parents):
-        if (d / STATE_DIR).is_dir() or (d / CONFIG_FILE).is_file():
+        return os.path.realpath(os.path.expanduser(env))
+    start = os.path.realpath(os.fspath(cwd) if cwd else os.getcwd())
+    d = start
+    while True:
+        if os.path.isdir(os.path.join(d, STATE_DIR)) or os.path.isfile(os.path.join(d, CONFIG_FILE)):
             return d
-    return start
+        parent = os.path.dirname(d)
+        if parent == d:
+            return start
+        d = parent
 
 
-def state_dir(root: Path) -> Path:
+def find_project_root(project: str | os.PathLike[str] | None = None,
+                      cwd: str | os.PathLike[str] | None = None) -> Path:
+    return _path(project_root_dir(project, cwd))
+
+
+def state_dir_str(root: str | os.PathLike[str]) -> str:
     home = os.environ.get("STATEWRIGHT_HOME")
-    return Path(home).expanduser().resolve() if home else root / STATE_DIR
+    if home:
+        return os.path.realpath(os.path.expanduser(home))
+    return os.path.join(os.fspath(root), STATE_DIR)
 
 
-def store_path(root: Path) -> Path:
-    return state_dir(root) / STORE_FILE
+def state_dir(root: str | os.PathLike[str]) -> Path:
+    return _path(state_dir_str(root))
 
 
-@dataclass(frozen=True)
-class Config:
-    root: Path
-    mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
-    workflows: tuple[str, ...] = ()
-    fail_open: bool = False
-    shell_tools: dict[str, str] = field(default_factory=dict)
+def store_path(root: str | os.PathLike[str]) -> Path:
+    return _path(os.path.join(state_dir_str(root), STORE_FILE))
+
+
+class Config(Record):
+    """The project's configuration (`statewright.json`), an immutable record."""
+
+    __slots__ = ("root_dir", "mcp_servers", "workflows", "fail_open", "shell_tools", "_root")
+    _fields = __match_args__ = ("root", "mcp_servers", "workflows", "fail_open", "shell_tools")
+
+    def __init__(self, root: str | os.PathLike[str], mcp_servers: dict[str, dict[str, Any]] | None = None,
+                 workflows: tuple[str, ...] = (), fail_open: bool = False,
+                 shell_tools: dict[str, str] | None = None) -> None:
+        _set(self, "root_dir", os.fspath(root))
+        _set(self, "_root", None)  # the Path, built on first use
+        _set(self, "mcp_servers", {} if mcp_servers is None else mcp_servers)
+        _set(self, "workflows", workflows)
+        _set(self, "fail_open", fail_open)
+        _set(self, "shell_tools", {} if shell_tools is None else shell_tools)
+
+    @property
+    def root(self) -> Path:
+        if self._root is None:
+            _set(self, "_root", _path(self.root_dir))
+        return self._root
+
+    @property
+    def store_dir_str(self) -> str:
+        return state_dir_str(self.root_dir)
+
+    @property
+    def store_file(self) -> str:
+        return os.path.join(state_dir_str(self.root_dir), STORE_FILE)
 
     @property
     def store_dir(self) -> Path:
-        return state_dir(self.root)
+        return _path(self.store_dir_str)
 
     @property
     def store_path(self) -> Path:
-        return store_path(self.root)
+        return _path(self.store_file)
 
     def workflow_dirs(self) -> list[Path]:
         """The search path, in priority order (earlier wins on a duplicate id)."""
-        dirs = [self.root / "workflows", self.root / STATE_DIR / "workflows"]
-        dirs += [(self.root / w).resolve() for w in self.workflows]
+        root = self.root
+        dirs = [root / "workflows", root / STATE_DIR / "workflows"]
+        dirs += [(root / w).resolve() for w in self.workflows]
         for part in os.environ.get("STATEWRIGHT_WORKFLOWS", "").split(os.pathsep):
             if part.strip():
-                dirs.append(Path(part).expanduser().resolve())
+                dirs.append(_path(part).expanduser().resolve())
         dirs.append(examples_dir())
         seen: set[Path] = set()
         out = []
@@ -97,14 +145,16 @@ class Config:
         return out
 
 
-def load_config(root: Path) -> Config:
+def load_config(root: str | os.PathLike[str]) -> Config:
     """Read `<root>/statewright.json` if present. Bad config is an INVALID_ARGUMENTS error."""
-    path = root / CONFIG_FILE
-    if not path.is_file():
+    path = os.path.join(os.fspath(root), CONFIG_FILE)
+    if not os.path.isfile(path):
         return Config(root=root)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+        raw = loads(text)
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise StatewrightError(INVALID_ARGUMENTS, f"{path}: cannot read config: {exc}") from None
     problems = []
     if not isinstance(raw, dict):

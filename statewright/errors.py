@@ -7,8 +7,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 NO_ACTIVE_RUN = "NO_ACTIVE_RUN"
 UNKNOWN_WORKFLOW = "UNKNOWN_WORKFLOW"
 INVALID_WORKFLOW = "INVALID_WORKFLOW"

@@ -18,10 +18,7 @@ a warning). If it also has `.invokes(name) -> list of ids`, invoke cycles across
 
 from __future__ import annotations
 
-from typing import Any
-
 from .compiled import CompiledWorkflow
-from .diagnostics import Diagnostic, ValidationResult
 
 __all__ = [
     "CompiledWorkflow", "Diagnostic", "ValidationResult", "compile_dict", "compile_workflow",
@@ -29,6 +26,8 @@ __all__ = [
 ]
 
 _LAZY = {
+    "Diagnostic": ("diagnostics", "Diagnostic"),  # lazy: diagnostics.py builds dataclasses
+    "ValidationResult": ("diagnostics", "ValidationResult"),
     "compile_dict": ("pipeline", "compile_dict"),
     "compile_workflow": ("pipeline", "compile_dict"),
     "load_path": ("pipeline", "load_path"),
@@ -37,7 +36,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in _LAZY:
         import importlib
 

@@ -17,58 +17,78 @@ Normalisation done at compile time, so no later layer has to care about the surf
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from .._record import Record, _set
 
 RETURN_TARGET = "$return"
 BRANCH_DONE_PREFIX = "BRANCH_DONE:"
 GUARD_OPS = ("eq", "neq", "gt", "gte", "lt", "lte", "in", "contains", "exists", "not_exists")
 TRANSITION_KINDS = ("simple", "guarded", "branched", "invoke", "fork")
 
-
-@dataclass(frozen=True, slots=True)
-class Guard:
-    name: str
-    field: str  # dotted path into context, e.g. "review.score"
-    op: str  # one of GUARD_OPS
-    value: Any = None
-    has_value: bool = False  # distinguishes an explicit `"value": null` from an absent value
+# The classes below are immutable records (see `statewright._record`): no dataclasses, so the
+# hook can import them cheaply.
 
 
-@dataclass(frozen=True, slots=True)
-class Branch:
+class Guard(Record):
+    __slots__ = __match_args__ = _fields = ("name", "field", "op", "value", "has_value")
+
+    def __init__(self, name: str, field: str, op: str, value: Any = None,
+                 has_value: bool = False) -> None:
+        _set(self, "name", name)
+        _set(self, "field", field)  # dotted path into context, e.g. "review.score"
+        _set(self, "op", op)  # one of GUARD_OPS
+        _set(self, "value", value)
+        _set(self, "has_value", has_value)  # an explicit `"value": null` vs an absent value
+
+
+class Branch(Record):
     """One candidate target of a simple/guarded/branched transition."""
 
-    target: str
-    guards: tuple[str, ...] = ()
+    __slots__ = __match_args__ = _fields = ("target", "guards")
+
+    def __init__(self, target: str, guards: tuple[str, ...] = ()) -> None:
+        _set(self, "target", target)
+        _set(self, "guards", guards)
 
 
-@dataclass(frozen=True, slots=True)
-class ForkBranch:
-    initial: str
-    terminal: str
+class ForkBranch(Record):
+    __slots__ = __match_args__ = _fields = ("initial", "terminal")
+
+    def __init__(self, initial: str, terminal: str) -> None:
+        _set(self, "initial", initial)
+        _set(self, "terminal", terminal)
 
 
-@dataclass(frozen=True, slots=True)
-class Fork:
-    branches: dict[str, ForkBranch]  # insertion order = sequential order
-    join: str  # "all" | "any"
-    on_complete: str
-    on_fail: str | None = None
+class Fork(Record):
+    __slots__ = __match_args__ = _fields = ("branches", "join", "on_complete", "on_fail")
+
+    def __init__(self, branches: dict[str, ForkBranch], join: str, on_complete: str,
+                 on_fail: str | None = None) -> None:
+        _set(self, "branches", branches)  # insertion order = sequential order
+        _set(self, "join", join)  # "all" | "any"
+        _set(self, "on_complete", on_complete)
+        _set(self, "on_fail", on_fail)
 
 
-@dataclass(frozen=True, slots=True)
-class Transition:
-    event: str
-    kind: str  # one of TRANSITION_KINDS
-    branches: tuple[Branch, ...] = ()  # simple / guarded / branched
-    requires_approval: bool = False  # guarded only
-    approval_message: str | None = None
-    invoke: str | None = None  # invoke: workflow id
-    on_complete: str | None = None  # invoke
-    on_fail: str | None = None  # invoke
-    input: dict[str, Any] = field(default_factory=dict)  # invoke
-    fork: Fork | None = None
+class Transition(Record):
+    __slots__ = __match_args__ = _fields = (
+        "event", "kind", "branches", "requires_approval", "approval_message", "invoke",
+        "on_complete", "on_fail", "input", "fork")
+
+    def __init__(self, event: str, kind: str, branches: tuple[Branch, ...] = (),
+                 requires_approval: bool = False, approval_message: str | None = None,
+                 invoke: str | None = None, on_complete: str | None = None,
+                 on_fail: str | None = None, input: dict[str, Any] | None = None,
+                 fork: Fork | None = None) -> None:
+        _set(self, "event", event)
+        _set(self, "kind", kind)  # one of TRANSITION_KINDS
+        _set(self, "branches", branches)  # simple / guarded / branched
+        _set(self, "requires_approval", requires_approval)  # guarded only
+        _set(self, "approval_message", approval_message)
+        _set(self, "invoke", invoke)  # invoke: workflow id
+        _set(self, "on_complete", on_complete)  # invoke
+        _set(self, "on_fail", on_fail)  # invoke
+        _set(self, "input", {} if input is None else input)  # invoke
+        _set(self, "fork", fork)
 
     def targets(self) -> tuple[str, ...]:
         """Every state this transition can lead to directly (for graphs and reachability)."""
@@ -85,42 +105,63 @@ class Transition:
         return tuple(g for b in self.branches for g in b.guards)
 
 
-@dataclass(frozen=True, slots=True)
-class State:
-    name: str
-    final: bool = False
-    instructions: str | None = None
-    allowed_tools: tuple[str, ...] | None = None  # None: no restriction; (): only statewright_*
-    disallowed_tools: tuple[str, ...] = ()
-    allowed_commands: tuple[str, ...] | None = None  # None: no command restriction
-    blocked_env: tuple[str, ...] = ()
-    env_overrides: dict[str, str] = field(default_factory=dict)
-    max_iterations: int | None = None
-    max_edit_lines: int | None = None
-    max_files_per_state: int | None = None
-    context_budget_bytes: int | None = None
-    safe_next: str | None = None
-    on: dict[str, Transition] = field(default_factory=dict)
+class State(Record):
+    __slots__ = __match_args__ = _fields = (
+        "name", "final", "instructions", "allowed_tools", "disallowed_tools", "allowed_commands",
+        "blocked_env", "env_overrides", "max_iterations", "max_edit_lines", "max_files_per_state",
+        "context_budget_bytes", "safe_next", "on")
+
+    def __init__(self, name: str, final: bool = False, instructions: str | None = None,
+                 allowed_tools: tuple[str, ...] | None = None,
+                 disallowed_tools: tuple[str, ...] = (),
+                 allowed_commands: tuple[str, ...] | None = None,
+                 blocked_env: tuple[str, ...] = (), env_overrides: dict[str, str] | None = None,
+                 max_iterations: int | None = None, max_edit_lines: int | None = None,
+                 max_files_per_state: int | None = None, context_budget_bytes: int | None = None,
+                 safe_next: str | None = None, on: dict[str, Transition] | None = None) -> None:
+        _set(self, "name", name)
+        _set(self, "final", final)
+        _set(self, "instructions", instructions)
+        _set(self, "allowed_tools", allowed_tools)  # None: no restriction; (): only statewright_*
+        _set(self, "disallowed_tools", disallowed_tools)
+        _set(self, "allowed_commands", allowed_commands)  # None: no command restriction
+        _set(self, "blocked_env", blocked_env)
+        _set(self, "env_overrides", {} if env_overrides is None else env_overrides)
+        _set(self, "max_iterations", max_iterations)
+        _set(self, "max_edit_lines", max_edit_lines)
+        _set(self, "max_files_per_state", max_files_per_state)
+        _set(self, "context_budget_bytes", context_budget_bytes)
+        _set(self, "safe_next", safe_next)
+        _set(self, "on", {} if on is None else on)
 
 
-@dataclass(frozen=True, slots=True)
-class Interrupt:
-    name: str
-    file_pattern: str
-    target: str
+class Interrupt(Record):
+    __slots__ = __match_args__ = _fields = ("name", "file_pattern", "target")
+
+    def __init__(self, name: str, file_pattern: str, target: str) -> None:
+        _set(self, "name", name)
+        _set(self, "file_pattern", file_pattern)
+        _set(self, "target", target)
 
 
-@dataclass(frozen=True, slots=True)
-class CompiledWorkflow:
-    id: str
-    initial: str
-    states: dict[str, State]
-    context: dict[str, Any] = field(default_factory=dict)
-    guards: dict[str, Guard] = field(default_factory=dict)
-    interrupts: tuple[Interrupt, ...] = ()
-    meta: dict[str, Any] = field(default_factory=dict)
-    source_path: str | None = None  # absolute path of the file it was loaded from, if any
-    digest: str = ""  # sha256 of the canonical JSON of the source document
+class CompiledWorkflow(Record):
+    __slots__ = __match_args__ = _fields = (
+        "id", "initial", "states", "context", "guards", "interrupts", "meta", "source_path",
+        "digest")
+
+    def __init__(self, id: str, initial: str, states: dict[str, State],
+                 context: dict[str, Any] | None = None, guards: dict[str, Guard] | None = None,
+                 interrupts: tuple[Interrupt, ...] = (), meta: dict[str, Any] | None = None,
+                 source_path: str | None = None, digest: str = "") -> None:
+        _set(self, "id", id)
+        _set(self, "initial", initial)
+        _set(self, "states", states)
+        _set(self, "context", {} if context is None else context)
+        _set(self, "guards", {} if guards is None else guards)
+        _set(self, "interrupts", interrupts)
+        _set(self, "meta", {} if meta is None else meta)
+        _set(self, "source_path", source_path)  # absolute path of the file it came from, if any
+        _set(self, "digest", digest)  # sha256 of the canonical JSON of the source document
 
     # -- convenience -------------------------------------------------------------------------
     @property

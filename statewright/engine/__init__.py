@@ -14,31 +14,29 @@ Other operations, all returning an `Outcome`: `start`, `pause`, `resume`, `force
 transitions with `passes`; `guards.evaluate` explains one guard.
 """
 
-from .guards import evaluate as evaluate_guard
-from .machine import (
-    AGENT,
-    HUMAN,
-    SYSTEM,
-    Child,
-    Event,
-    Outcome,
-    approve,
-    available_events,
-    can_interrupt,
-    child_settled,
-    clean_data,
-    derive_id,
-    fire,
-    fire_interrupt,
-    force_state,
-    is_waiting,
-    pause,
-    reject_approval,
-    resume,
-    start,
-    transitions,
-)
 from .run import COMPLETED, FAILED, PAUSED, RUNNING, STATUSES, Run
+
+# The machine (and its dataclasses) loads on first use: the hook imports `engine.run` on every
+# tool call and never needs the machine to decide one.
+_MACHINE = frozenset({
+    "AGENT", "HUMAN", "SYSTEM", "Child", "Event", "Outcome", "approve", "available_events",
+    "can_interrupt", "child_settled", "clean_data", "derive_id", "fire", "fire_interrupt",
+    "force_state", "is_waiting", "pause", "reject_approval", "resume", "start", "transitions",
+})
+
+
+def __getattr__(name):
+    if name in _MACHINE:
+        from . import machine
+
+        value = getattr(machine, name)
+    elif name == "evaluate_guard":
+        from .guards import evaluate as value
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AGENT", "HUMAN", "SYSTEM", "Child", "Event", "Outcome", "Run", "approve", "available_events",

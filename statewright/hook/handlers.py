@@ -13,9 +13,8 @@ branch=...)` binds that connection to the branch's child run.)
 
 from __future__ import annotations
 
-import json
-import os
-
+from .._json import dumps as _json_dumps
+from .._json import loads as _json_loads
 from . import POST_TOOL_USE, PRE_TOOL_USE, SESSION_START, STOP, USER_PROMPT_SUBMIT, normalize_event
 
 # tools of statewright's own MCP proxy: the proxy authorizes and accounts them itself
@@ -63,7 +62,7 @@ def parse_input(raw: bytes | None) -> tuple[dict | None, HookInputError | None]:
     if not raw or not raw.strip():
         return None, HookInputError("the hook received no input on stdin (expected Claude Code's hook JSON)")
     try:
-        data = json.loads(raw)
+        data = _json_loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         return None, HookInputError(f"the hook input is not valid JSON ({exc})")
     if not isinstance(data, dict):
@@ -199,7 +198,7 @@ def current_briefing(rt, session: str) -> str | None:
 # -- output ------------------------------------------------------------------------------------
 
 def _dump(obj: dict) -> str:
-    return json.dumps(obj, ensure_ascii=False)
+    return _json_dumps(obj, ensure_ascii=False)
 
 
 def deny_json(reason: str) -> str:
@@ -218,7 +217,7 @@ def response_size(response) -> int:
         return 0
     if isinstance(response, str):
         return len(response.encode("utf-8", "replace"))
-    return len(json.dumps(response, ensure_ascii=False).encode("utf-8", "replace"))
+    return len(_json_dumps(response, ensure_ascii=False).encode("utf-8", "replace"))
 
 
 def _is_error(response) -> bool:
@@ -249,9 +248,9 @@ def failure_output(event: str, exc: BaseException, data: dict | None) -> str:
 def _fail_open(data: dict | None) -> bool:
     """Does the project config set fail_open? Any doubt (no config, unreadable config) -> no."""
     try:
-        from ..config import find_project_root, load_config
+        from ..config import load_config, project_root_dir
 
-        root = find_project_root(cwd=_cwd(data or {}) if isinstance(data, dict) else None)
+        root = project_root_dir(cwd=_cwd(data or {}) if isinstance(data, dict) else None)
         return load_config(root).fail_open is True
     except BaseException:  # noqa: BLE001
         return False

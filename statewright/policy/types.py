@@ -3,16 +3,20 @@
 Every front end translates its own call shape into a `ToolCall`, hands it to
 `statewright.runtime` (which calls `statewright.policy.gate`), and translates the `Decision`
 back. Nothing here does I/O.
+
+These are immutable records (`statewright._record.Record`: `__slots__`, explicit `__init__`,
+`==`, `hash`, `repr`, `replace`) rather than dataclasses: every hook process imports them, and
+`dataclasses` costs more to import than the whole decision takes.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from .._record import Record, _set
+
+_EMPTY: frozenset = frozenset()
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCall:
+class ToolCall(Record):
     """One tool call as the agent made it.
 
     `tool_name` is the name as the front end saw it (`Bash`, `Edit`, `mcp__github__create_issue`,
@@ -20,59 +24,82 @@ class ToolCall:
     as `mcp__github__create_issue` by the proxy). Normalisation happens in `policy.tools`.
     """
 
-    tool_name: str
-    tool_input: dict[str, Any]
-    source: str = "claude"  # "claude" (hook) | "proxy" | "cli" (statewright check)
-    cwd: str | None = None  # the agent's working directory, when known (hook input `cwd`)
+    __slots__ = __match_args__ = _fields = ("tool_name", "tool_input", "source", "cwd")
+
+    def __init__(self, tool_name: str, tool_input: dict[str, Any], source: str = "claude",
+                 cwd: str | None = None) -> None:
+        _set(self, "tool_name", tool_name)
+        _set(self, "tool_input", tool_input)
+        _set(self, "source", source)  # "claude" (hook) | "proxy" | "cli" (statewright check)
+        _set(self, "cwd", cwd)  # the agent's working directory, when known (hook input `cwd`)
 
 
-@dataclass(frozen=True, slots=True)
-class ToolResult:
+class ToolResult(Record):
     """What happened after an allowed call ran (PostToolUse / proxy after forwarding)."""
 
-    tool_name: str
-    tool_input: dict[str, Any]
-    output_bytes: int = 0  # size of the result the agent received
-    is_error: bool = False
-    cwd: str | None = None
+    __slots__ = __match_args__ = _fields = ("tool_name", "tool_input", "output_bytes", "is_error",
+                                            "cwd")
+
+    def __init__(self, tool_name: str, tool_input: dict[str, Any], output_bytes: int = 0,
+                 is_error: bool = False, cwd: str | None = None) -> None:
+        _set(self, "tool_name", tool_name)
+        _set(self, "tool_input", tool_input)
+        _set(self, "output_bytes", output_bytes)  # size of the result the agent received
+        _set(self, "is_error", is_error)
+        _set(self, "cwd", cwd)
 
 
-@dataclass(frozen=True, slots=True)
-class Counters:
+class Counters(Record):
     """Accounting for the current state of a run (reset on entering a state)."""
 
-    iterations: int = 0
-    files_edited: frozenset[str] = frozenset()  # project-relative, '/'-separated
-    bytes_read: int = 0
-    denied: int = 0
+    __slots__ = __match_args__ = _fields = ("iterations", "files_edited", "bytes_read", "denied")
+
+    def __init__(self, iterations: int = 0, files_edited: frozenset[str] = _EMPTY,
+                 bytes_read: int = 0, denied: int = 0) -> None:
+        _set(self, "iterations", iterations)
+        _set(self, "files_edited", files_edited)  # project-relative, '/'-separated
+        _set(self, "bytes_read", bytes_read)
+        _set(self, "denied", denied)
 
 
-@dataclass(frozen=True, slots=True)
-class GateContext:
+class GateContext(Record):
     """The facts about the world the pure gate needs, gathered by the runtime.
 
     `read_text(path)` returns the current text of a project file or None if it does not exist
     (used for Write's "lines that differ"); injecting it keeps `gate` free of I/O.
     """
 
-    project_root: str
-    store_dir: str  # absolute path of the .statewright directory (or $STATEWRIGHT_HOME)
-    protected_files: frozenset[str] = frozenset()  # absolute paths of workflow files in use
-    shell_tools: dict[str, str] = field(default_factory=dict)  # MCP tool -> argument holding a command
-    events: tuple[str, ...] = ()  # events the agent can fire now (for the deny reason)
-    read_text: Callable[[str], str | None] | None = None
+    __slots__ = __match_args__ = _fields = ("project_root", "store_dir", "protected_files",
+                                            "shell_tools", "events", "read_text")
+
+    def __init__(self, project_root: str, store_dir: str, protected_files: frozenset[str] = _EMPTY,
+                 shell_tools: dict[str, str] | None = None, events: tuple[str, ...] = (),
+                 read_text: Callable[[str], str | None] | None = None) -> None:
+        _set(self, "project_root", project_root)
+        _set(self, "store_dir", store_dir)  # absolute path of .statewright (or $STATEWRIGHT_HOME)
+        _set(self, "protected_files", protected_files)  # absolute paths of workflow files in use
+        # MCP tool -> argument holding a command
+        _set(self, "shell_tools", {} if shell_tools is None else shell_tools)
+        _set(self, "events", events)  # events the agent can fire now (for the deny reason)
+        _set(self, "read_text", read_text)
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
-    allowed: bool
-    reason: str = ""  # for the agent: what was refused, why, what to do instead
-    rule: str = ""  # which check decided: self_protection, allowed_tools, max_iterations, ...
-    code: str = ""  # TOOL_DENIED on deny
-    explanation: tuple[str, ...] = ()  # line-by-line trace for `statewright check`
-    files: tuple[str, ...] = ()  # project-relative files this call would edit
-    updated_input: dict[str, Any] | None = None  # rewritten tool_input (blocked_env removal)
-    counts_iteration: bool = True  # statewright_* tools do not count
+class Decision(Record):
+    __slots__ = __match_args__ = _fields = ("allowed", "reason", "rule", "code", "explanation",
+                                            "files", "updated_input", "counts_iteration")
+
+    def __init__(self, allowed: bool, reason: str = "", rule: str = "", code: str = "",
+                 explanation: tuple[str, ...] = (), files: tuple[str, ...] = (),
+                 updated_input: dict[str, Any] | None = None,
+                 counts_iteration: bool = True) -> None:
+        _set(self, "allowed", allowed)
+        _set(self, "reason", reason)  # for the agent: what was refused, why, what to do instead
+        _set(self, "rule", rule)  # which check decided: self_protection, allowed_tools, ...
+        _set(self, "code", code)  # TOOL_DENIED on deny
+        _set(self, "explanation", explanation)  # line-by-line trace for `statewright check`
+        _set(self, "files", files)  # project-relative files this call would edit
+        _set(self, "updated_input", updated_input)  # rewritten tool_input (blocked_env removal)
+        _set(self, "counts_iteration", counts_iteration)  # statewright_* tools do not count
 
     @staticmethod
     def allow(**kw: Any) -> Decision:

@@ -1,14 +1,16 @@
 """Tool-call enforcement and accounting for every front end (DESIGN.md section 4).
 
-`authorize(rt, session, call)` decides one tool call: it finds the session's effective run,
-gathers the facts the pure `policy.gate` needs (counters, protected files, shell tools, the
-events available now, a real file reader) and accounts the decision in ONE store transaction.
-The gate runs again inside that transaction against the fresh counters, so two processes
-deciding at once can never both pass a limit that only one of them may use.
+`authorize(rt, session, call)` decides one tool call in ONE store transaction (BEGIN
+IMMEDIATE): it finds the session's effective run, gathers the facts the pure `policy.gate`
+needs (counters, protected files, shell tools, the events available now, a real file reader),
+decides, and accounts the decision (counters + a `tool_allowed` / `tool_denied` history row).
+Reading and writing under the same write lock means two processes deciding at once can never
+both pass a limit that only one of them may use. One-off costs (the tree-sitter import and
+parse of a shell line) are paid before the lock is taken (`_warm`).
 
-`record(rt, session, result)` accounts what an allowed call did: tool-result bytes, files
-changed (which may fire an interrupt), and returns the messages the agent must read
-(`[STATEWRIGHT INTERRUPT] ...`, budget warnings).
+`record(rt, session, result)` accounts what an allowed call did, also in one transaction:
+tool-result bytes, files changed (which may fire an interrupt), and returns the messages the
+agent must read (`[STATEWRIGHT INTERRUPT] ...`, budget warnings).
 
 Every other helper here turns runtime facts into the plain statements front ends show the agent
 (`briefing`, `stop_reminder`), so the hook and the proxy word things the same way.
@@ -72,7 +74,7 @@ def explain(rt, session: str, call: ToolCall) -> tuple[Decision, object | None, 
 def effective(rt, session: str):
     """The session's effective (run, workflow), or None. A project without a store file has no
     runs: nothing is created on disk for it (a user-scope install touches every project)."""
-    if not os.path.exists(rt.config.store_path):
+    if not os.path.exists(rt.config.store_file):
         return None
     return rt.effective_run(session)
 
@@ -105,12 +107,16 @@ def counters_of(run) -> Counters:
                     bytes_read=run.bytes_read, denied=run.denied)
 
 
-def gate_context(rt, session: str, state) -> GateContext:
-    root = str(rt.root)
+def gate_context(rt, session: str, state, protected=None) -> GateContext:
+    """The gate's facts. `protected`: the workflow files in use, when the caller already read
+    them (inside its transaction); else they are read here."""
+    root = rt.root_dir
+    if protected is None:
+        protected = rt.protected_files(session)
     return GateContext(
         project_root=root,
-        store_dir=str(rt.config.store_dir),
-        protected_files=frozenset(rt.protected_files(session)),
+        store_dir=rt.config.store_dir_str,
+        protected_files=frozenset(protected),
         shell_tools=dict(rt.config.shell_tools),
         events=available_events(state),
         read_text=file_reader(root),
@@ -139,49 +145,74 @@ def file_reader(root: str):
 def _decide(rt, session: str, call: ToolCall, *, account: bool, eff=None) -> Decision:
     from ..policy import gate
 
-    if eff is None:
-        eff = effective(rt, session)
-    if eff is None:
-        return Decision.allow(rule="no_active_run", reason="no running workflow for this session",
-                              counts_iteration=False)
-    run, wf = eff
-    state = _enforced_state(run, wf)
-    if state is None:
-        return Decision.allow(rule="not_running", counts_iteration=False,
-                              reason=f"run {run.run_id} is {run.status}; nothing is enforced")
-    ctx = gate_context(rt, session, state)
-    # First decision outside the transaction: it pays one-off costs (tree-sitter import for a
-    # Bash line) without holding the store's write lock.
-    first = gate(state, counters_of(run), call, ctx)
-    if not account or (first.allowed and not first.counts_iteration):
-        return first
+    if not account:  # dry run (`statewright check`): read only, nothing recorded
+        if eff is None:
+            eff = effective(rt, session)
+        if eff is None:
+            return _no_run()
+        run, wf = eff
+        state = _enforced_state(run, wf)
+        if state is None:
+            return _not_running(run)
+        return gate(state, counters_of(run), call, gate_context(rt, session, state))
 
-    decided: list[Decision] = []
-
-    def account_call(fresh):
-        st = _enforced_state(fresh, wf)
-        if st is None:
-            decided.append(Decision.allow(rule="not_running", counts_iteration=False))
-            return fresh, []
-        c = ctx if st is state else gate_context(rt, session, st)
-        d = gate(st, counters_of(fresh), call, c)  # fresh counters: limits are exact
-        decided.append(d)
+    if not os.path.exists(rt.config.store_file):
+        return _no_run()  # no store, no runs: nothing is created on disk
+    _warm(rt, call)
+    with rt.store.transaction() as tx:
+        eff = rt.effective_in(tx, session)
+        if eff is None:
+            return _no_run()
+        run, wf = eff
+        state = _enforced_state(run, wf)
+        if state is None:
+            return _not_running(run)
+        ctx = gate_context(rt, session, state, tx.source_paths_in_use())
+        d = gate(state, counters_of(run), call, ctx)  # counters read under the write lock
+        if d.allowed and not d.counts_iteration:
+            return d  # statewright's own tools: not counted, nothing written
         if not d.allowed:
-            data = {"tool": call.tool_name, "rule": d.rule, "reason": d.reason, "source": call.source}
-            return fresh.with_(denied=fresh.denied + 1), [_event("tool_denied", data)]
-        if not d.counts_iteration:
-            return fresh, []
-        files = fresh.files_edited
-        if d.files:
-            files = tuple(sorted(set(files).union(d.files)))
-        data = {"tool": call.tool_name, "source": call.source}
-        if d.files:
-            data["files"] = list(d.files)
-        return (fresh.with_(iterations=fresh.iterations + 1, files_edited=files),
-                [_event("tool_allowed", data)])
+            new = run.with_(denied=run.denied + 1)
+            ev = _event("tool_denied", {"tool": call.tool_name, "rule": d.rule,
+                                        "reason": d.reason, "source": call.source})
+        else:
+            files = run.files_edited
+            data = {"tool": call.tool_name, "source": call.source}
+            if d.files:
+                files = tuple(sorted(set(files).union(d.files)))
+                data["files"] = list(d.files)
+            new = run.with_(iterations=run.iterations + 1, files_edited=files)
+            ev = _event("tool_allowed", data)
+        tx.save_with_events(run, new, (ev,), rt.clock())
+        return d
 
-    rt.store.update_run(run.run_id, account_call)
-    return decided[-1] if decided else first
+
+def _no_run() -> Decision:
+    return Decision.allow(rule="no_active_run", reason="no running workflow for this session",
+                          counts_iteration=False)
+
+
+def _not_running(run) -> Decision:
+    return Decision.allow(rule="not_running", counts_iteration=False,
+                          reason=f"run {run.run_id} is {run.status}; nothing is enforced")
+
+
+def _warm(rt, call: ToolCall) -> None:
+    """Parse a shell line before taking the store's write lock: the first parse in a process
+    imports tree-sitter (milliseconds), which should not hold up other processes. The result
+    is cached by `policy.shell.analyze`; any problem is left to the real decision."""
+    try:
+        inp = call.tool_input
+        if not isinstance(inp, dict):
+            return
+        key = "command" if call.tool_name == "Bash" else rt.config.shell_tools.get(call.tool_name)
+        command = inp.get(key) if key else None
+        if isinstance(command, str) and command.strip():
+            from ..policy.shell import analyze
+
+            analyze(command)
+    except Exception:  # noqa: BLE001 - only a warm-up
+        pass
 
 
 def _enforced_state(run, wf):
@@ -203,47 +234,43 @@ def _event(kind: str, data: dict) -> dict:
 # -- record ------------------------------------------------------------------------------------
 
 def record(rt, session: str, result: ToolResult) -> RecordOutcome:
-    """Account an allowed call's result: bytes read, files changed (interrupts), warnings."""
-    eff = effective(rt, session)
-    if eff is None:
-        return RecordOutcome()
-    run, wf = eff
-    if _enforced_state(run, wf) is None:
+    """Account an allowed call's result: bytes read, files changed (interrupts), warnings.
+    One write transaction; nothing is written when there is nothing to account."""
+    if not os.path.exists(rt.config.store_file):
         return RecordOutcome()
     nbytes = max(0, int(result.output_bytes or 0))
-    after: list = []
-
-    def add_bytes(fresh):
-        if _enforced_state(fresh, wf) is None:
-            after.append(fresh)
-            return fresh, []
-        new = fresh.with_(bytes_read=fresh.bytes_read + nbytes)
-        after.append(new)
-        return new, []
-
-    if nbytes:
-        rt.store.update_run(run.run_id, add_bytes)
-    else:
-        after.append(run)
-    current = after[-1]
-
+    files = [] if result.is_error else changed_files(rt, result)  # pure: before the lock
+    now = rt.clock()
     messages: list[str] = []
     interrupts: list[dict] = []
-    if not result.is_error:
-        for rel in changed_files(rt, result):
-            fired = rt.fire_interrupt(session, rel)
-            if fired:
-                answer = fired if isinstance(fired, dict) else rt.get_state(session)
-                info = {"file": rel, "interrupt": _interrupt_name(answer),
-                        "state": answer.get("state"), "return_to": _return_to(answer)}
-                interrupts.append(info)
-                messages.append(interrupt_message(info, answer))
-                break  # a second match while the handler is active does not fire again
     warnings: list[str] = []
-    if not interrupts:
-        st = _enforced_state(current, wf)
-        if st is not None:
-            warnings = budget_warnings(st, current)
+    with rt.store.transaction() as tx:
+        eff = rt.effective_in(tx, session)
+        if eff is None:
+            return RecordOutcome()
+        run, wf = eff
+        if _enforced_state(run, wf) is None:
+            return RecordOutcome()
+        current = run
+        if nbytes:
+            current = tx.save_with_events(run, run.with_(bytes_read=run.bytes_read + nbytes), ())
+        if files and wf.interrupts:
+            from ..policy.paths import glob_match
+
+            for rel in files:
+                if not any(glob_match(i.file_pattern, rel) for i in wf.interrupts):
+                    continue
+                answer = rt.fire_interrupt_in(tx, session, rel, now)
+                if answer:
+                    info = {"file": rel, "interrupt": _interrupt_name(answer),
+                            "state": answer.get("state"), "return_to": _return_to(answer)}
+                    interrupts.append(info)
+                    messages.append(interrupt_message(info, answer))
+                    break  # a second match while the handler is active does not fire again
+        if not interrupts:
+            st = _enforced_state(current, wf)
+            if st is not None:
+                warnings = budget_warnings(st, current)
     messages.extend(warnings)
     return RecordOutcome(messages=messages, interrupts=interrupts,
                          bytes_read=current.bytes_read, warnings=warnings)
@@ -259,7 +286,7 @@ def changed_files(rt, result: ToolResult) -> list[str]:
     out: list[str] = []
     for raw in edited_paths(result.tool_name, inp):
         if raw:
-            rel = project_relative(raw, str(rt.root), result.cwd)
+            rel = project_relative(raw, rt.root_dir, result.cwd)
             if rel and rel != "." and rel not in out:
                 out.append(rel)
     return out
@@ -381,25 +408,17 @@ def _budget_lines(c: dict) -> list[str]:
 def stop_reminder(rt, session: str) -> str | None:
     """Stop hook: in a running, non-final state, the reminder to give (counted, at most
     STOP_REMINDERS_PER_STATE per state); None when the agent may stop."""
-    eff = effective(rt, session)
-    if eff is None:
+    if not os.path.exists(rt.config.store_file):
         return None
-    run, wf = eff
-    if _enforced_state(run, wf) is None:
-        return None
-    given: list[bool] = []
-
-    def count(fresh):
-        if _enforced_state(fresh, wf) is None or fresh.stop_reminders >= STOP_REMINDERS_PER_STATE:
-            given.append(False)
-            return fresh, []
-        given.append(True)
-        return fresh.with_(stop_reminders=fresh.stop_reminders + 1), []
-
-    rt.store.update_run(run.run_id, count)
-    if not given or not given[-1]:
-        return None
-    state = wf.states[run.state]
+    with rt.store.transaction() as tx:
+        eff = rt.effective_in(tx, session)
+        if eff is None:
+            return None
+        run, wf = eff
+        state = _enforced_state(run, wf)
+        if state is None or run.stop_reminders >= STOP_REMINDERS_PER_STATE:
+            return None
+        tx.save_with_events(run, run.with_(stop_reminders=run.stop_reminders + 1), ())
     events = available_events(state)
     text = (f"statewright: workflow {wf.id!r} is still in state {run.state!r}, which is not a final "
             "state, so the work is not finished.")

@@ -14,13 +14,9 @@ branch (sequential mode).
 from __future__ import annotations
 
 import os
-import secrets
 import time
-from pathlib import Path
-from typing import Any, Callable
 
-from .. import engine
-from ..config import Config, find_project_root, load_config
+from ..config import Config, load_config, project_root_dir
 from ..definition.compiled import BRANCH_DONE_PREFIX, CompiledWorkflow
 from ..engine.run import COMPLETED, FAILED, PAUSED, RUNNING, Run
 from ..errors import (
@@ -36,17 +32,35 @@ from ..store import Store, Tx
 
 DEFAULT_SESSION = "default"
 _MAX_DEPTH = 32  # nesting of invoke/fork children followed when resolving the effective run
+# the engine's actor names (AGENT/HUMAN/SYSTEM), here so that defaults need no import
+AGENT, HUMAN, SYSTEM = "agent", "human", "system"
+
+
+class _LazyEngine:
+    """`statewright.engine`, imported on first use: the hook's decisions never need the state
+    machine (only transitions, interrupts and the state answer do)."""
+
+    def __getattr__(self, name: str):
+        from .. import engine as real
+
+        globals()["engine"] = real
+        return getattr(real, name)
+
+
+engine = _LazyEngine()
 
 
 def new_id(prefix: str) -> str:
-    return f"{prefix}_{secrets.token_hex(6)}"
+    # os.urandom is what `secrets.token_hex` uses; `secrets` itself imports hmac, random, ...
+    return f"{prefix}_{os.urandom(6).hex()}"
 
 
 class Runtime:
-    def __init__(self, root: Path, config: Config | None = None, *,
+    def __init__(self, root: str | os.PathLike[str], config: Config | None = None, *,
                  clock: Callable[[], float] = time.time) -> None:
-        self.root = Path(root)
-        self.config = config if config is not None else load_config(self.root)
+        self.root_dir = os.fspath(root)  # the project root as a str (hot paths use this)
+        self._root = None
+        self.config = config if config is not None else load_config(self.root_dir)
         self.clock = clock
         self._store: Store | None = None
         self._extra: dict[str, CompiledWorkflow] = {}
@@ -54,13 +68,22 @@ class Runtime:
     @classmethod
     def open(cls, project: str | os.PathLike[str] | None = None,
              cwd: str | os.PathLike[str] | None = None) -> Runtime:
-        root = find_project_root(project, cwd)
+        root = project_root_dir(project, cwd)
         return cls(root, load_config(root))
+
+    @property
+    def root(self) -> Path:
+        """The project root as a `Path` (pathlib is imported on first use)."""
+        if self._root is None:
+            from pathlib import Path
+
+            self._root = Path(self.root_dir)
+        return self._root
 
     @property
     def store(self) -> Store:
         if self._store is None:
-            self._store = Store.open(self.config.store_path)
+            self._store = Store.open(self.config.store_file)
         return self._store
 
     # -- sessions and workflows -------------------------------------------------------------
@@ -142,10 +165,15 @@ class Runtime:
         """The run whose rules apply now, with its definition; None when nothing is running."""
         session = self.resolve_session(session)
         with self.store.read() as tx:
-            top = self._session_top(tx, session)
-            if top is None or top.status != RUNNING:
-                return None
-            return self._chain(tx, top)[-1]
+            return self.effective_in(tx, session)
+
+    def effective_in(self, tx: Tx, session: str) -> tuple[Run, CompiledWorkflow] | None:
+        """`effective_run` inside an open transaction (so a caller can read, decide and write
+        in one transaction)."""
+        top = self._session_top(tx, session)
+        if top is None or top.status != RUNNING:
+            return None
+        return self._chain(tx, top)[-1]
 
     def protected_files(self, session: str | None = None) -> set[str]:
         """Workflow source files of the runs in use (running or paused, any session)."""
@@ -196,11 +224,11 @@ class Runtime:
             return
         stopped = r.with_(status=FAILED, version=r.version + 1, updated_at=now)
         tx.save_run(stopped, expected_version=r.version)
-        tx.append_event(run_id, "completed", engine.SYSTEM,
+        tx.append_event(run_id, "completed", SYSTEM,
                         {"status": FAILED, "reason": reason, "state": r.state}, now,
                         stopped.version, stopped.state)
         if r.pending_approval:
-            tx.decide_approval(r.pending_approval["approval_id"], "dropped", now, engine.SYSTEM, reason)
+            tx.decide_approval(r.pending_approval["approval_id"], "dropped", now, SYSTEM, reason)
         kids = [r.child_run] if r.child_run else []
         if r.fork and not r.fork.get("joined"):
             kids += [b["run_id"] for b in r.fork["branches"].values() if b["status"] == RUNNING]
@@ -214,7 +242,7 @@ class Runtime:
             tx.put_approval(after.run_id, new)
         if old and (not new or old.get("approval_id") != new.get("approval_id")):
             kinds = {e.kind for e in out.events}
-            actor = next((e.actor for e in out.events), engine.SYSTEM)
+            actor = next((e.actor for e in out.events), SYSTEM)
             reason = None
             if "approved" in kinds:
                 status = "approved"
@@ -314,7 +342,7 @@ class Runtime:
                 "another", state=self._answer(tx, self._chain(tx, top), top))
 
     def start(self, name: str, session: str | None = None, input: Any = None,
-              actor: str = engine.HUMAN) -> dict[str, Any]:
+              actor: str = HUMAN) -> dict[str, Any]:
         session = self.resolve_session(session)
         compiled = self.load_definition(name)
         now = self.clock()
@@ -329,7 +357,7 @@ class Runtime:
 
     def load_workflow(self, name: str, session: str | None = None, resume: bool = False,
                       branch: str | None = None, input: Any = None,
-                      actor: str = engine.AGENT) -> dict[str, Any]:
+                      actor: str = AGENT) -> dict[str, Any]:
         if branch is not None:
             return self._bind_branch(name, self.resolve_session(session), branch)
         if resume:
@@ -358,7 +386,7 @@ class Runtime:
                                    f"with a branch named '{branch}'")
 
     def transition(self, session: str | None, event: str, data: Any = None,
-                   expected_version: int | None = None, actor: str = engine.AGENT) -> dict[str, Any]:
+                   expected_version: int | None = None, actor: str = AGENT) -> dict[str, Any]:
         session = self.resolve_session(session)
         if expected_version is not None and (isinstance(expected_version, bool)
                                              or not isinstance(expected_version, int)):
@@ -404,7 +432,7 @@ class Runtime:
             answer["advice"] = out.message
         return answer
 
-    def pause(self, session: str | None = None, actor: str = engine.AGENT) -> dict[str, Any]:
+    def pause(self, session: str | None = None, actor: str = AGENT) -> dict[str, Any]:
         session = self.resolve_session(session)
         return self._top_op(session, lambda c, r, now: engine.pause(c, r, now=now, actor=actor))
 
@@ -426,7 +454,7 @@ class Runtime:
         return answer
 
     def resume(self, name: str, session: str | None = None,
-               actor: str = engine.AGENT) -> dict[str, Any]:
+               actor: str = AGENT) -> dict[str, Any]:
         session = self.resolve_session(session)
         now = self.clock()
         with self.store.transaction() as tx:
@@ -440,13 +468,13 @@ class Runtime:
         return self.start(name, session, actor=actor)  # no paused run: start fresh
 
     def force_state(self, session: str | None, state: str, context: Any = None,
-                    actor: str = engine.HUMAN) -> dict[str, Any]:
+                    actor: str = HUMAN) -> dict[str, Any]:
         session = self.resolve_session(session)
         now = self.clock()
         error = None
         with self.store.transaction() as tx:
             top = self._session_top(tx, session)
-            if top is None and actor == engine.HUMAN:
+            if top is None and actor == HUMAN:
                 top = tx.latest_session_run(session)
             if top is None:
                 top, chain = self._active(tx, session)  # raises NO_ACTIVE_RUN
@@ -488,7 +516,7 @@ class Runtime:
 
     def _decide(self, session: str | None, approval_id: str | None, actor: str,
                 op: Callable[[CompiledWorkflow, Run, float], engine.Outcome]) -> dict[str, Any]:
-        if actor != engine.HUMAN:
+        if actor != HUMAN:
             raise StatewrightError(TOOL_DENIED, "only a human can approve or reject a transition "
                                    "(statewright approve / reject)")
         session = self.resolve_session(session)
@@ -504,12 +532,12 @@ class Runtime:
             return self._answer_for_run(tx, top)
 
     def approve(self, session: str | None = None, approval_id: str | None = None,
-                actor: str = engine.HUMAN) -> dict[str, Any]:
+                actor: str = HUMAN) -> dict[str, Any]:
         return self._decide(session, approval_id, actor,
                             lambda c, r, now: engine.approve(c, r, approval_id, now=now, actor=actor))
 
     def reject(self, session: str | None = None, approval_id: str | None = None,
-               reason: str | None = None, actor: str = engine.HUMAN) -> dict[str, Any]:
+               reason: str | None = None, actor: str = HUMAN) -> dict[str, Any]:
         return self._decide(session, approval_id, actor,
                             lambda c, r, now: engine.reject_approval(c, r, approval_id, reason,
                                                                      now=now, actor=actor))
@@ -526,19 +554,25 @@ class Runtime:
         run, c = eff
         if not any(glob_match(i.file_pattern, relpath) for i in c.interrupts):
             return None  # the common case: no write transaction at all
-        now = self.clock()
         with self.store.transaction() as tx:
-            top = self._session_top(tx, session)
-            if top is None or top.status != RUNNING:
-                return None
-            chain = self._chain(tx, top)
-            run, c = chain[-1]
-            for i in c.interrupts:
-                if glob_match(i.file_pattern, relpath) and engine.can_interrupt(c, run, i):
-                    out = engine.fire_interrupt(c, run, i, now=now, path=relpath)
-                    self._apply(tx, run, out, c, now)
-                    top_now = tx.require_run(top.run_id)
-                    return self._answer(tx, self._chain(tx, top_now), top_now)
+            return self.fire_interrupt_in(tx, session, relpath, self.clock())
+
+    def fire_interrupt_in(self, tx: Tx, session: str, relpath: str,
+                          now: float) -> dict[str, Any] | None:
+        """`fire_interrupt` inside an open write transaction."""
+        from ..policy.paths import glob_match
+
+        top = self._session_top(tx, session)
+        if top is None or top.status != RUNNING:
+            return None
+        chain = self._chain(tx, top)
+        run, c = chain[-1]
+        for i in c.interrupts:
+            if glob_match(i.file_pattern, relpath) and engine.can_interrupt(c, run, i):
+                out = engine.fire_interrupt(c, run, i, now=now, path=relpath)
+                self._apply(tx, run, out, c, now)
+                top_now = tx.require_run(top.run_id)
+                return self._answer(tx, self._chain(tx, top_now), top_now)
         return None
 
     # -- listing ----------------------------------------------------------------------------

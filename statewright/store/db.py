@@ -16,20 +16,23 @@ ours with `PRAGMA application_id`):
 
 Every read-modify-write happens inside one `BEGIN IMMEDIATE` transaction (`Store.transaction`,
 `Store.update_run`); WAL mode lets readers proceed meanwhile. Opening is cheap: when
-`user_version` is current no DDL runs and only `busy_timeout`/`synchronous` are set.
+`user_version` is current no DDL runs and only `synchronous` is set (the busy timeout is set by
+`sqlite3.connect`).
+
+Import cost matters (every hook process opens the store): no `pathlib`, `typing`, `contextlib`,
+`threading` or `json` here (`statewright._json` reads and writes the JSON columns without
+importing `re`); `hashlib` is imported only when a definition is stored.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sqlite3
-import threading
-from contextlib import contextmanager
-from pathlib import Path
-from typing import Any, Callable, Iterator
+from _thread import _local as _ThreadLocal
+from _thread import allocate_lock
 
+from .._json import dumps as _json_dumps
+from .._json import loads as _loads
 from ..definition.compiled import CompiledWorkflow
 from ..engine.run import PAUSED, RUNNING, Run
 from ..errors import STORE_ERROR, UNKNOWN_RUN, StatewrightError
@@ -96,21 +99,23 @@ CREATE TABLE bindings (
 MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1}
 
 _DEF_CACHE: dict[str, CompiledWorkflow] = {}  # digest -> compiled (immutable, safe to share)
-_DEF_LOCK = threading.Lock()
+_DEF_LOCK = allocate_lock()
 
 
 def definition_digest(compiled: CompiledWorkflow) -> tuple[str, str]:
     """(digest, body): the JSON of the compiled workflow and its sha256. Key order is kept:
     it carries meaning (the order of events, of fork branches)."""
-    body = json.dumps(compiled.to_dict(), separators=(",", ":"), default=str)
+    import hashlib
+
+    body = _dumps(compiled.to_dict())
     return hashlib.sha256(body.encode()).hexdigest(), body
 
 
 def _dumps(v: Any) -> str:
-    return json.dumps(v, separators=(",", ":"), default=str)
+    return _json_dumps(v, separators=(",", ":"), default=str)
 
 
-def _store_error(path: Path, exc: BaseException) -> StatewrightError:
+def _store_error(path: str | os.PathLike[str], exc: BaseException) -> StatewrightError:
     msg = str(exc) or type(exc).__name__
     if "not a database" in msg or "malformed" in msg or "disk image" in msg:
         hint = ("the file is damaged or is not a statewright store; move it aside "
@@ -135,7 +140,7 @@ class Tx:
     def _run_row(self, row: Any) -> Run | None:
         if row is None:
             return None
-        run = Run.from_dict(json.loads(row[0]))
+        run = Run.from_dict(_loads(row[0]))
         self._digests[run.run_id] = row[1]
         return run
 
@@ -166,7 +171,7 @@ class Tx:
         row = self.conn.execute("SELECT body FROM definitions WHERE digest=?", (digest,)).fetchone()
         if row is None:
             raise StatewrightError(STORE_ERROR, f"definition {digest[:12]} is missing from the store")
-        c = CompiledWorkflow.from_dict(json.loads(row[0]))
+        c = CompiledWorkflow.from_dict(_loads(row[0]))
         with _DEF_LOCK:
             _DEF_CACHE[digest] = c
         return c
@@ -203,6 +208,29 @@ class Tx:
             raise StatewrightError(STORE_ERROR, f"run {run.run_id} changed underneath this "
                                    "transaction (lost update prevented); retry")
 
+    def save_with_events(self, run: Run, new: Run | None, events, now: float | None = None) -> Run:
+        """Persist `new` (read as `run` in this transaction; None or `run` itself: unchanged)
+        and append `events` (`engine.Event`s or `{kind, actor, data}` dicts) for it, with the
+        resulting version and state. Returns the run as stored."""
+        cur = new if new is not None else run
+        if new is not None and new is not run:
+            self.save_run(new, expected_version=run.version)
+        if events:
+            if now is None:
+                from time import time
+
+                now = time()
+            rows = []
+            for ev in events:
+                kind, actor, data = _event_fields(ev)
+                rows.append((run.run_id, now, actor, kind, cur.version, cur.state, _dumps(data)))
+            sql = "INSERT INTO events(run_id, at, actor, kind, version, state, data) VALUES (?,?,?,?,?,?,?)"
+            if len(rows) == 1:
+                self.conn.execute(sql, rows[0])
+            else:
+                self.conn.executemany(sql, rows)
+        return cur
+
     def append_event(self, run_id: str, kind: str, actor: str, data: dict[str, Any], at: float,
                      version: int, state: str | None) -> None:
         self.conn.execute(
@@ -232,19 +260,19 @@ class Tx:
         row = self.conn.execute(
             f"SELECT snapshot FROM runs WHERE session=? AND parent_run IS NULL AND status IN ({marks})"
             " ORDER BY created_at DESC, rowid DESC LIMIT 1", (session, *statuses)).fetchone()
-        return Run.from_dict(json.loads(row[0])) if row else None
+        return Run.from_dict(_loads(row[0])) if row else None
 
     def latest_session_run(self, session: str) -> Run | None:
         row = self.conn.execute(
             "SELECT snapshot FROM runs WHERE session=? AND parent_run IS NULL"
             " ORDER BY created_at DESC, rowid DESC LIMIT 1", (session,)).fetchone()
-        return Run.from_dict(json.loads(row[0])) if row else None
+        return Run.from_dict(_loads(row[0])) if row else None
 
     def newest_paused(self, workflow: str) -> Run | None:
         row = self.conn.execute(
             "SELECT snapshot FROM runs WHERE workflow=? AND status=? AND parent_run IS NULL"
             " ORDER BY updated_at DESC, rowid DESC LIMIT 1", (workflow, PAUSED)).fetchone()
-        return Run.from_dict(json.loads(row[0])) if row else None
+        return Run.from_dict(_loads(row[0])) if row else None
 
     def list_runs(self, session: str | None = None, limit: int = 200) -> list[Run]:
         if session is None:
@@ -255,11 +283,11 @@ class Tx:
                 "SELECT snapshot FROM runs WHERE session=? OR session LIKE ? "
                 "ORDER BY created_at DESC, rowid DESC LIMIT ?",
                 (session, session.replace("%", r"\%") + "/%", limit)).fetchall()
-        return [Run.from_dict(json.loads(r[0])) for r in rows]
+        return [Run.from_dict(_loads(r[0])) for r in rows]
 
     def running_runs(self) -> list[Run]:
         rows = self.conn.execute("SELECT snapshot FROM runs WHERE status=?", (RUNNING,)).fetchall()
-        return [Run.from_dict(json.loads(r[0])) for r in rows]
+        return [Run.from_dict(_loads(r[0])) for r in rows]
 
     def history(self, run_ids: list[str] | None = None, limit: int = 10_000) -> list[dict[str, Any]]:
         if run_ids is None:
@@ -271,7 +299,7 @@ class Tx:
                 "SELECT seq, run_id, at, actor, kind, version, state, data FROM events WHERE run_id"
                 f" IN ({marks}) ORDER BY seq LIMIT ?", (*run_ids, limit)).fetchall()
         return [{"seq": r[0], "run_id": r[1], "at": r[2], "actor": r[3], "kind": r[4],
-                 "version": r[5], "state": r[6], "data": json.loads(r[7])} for r in rows]
+                 "version": r[5], "state": r[6], "data": _loads(r[7])} for r in rows]
 
     def source_paths_in_use(self) -> set[str]:
         """Source files of the definitions that running or paused runs use."""
@@ -327,8 +355,17 @@ class Store:
     """The project's state.db. Connections are per thread and opened lazily."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        self._local = threading.local()
+        self.file = os.fspath(path)  # the database file, as a str
+        self._path = None
+        self._local = _ThreadLocal()
+
+    @property
+    def path(self) -> Path:
+        if self._path is None:
+            from pathlib import Path
+
+            self._path = Path(self.file)
+        return self._path
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Store:
@@ -346,17 +383,19 @@ class Store:
         return conn
 
     def _connect(self) -> sqlite3.Connection:
+        parent = os.path.dirname(self.file)
+        if parent and not os.path.isdir(parent):
+            try:
+                os.makedirs(parent, exist_ok=True)
+            except OSError as exc:
+                raise _store_error(self.file, exc) from None
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise _store_error(self.path, exc) from None
-        try:
-            conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000,
+            # `timeout` is SQLite's busy timeout: no separate PRAGMA busy_timeout needed
+            conn = sqlite3.connect(self.file, timeout=BUSY_TIMEOUT_MS / 1000,
                                    isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
-            raise _store_error(self.path, exc) from None
+            raise _store_error(self.file, exc) from None
         try:
-            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             version, app_id = conn.execute(
                 "SELECT user_version, application_id FROM pragma_user_version, "
                 "pragma_application_id").fetchone()
@@ -369,7 +408,7 @@ class Store:
             raise
         except sqlite3.Error as exc:
             conn.close()
-            raise _store_error(self.path, exc) from None
+            raise _store_error(self.file, exc) from None
         return conn
 
     def _initialise(self, conn: sqlite3.Connection, version: int, app_id: int) -> None:
@@ -382,11 +421,11 @@ class Store:
             tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
             if app_id != APPLICATION_ID and (app_id != 0 or version != 0 or tables):
                 raise StatewrightError(
-                    STORE_ERROR, f"{self.path} is not a statewright store (it holds other data); "
+                    STORE_ERROR, f"{self.file} is not a statewright store (it holds other data); "
                     "move it aside or set STATEWRIGHT_HOME to another directory")
             if version > SCHEMA_VERSION:
                 raise StatewrightError(
-                    STORE_ERROR, f"{self.path} was written by a newer statewright (schema "
+                    STORE_ERROR, f"{self.file} was written by a newer statewright (schema "
                     f"{version} > {SCHEMA_VERSION}); upgrade statewright")
             for v in range(version + 1, SCHEMA_VERSION + 1):
                 # one statement at a time: executescript() would COMMIT our transaction
@@ -410,36 +449,13 @@ class Store:
             self._local.conn = None
 
     # -- transactions -----------------------------------------------------------------------
-    @contextmanager
-    def transaction(self, write: bool = True) -> Iterator[Tx]:
-        """One SQLite transaction: BEGIN IMMEDIATE (write) or a plain read snapshot."""
-        conn = self._conn()
-        try:
-            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-        except sqlite3.Error as exc:
-            raise _store_error(self.path, exc) from None
-        try:
-            yield Tx(self, conn)
-        except BaseException as exc:
-            try:
-                conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
-            if isinstance(exc, sqlite3.Error):
-                raise _store_error(self.path, exc) from None
-            raise
-        else:
-            try:
-                conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                try:
-                    conn.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass
-                raise _store_error(self.path, exc) from None
+    def transaction(self, write: bool = True) -> _Transaction:
+        """One SQLite transaction, as a context manager yielding a `Tx`: BEGIN IMMEDIATE
+        (write) or a plain read snapshot. COMMIT on success, ROLLBACK on any exception."""
+        return _Transaction(self, write)
 
-    def read(self) -> Any:
-        return self.transaction(write=False)
+    def read(self) -> _Transaction:
+        return _Transaction(self, False)
 
     def update_run(self, run_id: str,
                    fn: Callable[[Run], tuple[Run | None, list[Any] | tuple[Any, ...]]],
@@ -449,22 +465,13 @@ class Store:
         `events` are `engine.Event`s or dicts `{kind, actor, data}`; they are appended for this
         run with the new version. Returning `None` as the run leaves it unchanged (events are
         still appended). `fn` runs inside BEGIN IMMEDIATE, so concurrent callers serialise."""
-        import time
-
         try:
-            with self.transaction() as tx:
+            with _Transaction(self, True) as tx:
                 run = tx.require_run(run_id)
                 new, events = fn(run)
-                cur = new if new is not None else run
-                if new is not None and new is not run:
-                    tx.save_run(new, expected_version=run.version)
-                at = now if now is not None else time.time()
-                for ev in events or ():
-                    kind, actor, data = _event_fields(ev)
-                    tx.append_event(run_id, kind, actor, data, at, cur.version, cur.state)
-                return cur
+                return tx.save_with_events(run, new, events, now)
         except sqlite3.Error as exc:
-            raise _store_error(self.path, exc) from None
+            raise _store_error(self.file, exc) from None
 
     # convenient single-shot reads
     def get_run(self, run_id: str) -> Run | None:
@@ -472,7 +479,50 @@ class Store:
             with self.read() as tx:
                 return tx.get_run(run_id)
         except sqlite3.Error as exc:
-            raise _store_error(self.path, exc) from None
+            raise _store_error(self.file, exc) from None
+
+
+class _Transaction:
+    """`Store.transaction()`: a small context manager (not `contextlib`, which the hook would
+    have to import)."""
+
+    __slots__ = ("store", "write", "conn")
+
+    def __init__(self, store: Store, write: bool) -> None:
+        self.store = store
+        self.write = write
+        self.conn = None
+
+    def __enter__(self) -> Tx:
+        store = self.store
+        conn = store._conn()
+        try:
+            conn.execute("BEGIN IMMEDIATE" if self.write else "BEGIN")
+        except sqlite3.Error as exc:
+            raise _store_error(store.file, exc) from None
+        self.conn = conn
+        return Tx(store, conn)
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        conn = self.conn
+        self.conn = None
+        if exc_type is not None:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            if isinstance(exc, sqlite3.Error):
+                raise _store_error(self.store.file, exc) from None
+            return False
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc2:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            raise _store_error(self.store.file, exc2) from None
+        return False
 
 
 def _event_fields(ev: Any) -> tuple[str, str, dict[str, Any]]:
