@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
+from functools import lru_cache
 from typing import Any, Callable
 
 #: host edit tools -> the argument holding the file path
@@ -15,10 +17,82 @@ MCP_EDIT_TOOLS = {"write_file", "edit_file", "create_file", "move_file", "delete
                   "write", "edit"}
 
 
+#: words of an MCP tool name (`write_file`, `git_commit`) that mean it changes something
+_WRITE_WORDS = frozenset({
+    "write", "edit", "create", "append", "replace", "patch", "insert", "save", "put", "move",
+    "mv", "rename", "delete", "remove", "rm", "unlink", "trash", "copy", "cp", "set", "update",
+    "upload", "commit", "add", "reset", "checkout", "init", "branch", "mkdir", "touch",
+    "chmod", "chown", "truncate", "apply", "overwrite", "str", "push", "merge", "rebase",
+    "stash", "clean", "restore", "exec", "execute", "run", "shell", "eval", "modify", "change",
+    "new", "make", "store", "upsert", "drop", "destroy", "kill", "send", "post"})
+#: words that mean it only reads (`read_text_file`, `list_directory`, `git_status`)
+_READ_WORDS = frozenset({
+    "read", "get", "list", "search", "find", "view", "show", "describe", "directory", "tree",
+    "stat", "info", "head", "tail", "query", "fetch", "grep", "glob", "ls", "cat", "count",
+    "diff", "log", "status", "lookup", "inspect", "print", "explain", "echo", "now",
+    "convert", "time"})
+_EDIT_WORDS = frozenset({"write", "edit", "append", "replace", "patch", "insert", "overwrite",
+                         "save", "str"})
+_TREE_WORDS = frozenset({"move", "mv", "rename", "delete", "remove", "rm", "unlink", "trash"})
+
+
+def _words(part: str) -> list[str]:
+    return [w for w in re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", part)
+                                .lower()) if w]
+
+
+@lru_cache(maxsize=1024)
+def is_mcp_read_tool(part: str) -> bool:
+    """Does the tool part of an MCP name read as read-only? Unknown names do not."""
+    words = _words(part)
+    if not words or any(w in _WRITE_WORDS for w in words):
+        return False
+    return words[0] in _READ_WORDS or (len(words) > 1 and words[1] in _READ_WORDS)
+
+
+@lru_cache(maxsize=1024)
+def is_mcp_edit_tool(part: str) -> bool:
+    """An MCP tool that edits files, counted by checks 7 and 8 (`write_file`, `edit_file`,
+    `write_text_file`, `str_replace_editor`, `create_file`, ...)."""
+    if part in MCP_EDIT_TOOLS:
+        return True
+    words = _words(part)
+    return any(w in _EDIT_WORDS for w in words) or (
+        "create" in words and ("file" in words or "files" in words)) or \
+        bool(_TREE_WORDS.intersection(words) and ("file" in words or "files" in words))
+
+
+@lru_cache(maxsize=1024)
+def is_mcp_tree_tool(part: str) -> bool:
+    """An MCP tool that moves, renames or deletes what it names."""
+    return bool(_TREE_WORDS.intersection(_words(part)))
+
+
 def count_lines(text: Any) -> int:
-    if not isinstance(text, str) or text == "":
+    """Lines of a text argument. A value of another type (a list of lines, an object, a
+    number: whatever a front end might coerce into text) counts every line of every string
+    in it, so an odd shape can never make an edit look smaller than it is."""
+    if isinstance(text, str):
+        if text == "":
+            return 0
+        return len(text.splitlines()) or 1
+    return _flat_lines(text, 0)
+
+
+def _flat_lines(v: Any, depth: int) -> int:
+    if depth > 32:
+        raise ValueError("the tool input is nested too deeply to count its lines")
+    if v is None or isinstance(v, bool):
         return 0
-    return len(text.splitlines()) or 1
+    if isinstance(v, str):
+        return count_lines(v)
+    if isinstance(v, (int, float)):
+        return 1
+    if isinstance(v, dict):
+        return sum(_flat_lines(x, depth + 1) for x in v.values())
+    if isinstance(v, (list, tuple)):
+        return sum(_flat_lines(x, depth + 1) for x in v)
+    return count_lines(str(v))
 
 
 def _s(v: Any) -> str:
@@ -29,7 +103,8 @@ def write_lines(new: str, old: str | None) -> int:
     """Lines of `new` that differ from `old` (all lines for a new file)."""
     if old is None:
         return count_lines(new)
-    a, b = old.splitlines(), new.splitlines()
+    # lines compared with their endings: rewriting every `\n` as `\r\n` changes every line
+    a, b = old.splitlines(True), new.splitlines(True)
     changed = 0
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag != "equal":
@@ -57,29 +132,96 @@ def edit_lines(tool: str, args: dict[str, Any], read_text: Callable[[str], str |
         return read_text(os.path.join(base, path) if base is not None else path)
 
     if tool == "Edit":
-        return max(count_lines(args.get("old_string")), count_lines(args.get("new_string")))
+        n = max(count_lines(args.get("old_string")), count_lines(args.get("new_string")))
+        if args.get("replace_all"):
+            # every occurrence is replaced: the edit changes that many copies
+            n *= max(1, _occurrences(old(args.get("file_path")), args.get("old_string")))
+        return n
     if tool == "MultiEdit":
         edits = args.get("edits")
+        if isinstance(edits, dict):
+            edits = list(edits.values())
         if not isinstance(edits, list):
-            return 0
-        return sum(max(count_lines(e.get("old_string")), count_lines(e.get("new_string")))
-                   for e in edits if isinstance(e, dict))
+            return count_lines(edits)
+        total = 0
+        current = None
+        if any(isinstance(e, dict) and e.get("replace_all") for e in edits):
+            current = old(args.get("file_path"))
+        for e in edits:
+            if not isinstance(e, dict):
+                total += count_lines(e)
+                continue
+            o, nw = e.get("old_string"), e.get("new_string")
+            n = max(count_lines(o), count_lines(nw))
+            if e.get("replace_all"):
+                n *= max(1, _occurrences(current, o))
+            if isinstance(current, str) and isinstance(o, str) and o and isinstance(nw, str):
+                current = current.replace(o, nw) if e.get("replace_all") else \
+                    current.replace(o, nw, 1)
+            total += n
+        return total
     if tool == "Write":
-        return write_lines(_s(args.get("content")), old(args.get("file_path")))
+        content = args.get("content")
+        if not isinstance(content, str):
+            return count_lines(content)
+        return write_lines(content, old(args.get("file_path")))
     if tool == "NotebookEdit":
         return count_lines(args.get("new_source"))
     part = mcp_tool_part(tool)
-    if tool.startswith("mcp__") and part in MCP_EDIT_TOOLS:
-        if isinstance(args.get("edits"), list):
-            return sum(max(count_lines(e.get("oldText", e.get("old_string"))),
-                           count_lines(e.get("newText", e.get("new_string"))))
-                       for e in args["edits"] if isinstance(e, dict))
-        if "content" in args:
-            return write_lines(_s(args.get("content")), old(args.get("path")))
-        if "old_string" in args or "new_string" in args:
-            return max(count_lines(args.get("old_string")), count_lines(args.get("new_string")))
-        return 0
+    if tool.startswith("mcp__") and is_mcp_edit_tool(part):
+        return _mcp_lines(part, args, old)
     return None
+
+
+_OLD_KEYS = ("oldText", "old_string", "old_text", "old", "search", "find", "old_str",
+             "oldString")
+_NEW_KEYS = ("newText", "new_string", "new_text", "new", "replace", "replacement", "new_str",
+             "newString")
+_FLAG_TYPES = (bool, int, float, type(None))
+
+
+def _mcp_lines(part: str, args: dict[str, Any], old: Callable[[Any], str | None]) -> int:
+    """Lines an MCP file-editing call changes: `edits[{oldText,newText}]` as a MultiEdit;
+    old/new pairs as an Edit; a single text argument of a write tool as a Write (compared
+    with the file); anything else: every line of every text argument that is not a path."""
+    from .protect import _is_path_key
+
+    edits = args.get("edits")
+    if isinstance(edits, dict):
+        edits = list(edits.values())
+    if isinstance(edits, list):
+        total = 0
+        for e in edits:
+            if not isinstance(e, dict):
+                total += count_lines(e)
+                continue
+            o = [e[k] for k in _OLD_KEYS if k in e]
+            nw = [e[k] for k in _NEW_KEYS if k in e]
+            rest = [v for k, v in e.items() if k not in _OLD_KEYS and k not in _NEW_KEYS
+                    and not isinstance(v, _FLAG_TYPES)]
+            total += max(count_lines(o), count_lines(nw)) + count_lines(rest)
+        return total
+    o = [args[k] for k in _OLD_KEYS if k in args]
+    nw = [args[k] for k in _NEW_KEYS if k in args]
+    if o or nw:
+        return max(count_lines(o), count_lines(nw))
+    texts = {k: v for k, v in args.items() if not _is_path_key(k) and k != "edits"
+             and not isinstance(v, _FLAG_TYPES)}
+    path = next((args[k] for k in ("path", "file_path", "filePath", "file", "filename")
+                 if isinstance(args.get(k), str)), None)
+    words = _words(part)
+    if len(texts) == 1 and path is not None and ("write" in words or "create" in words or
+                                                  "overwrite" in words):
+        (text,) = texts.values()
+        if isinstance(text, str):
+            return write_lines(text, old(path))
+    return count_lines(list(texts.values()))
+
+
+def _occurrences(text: Any, needle: Any) -> int:
+    if not isinstance(text, str) or not isinstance(needle, str) or not needle:
+        return 1
+    return text.count(needle)
 
 
 def edited_paths(tool: str, args: dict[str, Any]) -> list[str]:
@@ -88,10 +230,8 @@ def edited_paths(tool: str, args: dict[str, Any]) -> list[str]:
         p = args.get(HOST_EDIT_TOOLS[tool])
         return [p] if isinstance(p, str) else []
     part = mcp_tool_part(tool)
-    if tool.startswith("mcp__") and part in MCP_EDIT_TOOLS:
-        out = []
-        for k in ("path", "file_path", "source", "destination"):
-            if isinstance(args.get(k), str):
-                out.append(args[k])
-        return out
+    if tool.startswith("mcp__") and is_mcp_edit_tool(part):
+        from .protect import tool_paths
+
+        return list(dict.fromkeys(tool_paths(args)))
     return []

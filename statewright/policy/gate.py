@@ -85,19 +85,26 @@ def gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> 
 
 
 @lru_cache(maxsize=2048)
-def _tool_facts(raw: str) -> tuple[str, str, bool, bool]:
-    """(normalised name, first trace line, statewright's own tool, edits files) for a tool
-    name as reported."""
+def _tool_facts(raw: str) -> tuple[str, str, bool, bool, bool, bool]:
+    """(normalised name, first trace line, statewright's own tool, may write files, edits
+    files as counted by checks 7-8, moves/deletes what it names) for a tool name as reported.
+
+    An MCP tool may write unless its name reads as a read-only one (`read_*`, `list_*`,
+    `get_*`, `search_*`, `git_status`, ...): an unknown MCP tool is taken as a writer, so it
+    may not name a workflow in use or statewright's configuration."""
     name = normalize_tool_name(raw)
     first = f"tool: {raw} (as {name})" if name != raw else "tool: " + raw
-    mcp_edit = name.startswith("mcp__") and _edits.mcp_tool_part(name) in _edits.MCP_EDIT_TOOLS
-    write = name in _edits.HOST_EDIT_TOOLS or mcp_edit
-    return name, first, bool(name) and is_statewright_tool(name), write
+    mcp = name.startswith("mcp__")
+    part = _edits.mcp_tool_part(name) if mcp else name
+    counted = name in _edits.HOST_EDIT_TOOLS or (mcp and _edits.is_mcp_edit_tool(part))
+    write = counted or (mcp and not _edits.is_mcp_read_tool(part))
+    tree = mcp and _edits.is_mcp_tree_tool(part)
+    return name, first, bool(name) and is_statewright_tool(name), write, counted, tree
 
 
 def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> Decision:
     raw = call.tool_name if type(call.tool_name) is str else ""
-    name, first, own, write = _tool_facts(raw)
+    name, first, own, may_write, write, tree = _tool_facts(raw)
     args: dict[str, Any] = call.tool_input if isinstance(call.tool_input, dict) else {}
     trace: list[str] = [first]
     what = "`" + name + "`"
@@ -130,10 +137,22 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
         problems += protect.shell_violations(analysis, ctx, cwd)
     else:
         paths = protect.tool_paths(args)
-        if name == "Glob" or name == "Grep":
-            paths += [args[k] for k in ("pattern", "glob") if isinstance(args.get(k), str)]
+        if name == "Glob" or name == "Grep" or name.startswith("mcp__"):
+            # file-name patterns (MCP search tools such as `search_files` take one too)
+            for k in ("pattern", "glob"):
+                v = args.get(k)
+                if v is None:
+                    continue
+                if not isinstance(v, str):
+                    problems.append(f"the `{k}` argument is not text")
+                    continue
+                if name == "Glob" or name == "Grep":
+                    paths.append(v)
+                why = protect.glob_violation(v, ctx) if name == "Glob" or k == "glob" else None
+                if why:
+                    problems.append(why)
         for p in paths:
-            why = protect.path_violation(p, ctx, cwd, write=write)
+            why = protect.path_violation(p, ctx, cwd, write=may_write, tree=tree)
             if why:
                 problems.append(why)
     if problems:
@@ -144,6 +163,16 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
     if state.final:
         trace.append("final state: nothing else is enforced")
         return Decision.allow(explanation=tuple(trace))
+    if write and analysis is None:
+        # the file-writing tools obey the rule of shell output redirects: inside the project,
+        # not into git metadata or Claude settings (a planted `.git/hooks/pre-commit`,
+        # `.git/config` `core.fsmonitor`, `~/.gitconfig` or `~/.bashrc` would make an allowed
+        # command run anything)
+        for p in _edits.edited_paths(name, args):
+            why = _write_target_problem(p, ctx, cwd)
+            if why:
+                trace.append(f"self_protection: {why}")
+                return _deny("self_protection", what, why, state, ctx, trace)
 
     # 2. allowed_tools / disallowed_tools ----------------------------------------------------
     if not tool_allowed(name, state.allowed_tools, state.disallowed_tools):
@@ -272,6 +301,15 @@ def _sensitive(rel: str, full: str, ctx: GateContext) -> str | None:
     if full == store or full.startswith(store + os.sep):
         return f"`{rel}` is inside statewright's store"
     return None
+
+
+def _write_target_problem(p: str, ctx: GateContext, cwd: str | None) -> str | None:
+    full = protect.resolved(p, ctx.project_root, cwd)
+    rel = relative_to_root(full, ctx.project_root)
+    if rel is None:
+        return f"`{p}` is outside the project; edit tools may only write inside it"
+    why = _sensitive(rel, full, ctx)
+    return f"`{p}`: {why}" if why else None
 
 
 def _redirect_problems(analysis: Any, ctx: GateContext, cwds: list[str]) -> list[str]:

@@ -19,7 +19,12 @@ from .shell import _CACHE_MAX_LINE, Command, LazyRe, ShellAnalysis, Word, litera
 
 STORE_FILE = "state.db"
 #: config files that switch enforcement off if rewritten (project-relative)
-CONFIG_FILES = ("statewright.json", ".claude/settings.json", ".claude/settings.local.json")
+#: (`.mcp.json` names the `statewright` MCP server whose tools the hook leaves to the proxy:
+#: pointing it at another program would take those tools out of enforcement)
+CONFIG_FILES = ("statewright.json", ".claude/settings.json", ".claude/settings.local.json",
+                ".mcp.json")
+#: the user's own Claude Code configuration (hooks, MCP servers of every scope, plugins)
+HOME_CONFIG_FILES = ("~/.claude.json", "~/.claude/settings.json", "~/.claude/settings.local.json")
 #: argument names of MCP tools that hold paths
 PATH_KEYS = {"path", "paths", "source", "destination", "file_path", "notebook_path", "filePath",
              "directory", "dir", "root", "cwd", "target", "file", "filename", "files", "src",
@@ -103,7 +108,18 @@ def _protected_cached(project_root: str, files: Any) -> frozenset[str]:
     root = os.path.realpath(project_root)
     out = {os.path.realpath(p) for p in files}
     out.update(os.path.join(root, f) for f in CONFIG_FILES)
+    out.update(os.path.realpath(os.path.expanduser(f)) for f in HOME_CONFIG_FILES)
     return frozenset(out)
+
+
+@lru_cache(maxsize=64)
+def _protected_folded(protected: frozenset[str]) -> frozenset[str]:
+    return frozenset(p.casefold() for p in protected)
+
+
+@lru_cache(maxsize=16)
+def _home_claude() -> str:
+    return os.path.realpath(os.path.expanduser("~/.claude"))
 
 
 @lru_cache(maxsize=64)
@@ -122,42 +138,107 @@ def _store_facts(store_dir: str) -> tuple[str, str, re.Pattern[str]]:
     return store, store + os.sep, _marker_re(store_dir)
 
 
-def path_violation(p: str, ctx: Any, cwd: str | None, write: bool) -> str | None:
-    """Why touching path `p` is refused (None if it is fine)."""
+def path_violation(p: str, ctx: Any, cwd: str | None, write: bool, tree: bool = False
+                   ) -> str | None:
+    """Why touching path `p` is refused (None if it is fine).
+
+    `write`: the call may change, move or delete what `p` names. Then, besides the store, the
+    workflows in use and statewright's/Claude Code's configuration (compared case-insensitively,
+    for case-insensitive file systems) are refused, and anything under `~/.claude/` (the
+    user's hooks, settings and plugins). `tree`: the tool moves, renames or deletes what it
+    names; then a directory holding the store or one of those files is refused too (moving
+    `workflows/` away, editing the copy and moving it back would swap the workflow in use)."""
     if not isinstance(p, str) or not p:
         return None
     full = resolved(p, ctx.project_root, cwd)
     store, store_prefix, rx = _store_facts(ctx.store_dir)
     if full == store or full.startswith(store_prefix) or rx.search(p):
         return f"`{p}` is inside statewright's store ({ctx.store_dir}), which agents may not touch"
-    if write and full in _protected(ctx.project_root, ctx.protected_files):
-        return f"`{p}` is a workflow or configuration file statewright is enforcing"
+    if write:
+        protected = _protected(ctx.project_root, ctx.protected_files)
+        if full in protected or full.casefold() in _protected_folded(protected):
+            return f"`{p}` is a workflow or configuration file statewright is enforcing"
+        if _inside(full, _home_claude()):
+            return f"`{p}` is Claude Code's own configuration (~/.claude), which holds its hooks"
+        pre = full.rstrip(os.sep) + os.sep
+        if tree and store.startswith(pre) or any(f.startswith(pre) for f in protected):
+            return (f"`{p}` holds statewright's store or a file statewright is enforcing; "
+                    "it may not be changed, moved or deleted as a whole")
     return None
 
 
+def glob_violation(pattern: str, ctx: Any) -> str | None:
+    """Why a file-name glob (the Glob tool's `pattern`, Grep's `glob`) could list or search
+    the store: a component that could match the store's name, or a final component that
+    could match `state.db` below a wildcard directory (`*/state.d?`, `**/*.db`)."""
+    if not isinstance(pattern, str) or not pattern:
+        return None
+    comps = [c for c in pattern.replace("\\", "/").split("/") if c and c != "."]
+    markers = store_markers(ctx.store_dir)
+    wild_dir = False
+    for i, comp in enumerate(comps):
+        low = _BRACES_RE.sub("*", comp.lower())
+        wild = any(ch in low for ch in "*?[")
+        if not wild and (low in (m.lower() for m in markers) or
+                         (i == len(comps) - 1 and low == STORE_FILE)):
+            return f"the pattern `{pattern}` names statewright's store"
+        if wild and not set(low) <= {"*"}:
+            if any(fnmatch.fnmatchcase(m.lower(), low) for m in markers):
+                return f"the pattern `{pattern}` could match statewright's store"
+        if i == len(comps) - 1 and (wild_dir or i == 0) and wild and \
+                fnmatch.fnmatchcase(STORE_FILE, low):
+            return f"the pattern `{pattern}` could match statewright's store file"
+        if wild:
+            wild_dir = True
+    return None
+
+
+_BRACES_RE = re.compile(r"\{[^{}]*\}")
+
+
 def tool_paths(args: dict[str, Any]) -> list[str]:
-    """Every path-like argument of a tool call (recursing one level into lists/dicts)."""
+    """Every path-like argument of a tool call: the strings under a path-like key, at any
+    depth of the input (`{"options": {"path": ...}}`, `{"paths": [{"file": ...}]}`)."""
     out: list[str] = []
     for k, v in args.items():
-        if _is_path_key(k):
-            if type(v) is str:
+        if type(v) is str:
+            if _is_path_key(k):
                 out.append(v)
-            else:
-                _add_paths(v, out)
+        elif _is_path_key(k):
+            _add_paths(v, out)
+        elif isinstance(v, (dict, list)):
+            _nested_paths(v, out, 1)
     return out
 
 
-def _add_paths(v: Any, out: list[str]) -> None:
-    if isinstance(v, str):
-        out.append(v)
+def _nested_paths(v: Any, out: list[str], depth: int) -> None:
+    if depth > 16:
+        raise ValueError("the tool input is nested too deeply to check its paths")
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if isinstance(k, str) and _is_path_key(k):
+                _add_paths(x, out, depth + 1)
+            elif isinstance(x, (dict, list)):
+                _nested_paths(x, out, depth + 1)
     elif isinstance(v, list):
         for x in v:
-            if isinstance(x, str):
-                out.append(x)
-            elif isinstance(x, dict):
-                for k2, v2 in x.items():
-                    if k2 in PATH_KEYS:
-                        _add_paths(v2, out)
+            if isinstance(x, (dict, list)):
+                _nested_paths(x, out, depth + 1)
+
+
+def _add_paths(v: Any, out: list[str], depth: int = 0) -> None:
+    """Every string inside the value of a path argument, however it is nested (a front end
+    that flattens or coerces an odd shape must not reach a path that was never checked)."""
+    if depth > 16:
+        raise ValueError("the tool input is nested too deeply to check its paths")
+    if isinstance(v, str):
+        out.append(v)
+    elif isinstance(v, (list, tuple)):
+        for x in v:
+            _add_paths(x, out, depth + 1)
+    elif isinstance(v, dict):
+        for v2 in v.values():
+            _add_paths(v2, out, depth + 1)
 
 
 @lru_cache(maxsize=1024)

@@ -319,9 +319,10 @@ def test_max_files_per_state(ctx, root):
     d = gate(s, Counters(files_edited=frozenset({"src/app.py"})),
              call("Edit", file_path="src/other.py", old_string="a", new_string="b"), ctx)
     assert not d.allowed and d.rule == "max_files_per_state" and "src/other.py" in d.reason
+    # edit tools write only inside the project (like shell output redirects)
     d = gate(State(name="t"), Counters(), call("Write", file_path="/tmp/outside.txt",
                                                content="x"), ctx)
-    assert d.files == ("/tmp/outside.txt",)
+    assert not d.allowed and d.rule == "self_protection" and "outside the project" in d.reason
 
 
 # -- glob semantics (DESIGN section 3) -----------------------------------------------------
