@@ -27,9 +27,18 @@ importing `re`); `hashlib` is imported only when a definition is stored.
 from __future__ import annotations
 
 import os
-import sqlite3
 from _thread import _local as _ThreadLocal
 from _thread import allocate_lock
+
+try:
+    # The C module itself: `import sqlite3` only adds `sqlite3.dbapi2`'s default datetime
+    # adapters (we store no datetime objects) at the price of importing `datetime` (~3 ms per
+    # hook process). The classes (Connection, Error, ...) are the very same objects.
+    import _sqlite3 as sqlite3
+
+    sqlite3.connect  # noqa: B018 - Python >= 3.11 exposes connect() here
+except (ImportError, AttributeError):  # pragma: no cover - other Pythons
+    import sqlite3
 
 from .._json import dumps as _json_dumps
 from .._json import loads as _loads
@@ -194,12 +203,21 @@ class Tx:
             (run.run_id, run.workflow, run.session, run.status, run.parent_run, run.version,
              digest, _dumps(run.to_dict()), run.created_at, run.updated_at))
 
-    def save_run(self, run: Run, expected_version: int | None = None) -> None:
-        """Overwrite the snapshot. With `expected_version`, the stored version must match."""
-        sql = ("UPDATE runs SET session=?, status=?, version=?, snapshot=?, updated_at=? "
-               "WHERE run_id=?")
-        args: tuple[Any, ...] = (run.session, run.status, run.version, _dumps(run.to_dict()),
-                                 run.updated_at, run.run_id)
+    def save_run(self, run: Run, expected_version: int | None = None,
+                 before: Run | None = None) -> None:
+        """Overwrite the snapshot. With `expected_version`, the stored version must match.
+        `before` (the run as read in this transaction): when no lookup column changed (a
+        counter update), only the snapshot is written, so no index entry is touched."""
+        if (before is not None and before.version == run.version
+                and before.status == run.status and before.session == run.session
+                and before.updated_at == run.updated_at):
+            sql = "UPDATE runs SET snapshot=? WHERE run_id=?"
+            args: tuple[Any, ...] = (_dumps(run.to_dict()), run.run_id)
+        else:
+            sql = ("UPDATE runs SET session=?, status=?, version=?, snapshot=?, updated_at=? "
+                   "WHERE run_id=?")
+            args = (run.session, run.status, run.version, _dumps(run.to_dict()),
+                    run.updated_at, run.run_id)
         if expected_version is not None:
             sql += " AND version=?"
             args += (expected_version,)
@@ -214,7 +232,7 @@ class Tx:
         resulting version and state. Returns the run as stored."""
         cur = new if new is not None else run
         if new is not None and new is not run:
-            self.save_run(new, expected_version=run.version)
+            self.save_run(new, expected_version=run.version, before=run)
         if events:
             if now is None:
                 from time import time

@@ -120,3 +120,34 @@ def test_import_of_the_hook_module_is_tiny() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
     mods = set(out.split())
     assert not any(m.startswith(("statewright.runtime", "statewright.policy", "json")) for m in mods)
+
+
+# stdlib modules that cost milliseconds to import and that the runtime, store, config, engine.run,
+# definition.compiled and hook layers do without (DESIGN section 8: hook start-up budget)
+SLOW_STDLIB = ("json", "re", "enum", "pathlib", "secrets", "dataclasses", "inspect", "typing",
+               "contextlib", "threading", "datetime", "hashlib", "urllib")
+
+
+def test_runtime_store_and_shared_types_import_no_slow_stdlib() -> None:
+    code = ("import sys, statewright.runtime, statewright.store, statewright.config, "
+            "statewright.engine.run, statewright.definition.compiled, statewright._json, "
+            "statewright.hook.handlers; print(' '.join(sorted(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    mods = set(out.stdout.split())
+    assert "statewright.runtime.service" in mods and "statewright.store.db" in mods
+    bad = sorted(m for m in mods if m.split(".")[0] in SLOW_STDLIB)
+    assert not bad, f"the runtime layers import {bad}"
+    lazy = {"statewright.engine.machine", "statewright.definition.diagnostics", "statewright.policy"}
+    assert not mods & lazy, mods & lazy
+
+
+def test_a_read_decision_imports_no_json_pathlib_or_engine(realistic: Project) -> None:
+    """The whole PreToolUse path of a non-Bash call (the policy layer included)."""
+    payload = realistic.payload("PreToolUse", tool_name="Read", tool_input={"file_path": "a"})
+    mods = _imports_of(realistic, payload)
+    assert "statewright.runtime.enforcement" in mods and "statewright.store.db" in mods
+    bad = sorted(mods & {"json", "pathlib", "secrets", "datetime", "contextvars", "hashlib",
+                         "statewright.engine.machine", "statewright.definition.diagnostics",
+                         "tree_sitter"})
+    assert not bad, f"a Read decision imports {bad}"
