@@ -1,6 +1,8 @@
 """Store benchmark (DESIGN.md section 8): durable transitions per second through the Runtime
 (one BEGIN IMMEDIATE transaction each: read run, engine, write run + history, COMMIT in WAL
-mode), plus the latency of `get_state`, `effective_run` (the hook's read) and a counter update.
+mode), plus the latency of `get_state`, `effective_run`, a counter update, and the runtime's
+per-tool-call hot path shared by the hook and the proxy: `enforcement.authorize` (read, decide,
+count + history row in one transaction) and `enforcement.record` (bytes in one transaction).
 
     .venv/bin/python benchmarks/bench_store.py
 
@@ -20,12 +22,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from statewright.policy.types import ToolCall, ToolResult  # noqa: E402
 from statewright.runtime import Runtime  # noqa: E402
+from statewright.runtime.enforcement import authorize, record  # noqa: E402
 
 LOOP = {"id": "bench-loop", "initial": "a",
         "guards": {"ok": {"field": "n", "op": "gte", "value": 0}},
         "states": {"a": {"allowed_tools": ["Read"], "on": {"TICK": {"target": "a", "guard": "ok"},
                                                            "END": "z"}},
+                   "z": {"type": "final"}}}
+WORK = {"id": "bench-work", "initial": "w",
+        "states": {"w": {"allowed_tools": ["Read", "Grep"], "on": {"DONE": "z"}},
                    "z": {"type": "final"}}}
 
 
@@ -59,6 +66,17 @@ def main() -> list[tuple[str, float, str, str]]:
             run_id, lambda r: (r.with_(iterations=r.iterations + 1),
                                [{"kind": "tool_allowed", "actor": "agent", "data": {}}])), 500)
         cold = _median_us(lambda: Runtime.open(tmp).effective_run("bench"), 100)
+        (tmp / "workflows" / "bench-work.json").write_text(json.dumps(WORK))
+        (tmp / "a.py").write_text("print('a')\n")
+        rt.start("bench-work", "tools")
+        read = ToolCall("Read", {"file_path": str(tmp / "a.py")})
+        denied = ToolCall("Edit", {"file_path": str(tmp / "a.py"), "old_string": "a",
+                                   "new_string": "b"})
+        result = ToolResult("Read", {"file_path": str(tmp / "a.py")}, output_bytes=120)
+        assert authorize(rt, "tools", read).allowed and not authorize(rt, "tools", denied).allowed
+        auth = _median_us(lambda: authorize(rt, "tools", read), 1000)
+        deny = _median_us(lambda: authorize(rt, "tools", denied), 500)
+        rec = _median_us(lambda: record(rt, "tools", result), 1000)
         rows = [
             ("store: durable transitions", round(rate), "transitions/s", ">= 2000"),
             ("store: durable transitions per CPU-second (this process)", round(cpu_rate),
@@ -67,6 +85,11 @@ def main() -> list[tuple[str, float, str, str]]:
             ("store: effective_run latency (median)", round(eff, 1), "us", "-"),
             ("store: counter update_run latency (median)", round(upd, 1), "us", "-"),
             ("store: open + effective_run, new Runtime (median)", round(cold, 1), "us", "-"),
+            ("runtime: authorize, allowed + counted (median)", round(auth, 1), "us", "-"),
+            ("runtime: authorize, denied + recorded (median)", round(deny, 1), "us", "-"),
+            ("runtime: record, bytes counted (median)", round(rec, 1), "us", "-"),
+            ("runtime: durable decisions (1 / authorize median)", round(1e6 / auth), "decisions/s",
+             "-"),
         ]
         for r in rows:
             print(" | ".join(str(x) for x in r))

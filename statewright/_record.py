@@ -58,10 +58,11 @@ class Record:
     def replace(self, **changes):
         """A copy with some fields changed (what `dataclasses.replace` did)."""
         values = {f: getattr(self, f) for f in self._fields}
-        for k in changes:
-            if k not in values:
-                raise TypeError(f"{type(self).__name__} has no field {k!r}")
+        n = len(values)
         values.update(changes)
+        if len(values) != n:
+            unknown = sorted(set(changes) - set(self._fields))
+            raise TypeError(f"{type(self).__name__} has no field(s) {unknown}")
         return self.__class__(**values)
 
     def asdict(self):
