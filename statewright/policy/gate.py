@@ -58,7 +58,19 @@ def _deny(rule: str, what: str, why: str, state: State, ctx: GateContext, trace:
     reason = f"statewright refused {what} in state '{state.name}': {why}. " + _instead(
         state, ctx, shell)
     trace.append(f"{rule}: deny")
-    return Decision.deny(reason, rule, explanation=tuple(trace), files=files)
+    return Decision.deny(_printable(reason), rule,
+                         explanation=tuple(_printable(t) for t in trace), files=files)
+
+
+def _printable(text: str) -> str:
+    """Text every front end can encode: a lone surrogate from the tool input (valid JSON,
+    not valid UTF-8) would make writing the refusal fail, and a refusal that is never
+    printed is an allow."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _file_key(path: str, ctx: GateContext, cwd: str | None, shell: bool = False) -> str:
@@ -77,9 +89,9 @@ def gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> 
         return _gate(state, counters, call, ctx)
     except Exception as exc:  # fail closed on anything unexpected
         return Decision.deny(
-            f"statewright could not decide this call ({type(exc).__name__}: {exc}); "
-            "it is refused to be safe.", "internal_error",
-            explanation=(f"internal error: {type(exc).__name__}: {exc}",))
+            _printable(f"statewright could not decide this call ({type(exc).__name__}: {exc}); "
+                       "it is refused to be safe."), "internal_error",
+            explanation=(_printable(f"internal error: {type(exc).__name__}: {exc}"),))
     finally:
         protect._MEMO.pop("paths", None)
 
@@ -126,8 +138,12 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
         if not isinstance(command, str):
             return _deny("invalid", what, f"the `{shell_key}` argument is not text", state, ctx,
                          trace, shell=True)
-        from .shell import analyze
+        from .shell import _SURROGATE_RE, analyze
 
+        if _SURROGATE_RE.search(command):
+            # the front end would run a re-encoded text, and could not print a rewritten input
+            return _deny("invalid", what, f"the `{shell_key}` argument is not valid Unicode "
+                         "(it holds a lone surrogate)", state, ctx, trace, shell=True)
         analysis = analyze(command)
         what = f"the command `{command[:200]}`"
 
@@ -148,7 +164,8 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
                     continue
                 if name == "Glob" or name == "Grep":
                     paths.append(v)
-                why = protect.glob_violation(v, ctx) if name == "Glob" or k == "glob" else None
+                why = (protect.glob_violation(v, ctx) if name != "Grep" or k == "glob"
+                       else None)
                 if why:
                     problems.append(why)
         for p in paths:
@@ -303,6 +320,16 @@ def _sensitive(rel: str, full: str, ctx: GateContext) -> str | None:
     return None
 
 
+def _holds_protected(full: str, ctx: GateContext) -> str | None:
+    """A written target that is a directory holding the store or a protected file (`pytest
+    --basetemp=.` empties its directory first)."""
+    pre = full.rstrip(os.sep) + os.sep
+    if protect.real_store(ctx.store_dir).startswith(pre) or any(
+            f.startswith(pre) for f in protect.protected_paths(ctx)):
+        return f"`{full}` holds statewright's store or a file statewright is enforcing"
+    return None
+
+
 def _write_target_problem(p: str, ctx: GateContext, cwd: str | None) -> str | None:
     full = protect.resolved(p, ctx.project_root, cwd)
     rel = relative_to_root(full, ctx.project_root)
@@ -329,7 +356,7 @@ def _redirect_problems(analysis: Any, ctx: GateContext, cwds: list[str]) -> list
             if rel is None:
                 out.append(f"`{r.op} {t.value}` writes outside the project")
                 break
-            why = _sensitive(rel, full, ctx)
+            why = _sensitive(rel, full, ctx) or _holds_protected(full, ctx)
             if why:
                 out.append(f"`{r.op} {t.value}`: {why}")
                 break

@@ -405,7 +405,8 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, cwd: str | None) -> list
     for r in analysis.redirects:
         if r.output and r.target is not None and r.target.literal:
             full = resolved(r.target.value, ctx.project_root, cwd, shell=True)
-            if full in protected or _inside(full, store):
+            if full in protected or _inside(full, store) or (
+                    r.fd is None and r.op.startswith("-") and _inside(store, full)):
                 out.append(f"`{r.op} {r.target.value}` would write a file statewright is "
                            "enforcing")
     return list(dict.fromkeys(out))

@@ -340,6 +340,9 @@ _PLAIN_WORDS = {"word", "concatenation", "string", "raw_string", "ansi_c_string"
                 "translated_string"}
 
 
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
 class _Walker:
     def __init__(self, source: str) -> None:
         self.source = source
@@ -360,6 +363,12 @@ class _Walker:
             return
         if "\x00" in source:
             self.problems.append("NUL byte in the command line")
+            return
+        if _SURROGATE_RE.search(source):
+            # not valid Unicode: what the shell would run (the front end re-encodes it) is not
+            # the text analysed here
+            self.problems.append("the command line holds text that is not valid Unicode "
+                                 "(a lone surrogate)")
             return
         tree = _parser().parse(source.encode("utf-8", "surrogatepass"))
         root = tree.root_node
@@ -631,7 +640,15 @@ class _Walker:
         self.commands.append(cmd)
         if name in ("cd", "pushd", "popd"):
             self.changes_dir = True
+        self._option_outputs(cmd)
         self._inner(cmd, idx, depth)
+
+    def _option_outputs(self, cmd: Command) -> None:
+        """Files a command writes because an option or argument says so (`git diff
+        --output=F`, `sort -o F`, `tee F`, `dd of=F`, `pytest --basetemp=D`): recorded as
+        output redirects, so they obey the same rule (inside the project, not into `.git/`,
+        `.claude/`, the store or a protected file)."""
+        _option_output_targets(cmd, self.redirects)
 
     # -- what runs inside a command ----------------------------------------------------------
     def _inner(self, cmd: Command, idx: int, depth: int) -> None:
@@ -864,6 +881,73 @@ class _Walker:
             i += 2 if v in ("-C", "--git-dir", "--work-tree", "--namespace") else 1
         if i < len(vals) and vals[i].startswith("!"):
             self.problems.append("a git alias that runs a shell command")
+
+
+#: long options that name a file or directory the command writes (or, `--basetemp`, empties)
+_OUTPUT_LONG = frozenset({
+    "--output", "--output-file", "--output-document", "--output-directory", "--outfile",
+    "--out-file", "--log-file", "--logfile", "--junitxml", "--junit-xml", "--junit-prefix",
+    "--basetemp", "--result-log", "--resultlog", "--report-log", "--html", "--cov-report",
+    "--debug", "--dump", "--save", "--write", "--out", "--output-dir", "--outdir",
+    "--out-dir", "--target-dir", "--cache-dir", "--reportlog", "--json-report-file"})
+#: short options that name a written file, per command
+_OUTPUT_SHORT = {"git": {"-o"}, "sort": {"-o"}, "curl": {"-o"}, "wget": {"-O", "-o", "-a"},
+                 "gcc": {"-o"}, "cc": {"-o"}, "g++": {"-o"}, "clang": {"-o"}, "c++": {"-o"},
+                 "ld": {"-o"}, "go": {"-o"}, "rustc": {"-o"}, "uniq": set(), "split": set(),
+                 "script": set(), "npm": set()}
+#: commands whose plain arguments are files they write
+_ARGS_WRITTEN = frozenset({"tee", "touch", "truncate", "sponge"})
+
+
+def _option_output_targets(cmd: Command, out: list[Redirect]) -> None:
+    if not cmd.name_literal:
+        return
+    name = cmd.name
+    args = cmd.args
+    short = _OUTPUT_SHORT.get(name, ())
+
+    def add(op: str, w: Word, value: str | None = None) -> None:
+        if value is not None:
+            w = literal_word(value) if w.literal else Word(
+                text=w.text, value=value, pattern="*", literal=False, dynamic=w.dynamic,
+                glob=w.glob)
+        out.append(Redirect(op=op, fd=None, target=w, output=True))
+
+    i, n = 0, len(args)
+    past_options = False
+    while i < n:
+        w = args[i]
+        v = w.value
+        if v == "--":
+            past_options = True
+            i += 1
+            continue
+        if name in _ARGS_WRITTEN:
+            if past_options or not v.startswith("-") or not w.literal:
+                add(name, w)
+            i += 1
+            continue
+        if name == "dd" and v.startswith("of="):
+            add("dd of=", w, v[3:])
+        elif not past_options and v.startswith("--"):
+            opt, eq, val = v.partition("=")
+            if opt in _OUTPUT_LONG:
+                if opt == "--cov-report" and ":" in val:
+                    val = val.split(":", 1)[1]
+                elif opt == "--cov-report":
+                    val = ""
+                if eq and val:
+                    add(opt, w, val)
+                elif not eq and opt not in ("--cov-report", "--debug") and i + 1 < n:
+                    add(opt, args[i + 1])
+                    i += 1
+        elif not past_options and short and v[:2] in short and v.startswith("-"):
+            if len(v) > 2:
+                add(v[:2], w, v[2:])
+            elif i + 1 < n:
+                add(v, args[i + 1])
+                i += 1
+        i += 1
 
 
 def _replace(c: Command, **kw: Any) -> Command:
