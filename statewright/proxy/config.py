@@ -63,8 +63,9 @@ def parse_servers(servers: dict[str, Any], environ: dict[str, str] | None = None
         if not isinstance(name, str) or not _SERVER_NAME.match(name):
             problems.append(f"{ptr}: server names may use only letters, digits, '_' and '-' (1-64 chars)")
             continue
-        if name.lower() == "statewright":
-            problems.append(f"{ptr}: the name 'statewright' is reserved for the proxy itself")
+        if name.lower() in ("statewright", "plugin_statewright_statewright"):
+            # tools under these names are taken for the proxy's own (policy.tools)
+            problems.append(f"{ptr}: the name {name!r} is reserved for the proxy itself")
             continue
         if not isinstance(raw, dict):
             problems.append(f"{ptr}: must be an object")

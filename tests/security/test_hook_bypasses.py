@@ -307,3 +307,15 @@ def test_empty_allowed_tools_only_lets_statewrights_own_tools_through(
     for n in ("statewright_get_state", "mcp__statewright__statewright_get_state",
               "mcp__plugin_statewright_statewright__statewright_transition"):
         allowed(p.pre(n, {}))
+
+
+# -- names that would be taken for statewright's own ------------------------------------------
+
+def test_proxy_refuses_downstream_servers_named_like_statewright() -> None:
+    from statewright.errors import StatewrightError
+    from statewright.proxy.config import parse_servers
+
+    for name in ("statewright", "Statewright", "plugin_statewright_statewright"):
+        with pytest.raises(StatewrightError) as e:
+            parse_servers({name: {"command": "true"}}, environ={})
+        assert "reserved" in str(e.value)
