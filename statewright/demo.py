@@ -232,9 +232,9 @@ async def run_agent(project: Path, log_path: Path) -> str:
             console.print(f"  the proxy noticed the change made by another process and told the agent: "
                           f"{'yes' if got else 'no'}")
             answer = _answer(await agent.call("statewright_get_state"))
-            if answer.get("error", {}).get("code") == "NO_ACTIVE_RUN":
+            if answer.get("status") == "completed":
                 console.print("  agent sees: the run is [bold green]completed[/]; statewright_get_state "
-                              "answers NO_ACTIVE_RUN and nothing is enforced any more")
+                              "answers status completed and nothing is enforced any more")
             else:
                 show_state(answer, "agent sees")
             console.print(f"  tools now: {len(await agent.tools())} (everything again)")

@@ -33,9 +33,10 @@ from .app import ProjectOpt, app, console
 HOOK_SCRIPT = "statewright-hook"
 CLI_SCRIPT = "statewright"
 MCP_SERVER_NAME = "statewright"
-# Every tool except statewright's own proxy tools (the proxy gates those itself). Anchored, so a
-# tool name is matched as a whole; JavaScript regex syntax (Claude Code evaluates it as a regex).
-TOOL_MATCHER = "^(?!mcp__(?:statewright|plugin_statewright_statewright)__).*$"
+# Every tool, statewright's own server's included: the hook itself decides which calls the proxy
+# gates (statewright.hook.handlers.proxy_handles), because a tool name alone cannot tell our proxy
+# from another server registered under the name `statewright`. ("*" = all tools for Claude Code.)
+TOOL_MATCHER = "*"
 SESSION_MATCHER = "startup|resume|clear|compact"  # letters and '|' only: an exact list
 PRE_TIMEOUT = 30  # seconds (Claude Code's unit); SQLite waits for concurrent writers
 OTHER_TIMEOUT = 30

@@ -136,6 +136,7 @@ class MetaModel(BaseModel):
     capture_output: bool = None  # type: ignore[assignment]
     approval_mode: Literal["ui", "none"] = None  # type: ignore[assignment]
     debug: bool = None  # type: ignore[assignment]
+    allow_agent_pause: bool = None  # type: ignore[assignment]
 
 
 class WorkflowModel(_Model):

@@ -8,7 +8,8 @@ if out.accepted: persist out.run, out.events, out.children; stop out.stop
 else: out.code / out.message (a code of DESIGN section 5) and out.events (the `rejected` row)
 ```
 
-Other operations, all returning an `Outcome`: `start`, `pause`, `resume`, `force_state`,
+Other operations, all returning an `Outcome`: `start`, `pause` (the agent only when
+`agent_may_pause(compiled)`: meta.allow_agent_pause or meta.debug), `resume`, `force_state`,
 `approve`, `reject_approval`, `fire_interrupt` (with the matched `Interrupt`), `child_settled`
 (a fork branch / invoked child ended). `transitions(compiled, run)` lists the current state's
 transitions with `passes`; `guards.evaluate` explains one guard.
@@ -19,8 +20,8 @@ from .run import COMPLETED, FAILED, PAUSED, RUNNING, STATUSES, Run
 # The machine (and its dataclasses) loads on first use: the hook imports `engine.run` on every
 # tool call and never needs the machine to decide one.
 _MACHINE = frozenset({
-    "AGENT", "HUMAN", "SYSTEM", "Child", "Event", "Outcome", "approve", "available_events",
-    "can_interrupt", "child_settled", "clean_data", "derive_id", "fire", "fire_interrupt",
+    "AGENT", "HUMAN", "SYSTEM", "Child", "Event", "Outcome", "agent_may_pause", "approve",
+    "available_events", "can_interrupt", "child_settled", "clean_data", "derive_id", "fire", "fire_interrupt",
     "force_state", "is_waiting", "pause", "reject_approval", "resume", "start", "transitions",
 })
 
@@ -39,7 +40,8 @@ def __getattr__(name):
 
 
 __all__ = [
-    "AGENT", "HUMAN", "SYSTEM", "Child", "Event", "Outcome", "Run", "approve", "available_events",
+    "AGENT", "HUMAN", "SYSTEM", "Child", "Event", "Outcome", "Run", "agent_may_pause", "approve",
+    "available_events",
     "can_interrupt", "child_settled", "clean_data", "derive_id", "evaluate_guard", "fire",
     "fire_interrupt", "force_state", "is_waiting", "pause", "reject_approval", "resume", "start",
     "transitions", "RUNNING", "PAUSED", "COMPLETED", "FAILED", "STATUSES",

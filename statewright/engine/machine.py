@@ -32,6 +32,7 @@ from ..errors import (
     PENDING_APPROVAL,
     RUN_NOT_RUNNING,
     STALE_VERSION,
+    TOOL_DENIED,
     UNKNOWN_WORKFLOW,
     StatewrightError,
 )
@@ -494,7 +495,23 @@ def fire_interrupt(compiled: CompiledWorkflow, run: Run, interrupt: Interrupt, *
 
 # -- human / control operations ----------------------------------------------------------------
 
+def agent_may_pause(compiled: CompiledWorkflow) -> bool:
+    """Whether the agent itself may pause runs of this workflow: only when the workflow opts in
+    with `meta.allow_agent_pause: true` (or is a `meta.debug` workflow). Pausing stops all
+    enforcement, so letting the governed agent pause would let it lift every rule at will."""
+    return compiled.debug or compiled.meta.get("allow_agent_pause") is True
+
+
 def pause(compiled: CompiledWorkflow, run: Run, *, now: float, actor: str = AGENT) -> Outcome:
+    """Running -> paused. A human (the CLI) always may; anyone else (the agent) only if
+    `agent_may_pause(compiled)`; refused with TOOL_DENIED otherwise."""
+    if actor != HUMAN and not agent_may_pause(compiled):
+        return _reject(run, TOOL_DENIED, f"statewright_pause is refused: only a human can pause "
+                       f"this run (`statewright pause` in a terminal). Pausing stops all "
+                       f"enforcement, so workflow '{compiled.id}' must opt in with "
+                       "meta.allow_agent_pause: true before the agent may pause it. Keep working "
+                       "in this state, or ask the user to pause. " + _what_next(compiled, run),
+                       actor)
     if run.status != RUNNING:
         return _reject(run, RUN_NOT_RUNNING, f"run {run.run_id} is {run.status}; only a running "
                        "run can be paused", actor)

@@ -1,7 +1,8 @@
 """Claude Code hook adapter: `statewright-hook EVENT` (DESIGN.md sections 4 and 5).
 
 Reads one Claude Code hook JSON object on stdin, asks `statewright.runtime` what to do, and
-answers in Claude Code's hook contract on stdout, always with exit status 0:
+answers in Claude Code's hook contract on stdout, with exit status 0 (2 only when a PreToolUse
+answer cannot be written: see `emit`):
 
 - PreToolUse: a refusal is `{"hookSpecificOutput": {"hookEventName": "PreToolUse",
   "permissionDecision": "deny", "permissionDecisionReason": ...}}`; an allowed call prints
@@ -41,8 +42,8 @@ def normalize_event(name: object) -> str | None:
 def main(argv: list[str] | None = None, stdin: bytes | None = None) -> int:
     """Entry point of the `statewright-hook` console script and of `statewright hook EVENT`.
 
-    Returns the exit status (always 0: Claude Code only parses stdout on exit 0, and a refusal
-    must be parsed to be seen). Output is written to stdout.
+    Returns the exit status: 0 (Claude Code only parses stdout on exit 0, and a refusal must be
+    parsed to be seen), or 2 when a PreToolUse answer could not be written at all (`emit`).
     """
     args = sys.argv[1:] if argv is None else list(argv)
     try:
@@ -58,19 +59,83 @@ def main(argv: list[str] | None = None, stdin: bytes | None = None) -> int:
             out = crash_output(args, stdin, exc)
         except BaseException as exc2:  # noqa: BLE001 - even the handlers cannot be imported
             out = _last_resort(exc, exc2)
-    if out:
+    if not out:
+        return 0
+    # A PreToolUse answer that cannot be delivered must still block the call (and so must an
+    # answer whose event is unknown: it was a refusal).
+    blocking = not args or normalize_event(args[0]) in (None, PRE_TOOL_USE)
+    return emit(out, blocking)
+
+
+# Printed when the decision itself could not be written; plain ASCII, nothing computed.
+FALLBACK_DENY = ('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": '
+                 '"deny", "permissionDecisionReason": "statewright: the hook could not write its '
+                 'decision, so the call is refused (statewright fails closed)"}}')
+EXIT_BLOCK = 2  # Claude Code: exit 2 on PreToolUse blocks the call and shows stderr to Claude
+
+
+def emit(out: str, blocking: bool) -> int:
+    """Write the answer; the exit status to return.
+
+    If the answer cannot be written (any error, including text that does not encode), a
+    blocking answer falls back to `FALLBACK_DENY`; if that cannot be written either, or bytes of
+    the first answer already went out (the output is then not JSON), the hook says why on stderr
+    and exits 2, which Claude Code takes as a block. A non-blocking answer (context, reminders)
+    that cannot be written is dropped: it never blocks anything."""
+    sent = [0]
+    try:
+        _write(out + "\n", sent)
+        return 0
+    except BaseException:  # noqa: BLE001 - any failure to deliver
+        pass
+    if not blocking:
+        return 0
+    if sent[0] == 0:
         try:
-            sys.stdout.write(out + "\n")
-            sys.stdout.flush()
-        except BaseException:  # noqa: BLE001 - a closed pipe must not become a traceback
+            _write(FALLBACK_DENY + "\n", sent)
+            return 0
+        except BaseException:  # noqa: BLE001
             pass
-    return 0
+    try:
+        sys.stderr.write("statewright: the hook could not write its decision to stdout; the call "
+                         "is refused (exit status 2) because statewright fails closed\n")
+        sys.stderr.flush()
+    except BaseException:  # noqa: BLE001 - nothing left to tell; the exit status still blocks
+        pass
+    return EXIT_BLOCK
+
+
+def _write(text: str, sent: list[int]) -> None:
+    """Write `text` (ASCII) to stdout completely, counting the bytes that went out in sent[0]."""
+    data = text.encode("ascii")  # the answers are ASCII-only JSON; anything else is a failure
+    stream = sys.stdout
+    if stream is None:
+        raise OSError("stdout is closed")
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        fd = None  # an in-memory stream (the CLI's test runner): write text
+    if fd is None:
+        stream.write(text)
+        sent[0] += len(data)
+        stream.flush()
+        return
+    import os
+
+    stream.flush()
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        if n <= 0:
+            raise OSError("stdout accepted no bytes")
+        sent[0] += n
+        view = view[n:]
 
 
 def _last_resort(*excs: BaseException) -> str:
     """A PreToolUse refusal built without importing anything (json may be what is broken)."""
     cause = "; ".join(f"{type(e).__name__}: {e}" for e in excs)
-    cause = "".join(c if c.isprintable() and c not in '"\\' else " " for c in cause)[:500]
+    cause = "".join(c if " " <= c <= "~" and c not in '"\\' else " " for c in cause)[:500]
     return ('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", '
             f'"permissionDecisionReason": "statewright: the hook failed ({cause}); the call is '
             'refused because statewright fails closed"}}')

@@ -17,9 +17,14 @@ from .._json import dumps as _json_dumps
 from .._json import loads as _json_loads
 from . import POST_TOOL_USE, PRE_TOOL_USE, SESSION_START, STOP, USER_PROMPT_SUBMIT, normalize_event
 
-# tools of statewright's own MCP proxy: the proxy authorizes and accounts them itself
-# (`mcp__statewright__...` from .mcp.json, `mcp__plugin_statewright_statewright__...` as a plugin)
+# the names Claude Code gives statewright's own MCP proxy's tools (`mcp__statewright__...` from
+# .mcp.json, `mcp__plugin_statewright_statewright__...` as a plugin). Only the calls the proxy
+# really gates (see `proxy_handles`) are left to it; any other tool under these names is decided
+# here like every other tool: a server registered as `statewright` elsewhere (a user-scope entry
+# in ~/.claude.json, another plugin) must not escape the rules by its name.
 PROXY_PREFIXES = ("mcp__statewright__", "mcp__plugin_statewright_statewright__")
+# server names the proxy refuses as downstream servers (statewright.proxy.config)
+_RESERVED_SERVERS = ("statewright", "plugin_statewright_statewright")
 _EVENT_LIST = "pre-tool-use, post-tool-use, session-start, user-prompt-submit, stop"
 
 
@@ -101,7 +106,38 @@ def open_runtime(data: dict | None):
 
 
 def is_proxy_tool(name: str) -> bool:
+    """Named like a tool of statewright's proxy (it may still be another server's: see
+    `proxy_handles`)."""
     return name.startswith(PROXY_PREFIXES)
+
+
+def proxy_handles(name: str, data: dict, rt=None) -> bool:
+    """Is this a call statewright's proxy gates and accounts itself, so the hook leaves it alone?
+
+    Exactly two kinds: one of the six statewright tools under the proxy's names
+    (`mcp__statewright__statewright_transition`, ...), and a tool the proxy forwards from a
+    downstream server of this project's `statewright.json` `mcpServers`
+    (`mcp__statewright__<server>__<tool>`). Anything else named `mcp__statewright__*` is not what
+    our proxy offers (another server registered under that name), so it gets the normal
+    decision. `rt` is the runtime if the caller has one (its config is read once)."""
+    if not name.startswith(PROXY_PREFIXES):
+        return False
+    from ..policy.tools import is_statewright_tool
+
+    if is_statewright_tool(name):
+        return True
+    rest = name[len(PROXY_PREFIXES[0]):] if name.startswith(PROXY_PREFIXES[0]) \
+        else name[len(PROXY_PREFIXES[1]):]
+    if "__" not in rest:
+        return False
+    servers = (rt if rt is not None else open_runtime(data)).config.mcp_servers
+    if not isinstance(servers, dict):
+        return False
+    for server in servers:
+        if (isinstance(server, str) and server and server.lower() not in _RESERVED_SERVERS
+                and rest.startswith(server + "__") and len(rest) > len(server) + 2):
+            return True
+    return False
 
 
 # -- events ------------------------------------------------------------------------------------
@@ -109,12 +145,15 @@ def is_proxy_tool(name: str) -> bool:
 def pre_tool_use(data: dict) -> str:
     session = _session(data)
     name, inp = _tool(data)
+    rt = None
     if is_proxy_tool(name):
-        return ""  # the proxy gates and accounts its own tools
+        rt = open_runtime(data)
+        if proxy_handles(name, data, rt):
+            return ""  # the proxy gates and accounts its own tools and the ones it forwards
     from ..policy.types import ToolCall
     from ..runtime.enforcement import authorize
 
-    rt = open_runtime(data)
+    rt = rt or open_runtime(data)
     decision = authorize(rt, session, ToolCall(tool_name=name, tool_input=inp, source="claude",
                                                cwd=_cwd(data)))
     if not decision.allowed:
@@ -133,13 +172,16 @@ def pre_tool_use(data: dict) -> str:
 def post_tool_use(data: dict) -> str:
     session = _session(data)
     name, inp = _tool(data)
+    rt = None
     if is_proxy_tool(name):
-        return ""
+        rt = open_runtime(data)
+        if proxy_handles(name, data, rt):
+            return ""  # the proxy accounted the result
     from ..policy.types import ToolResult
     from ..runtime.enforcement import record
 
     response = data.get("tool_response")
-    rt = open_runtime(data)
+    rt = rt or open_runtime(data)
     outcome = record(rt, session, ToolResult(tool_name=name, tool_input=inp,
                                              output_bytes=response_size(response),
                                              is_error=_is_error(response), cwd=_cwd(data)))
@@ -198,7 +240,9 @@ def current_briefing(rt, session: str) -> str | None:
 # -- output ------------------------------------------------------------------------------------
 
 def _dump(obj: dict) -> str:
-    return _json_dumps(obj, ensure_ascii=False)
+    # ASCII only: whatever a refusal quotes (odd characters, lone surrogates), the answer can be
+    # written to any stdout encoding, so printing a refusal cannot fail on the text itself
+    return _json_dumps(obj, ensure_ascii=True)
 
 
 def deny_json(reason: str) -> str:

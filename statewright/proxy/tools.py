@@ -38,9 +38,11 @@ TOOL_SPECS: dict[str, dict[str, Any]] = {
             "Show the current workflow run of this session: its state, what this state allows, "
             "the limits used so far, and the events that move it on. Call this first, and again "
             "whenever a tool call is refused or the tool list changes. " + STATE_ANSWER_HELP
-            + " With no running workflow the result is an error NO_ACTIVE_RUN; then use "
-            "statewright_list_workflows and statewright_load_workflow, or just work: nothing is "
-            "enforced."
+            + " When the session's run has ended, the answer is that run with `status` "
+            "completed or failed, `is_final` true and no transitions: nothing is enforced any "
+            "more, and a new run may be started. With no run at all the result is an error "
+            "NO_ACTIVE_RUN; then use statewright_list_workflows and statewright_load_workflow, "
+            "or just work: nothing is enforced."
         ),
         "schema": {"type": "object", "properties": {}, "additionalProperties": False},
     },
@@ -106,11 +108,15 @@ TOOL_SPECS: dict[str, dict[str, Any]] = {
         },
     },
     "statewright_pause": {
-        "title": "Pause the workflow",
+        "title": "Pause the workflow (only if the workflow allows it)",
         "description": (
             "Pause this session's run: its state and context are kept and enforcement stops "
             "until it is resumed (statewright_load_workflow with resume=true, or `statewright "
-            "resume`). " + ERROR_HELP
+            "resume`). Because pausing lifts every rule, the agent may pause only when the "
+            "workflow opts in with meta.allow_agent_pause: true (or meta.debug: true); otherwise "
+            "the call is refused with TOOL_DENIED and only a human can pause, with `statewright "
+            "pause` in a terminal. Do not use it to get around a refusal: fire an event instead. "
+            + ERROR_HELP
         ),
         "schema": {"type": "object", "properties": {}, "additionalProperties": False},
     },

@@ -327,10 +327,34 @@ class Runtime:
 
     # -- operations -------------------------------------------------------------------------
     def get_state(self, session: str | None = None) -> dict[str, Any]:
+        """The state answer of the session's run. With no running or paused run, the session's
+        latest run (else the `default` session's) when it has ended, so the agent can see that
+        its run completed or failed (`ended_answer`); NO_ACTIVE_RUN only when there never was
+        a run."""
         session = self.resolve_session(session)
         with self.store.read() as tx:
+            top = self._session_top(tx, session)
+            if top is None:
+                last = tx.latest_session_run(session)
+                if last is None and session != DEFAULT_SESSION:
+                    last = tx.latest_session_run(DEFAULT_SESSION)
+                if last is not None and last.status in (COMPLETED, FAILED):
+                    return self._ended_answer(tx, last)
             top, chain = self._active(tx, session)
             return self._answer(tx, chain, top)
+
+    def _ended_answer(self, tx: Tx, run: Run) -> dict[str, Any]:
+        """The answer for a run that has completed or failed: nothing is enforced any more, no
+        event moves it, and `advice` says how to go on."""
+        answer = self._answer(tx, [(run, tx.definition_of(run.run_id))], run)
+        answer["status"] = run.status
+        answer["is_final"] = True
+        answer["transitions"] = []
+        how = "completed" if run.status == COMPLETED else "failed"
+        answer["advice"] = (f"run {run.run_id} of workflow '{run.workflow}' has {how} in state "
+                            f"'{run.state}'; nothing is enforced any more. Start a new run with "
+                            "`statewright start NAME` or statewright_load_workflow.")
+        return answer
 
     def _refuse_if_running(self, tx: Tx, session: str) -> None:
         top = self._session_top(tx, session)
@@ -433,17 +457,28 @@ class Runtime:
         return answer
 
     def pause(self, session: str | None = None, actor: str = AGENT) -> dict[str, Any]:
+        """Pause the session's top run. A human may always; the agent only when every workflow
+        whose rules the pause would lift (the top run's and those of the invoked / branch runs
+        it governs through) opts in (`engine.agent_may_pause`); else TOOL_DENIED, recorded."""
         session = self.resolve_session(session)
-        return self._top_op(session, lambda c, r, now: engine.pause(c, r, now=now, actor=actor))
 
-    def _top_op(self, session: str, op: Callable[[CompiledWorkflow, Run, float], engine.Outcome]
-                ) -> dict[str, Any]:
+        def op(c: CompiledWorkflow, top: Run, now: float,
+               chain: list[tuple[Run, CompiledWorkflow]]) -> engine.Outcome:
+            if actor != HUMAN:
+                # the first workflow of the chain that does not let the agent pause decides
+                c = next((cc for _r, cc in chain if not engine.agent_may_pause(cc)), c)
+            return engine.pause(c, top, now=now, actor=actor)
+
+        return self._top_op(session, op, with_chain=True)
+
+    def _top_op(self, session: str, op: Callable[..., engine.Outcome],
+                with_chain: bool = False) -> dict[str, Any]:
         now = self.clock()
         error = None
         with self.store.transaction() as tx:
-            top, _chain = self._active(tx, session)
+            top, chain = self._active(tx, session)
             c = tx.definition_of(top.run_id)
-            out = op(c, top, now)
+            out = op(c, top, now, chain) if with_chain else op(c, top, now)
             self._apply(tx, top, out, c, now)
             top_now = tx.require_run(top.run_id)
             answer = self._answer_for_run(tx, top_now)

@@ -7,7 +7,7 @@ import pytest
 from statewright import errors
 from statewright.definition.compiled import CompiledWorkflow
 from statewright.engine import (
-    approve, child_settled, fire, fire_interrupt, force_state, pause, reject_approval, resume,
+    agent_may_pause, approve, child_settled, fire, fire_interrupt, force_state, pause, reject_approval, resume,
     transitions,
 )
 from statewright.engine.run import COMPLETED, FAILED, PAUSED, RUNNING
@@ -304,14 +304,46 @@ def test_invoke_unknown_workflow_is_rejected():
 def test_pause_and_resume_reset_iterations_keep_context_and_count():
     c = wf(GUARD_TIMING)
     run = fire(c, begin(c), "TESTS_GREEN", {"test_result": "pass"}, now=2).run.with_(iterations=4)
-    p = pause(c, run, now=3)
+    p = pause(c, run, now=3, actor="human")
     assert p.run.status == PAUSED and p.run.version == run.version + 1
+    assert p.events[0].kind == "paused" and p.events[0].actor == "human"
     assert fire(c, p.run, "CLEAN", now=4).code == errors.RUN_NOT_RUNNING
-    assert pause(c, p.run, now=4).code == errors.RUN_NOT_RUNNING
+    assert pause(c, p.run, now=4, actor="human").code == errors.RUN_NOT_RUNNING
     r = resume(c, p.run, now=5, session="other")
     assert r.run.status == RUNNING and r.run.iterations == 0 and r.run.session == "other"
     assert r.run.context["test_result"] == "pass" and r.run.transition_count == 1
     assert r.run.version == p.run.version + 1
+
+
+def test_the_agent_may_pause_only_when_the_workflow_opts_in():
+    """Pausing lifts every rule: the agent may pause only with meta.allow_agent_pause (or
+    meta.debug); a human always may."""
+    plain = wf(GUARD_TIMING)
+    run = begin(plain)
+    assert not agent_may_pause(plain)
+    for actor in ("agent", "system", "someone"):  # anyone but the human needs the opt-in
+        refused = pause(plain, run, now=2, actor=actor)
+        assert not refused.accepted and refused.code == errors.TOOL_DENIED and refused.run is run
+        assert "only a human can pause" in refused.message and "`statewright pause`" in refused.message
+        assert "allow_agent_pause" in refused.message and "TESTS_GREEN" in refused.message
+        assert kinds(refused) == ["rejected"] and refused.events[0].data["code"] == errors.TOOL_DENIED
+    assert pause(plain, run, now=2).code == errors.TOOL_DENIED  # the default actor is the agent
+    assert pause(plain, run, now=2, actor="human").accepted
+    for meta in ({"allow_agent_pause": True}, {"debug": True}):
+        c = wf({**GUARD_TIMING, "meta": meta})
+        assert agent_may_pause(c)
+        out = pause(c, begin(c), now=2, actor="agent")
+        assert out.accepted and out.run.status == PAUSED and out.events[0].actor == "agent"
+    for meta in ({"allow_agent_pause": False}, {"allow_agent_pause": "yes"}, {"debug": False}):
+        c = compile_doc_unchecked({**GUARD_TIMING, "meta": meta})
+        assert not agent_may_pause(c)
+        assert pause(c, begin(c), now=2, actor="agent").code == errors.TOOL_DENIED
+
+
+def compile_doc_unchecked(doc):
+    """A compiled workflow built directly (the schema would refuse a non-boolean opt-in)."""
+    c = wf({k: v for k, v in doc.items() if k != "meta"})
+    return c.replace(meta=dict(doc["meta"]))
 
 
 def test_force_state_merges_context_and_needs_debug_for_the_agent():

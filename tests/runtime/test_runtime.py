@@ -234,3 +234,100 @@ def test_hook_import_path_stays_light():
             "print(','.join(m for m in ('pydantic','jsonschema','mcp','typer','rich') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+# -- pause: only a human, unless the workflow opts in ------------------------------------------
+
+def _write_workflow(rt, doc):
+    import json
+
+    (rt.root / "workflows" / f"{doc['id']}.json").write_text(json.dumps(doc))
+
+
+def test_the_agent_cannot_pause_a_workflow_that_does_not_opt_in(rt):
+    a = rt.start("guarded-edits", "s1")  # meta has neither allow_agent_pause nor debug
+    with pytest.raises(errors.StatewrightError) as ei:
+        rt.pause("s1")  # the default actor is the agent
+    e = ei.value
+    assert e.code == errors.TOOL_DENIED
+    assert "only a human can pause" in e.message and "`statewright pause`" in e.message
+    assert "meta.allow_agent_pause" in e.message
+    assert e.state["status"] == "running" and e.state["version"] == a["version"]
+    assert rt.effective_run("s1") is not None  # enforcement goes on
+    hist = rt.history(session="s1")
+    assert hist[-1]["kind"] == "rejected" and hist[-1]["data"]["code"] == errors.TOOL_DENIED
+    assert hist[-1]["actor"] == "agent"
+    p = rt.pause("s1", actor="human")  # `statewright pause`
+    assert p["status"] == "paused" and rt.effective_run("s1") is None
+
+
+def test_the_agent_may_pause_when_the_workflow_opts_in(rt):
+    for meta in ({"allow_agent_pause": True}, {"debug": True}):
+        doc = {"id": "optin", "meta": meta, "initial": "a",
+               "states": {"a": {"allowed_tools": ["Read"], "on": {"GO": "z"}}, "z": {"type": "final"}}}
+        _write_workflow(rt, doc)
+        rt.start("optin", "s-opt")
+        p = rt.pause("s-opt", actor="agent")
+        assert p["status"] == "paused"
+        assert rt.history(session="s-opt")[-1]["kind"] == "paused"
+        rt.force_state("s-opt", "z", actor="human")  # finish it so the next loop can start
+
+
+def test_agent_pause_needs_every_governing_workflow_to_opt_in(rt):
+    """A parent that opts in cannot be used to lift the rules of an invoked child that does not."""
+    doc = {"id": "lenient-parent", "meta": {"allow_agent_pause": True}, "initial": "prep",
+           "states": {"prep": {"on": {"READY": {"invoke": "release-checks", "on_complete": "done",
+                                                "on_fail": "done"}}},
+                      "done": {"type": "final"}}}
+    _write_workflow(rt, doc)
+    rt.start("lenient-parent", "s2")
+    a = rt.transition("s2", "READY")
+    assert a["workflow"] == "release-checks"  # the child's rules apply now
+    with pytest.raises(errors.StatewrightError) as ei:
+        rt.pause("s2", actor="agent")
+    assert ei.value.code == errors.TOOL_DENIED and "'release-checks'" in ei.value.message
+    assert rt.effective_run("s2")[0].workflow == "release-checks"
+    assert rt.pause("s2", actor="human")["status"] == "paused"
+
+
+# -- get_state after the run ended --------------------------------------------------------------
+
+def test_get_state_after_completion_shows_the_finished_run(rt):
+    with pytest.raises(errors.StatewrightError) as ei:
+        rt.get_state("s1")  # never a run: NO_ACTIVE_RUN
+    assert ei.value.code == errors.NO_ACTIVE_RUN
+    a = rt.start("release-checks", "s1")
+    rt.transition("s1", "PASS")
+    done = rt.transition("s1", "OK")
+    assert done["status"] == "completed"
+    g = rt.get_state("s1")
+    assert ANSWER_KEYS <= set(g)
+    assert g["run_id"] == a["run_id"] and g["state"] == "passed"
+    assert g["status"] == "completed" and g["is_final"] is True and g["transitions"] == []
+    assert "nothing is enforced" in g["advice"]
+    assert rt.effective_run("s1") is None  # and nothing is enforced
+    with pytest.raises(errors.StatewrightError) as ei:  # moving a finished run is still refused
+        rt.transition("s1", "OK")
+    assert ei.value.code == errors.NO_ACTIVE_RUN
+    # a new run may start after completion, and then it is the one answered
+    b = rt.start("guarded-edits", "s1")
+    assert b["run_id"] != a["run_id"] and rt.get_state("s1")["run_id"] == b["run_id"]
+    assert rt.get_state("s1")["status"] == "running"
+
+
+def test_get_state_of_a_failed_run_and_the_default_fallback(rt):
+    a = rt.start("release-checks", None)  # default session
+    rt.transition(None, "FAIL")
+    for session in (None, "agent-7"):  # agent-7 has no run of its own: the default's is shown
+        g = rt.get_state(session)
+        assert g["run_id"] == a["run_id"] and g["state"] == "failed"
+        assert g["status"] == "completed" and g["is_final"] and g["transitions"] == []
+    # a run stopped in a non-final state (status failed): still final for the answer
+    b = rt.start("guarded-edits", "s9")
+    with rt.store.transaction() as tx:
+        rt._stop(tx, b["run_id"], rt.clock(), "stopped by the test")
+    g = rt.get_state("s9")
+    assert g["run_id"] == b["run_id"] and g["status"] == "failed"
+    assert g["is_final"] is True and g["transitions"] == [] and "failed" in g["advice"]
+    # a session's own finished run wins over the default session's
+    assert rt.get_state("s9")["run_id"] != a["run_id"]

@@ -11,6 +11,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from statewright.engine import agent_may_pause
 from statewright.engine.run import STATUSES
 from statewright.errors import StatewrightError
 from statewright.runtime import Runtime
@@ -26,7 +27,7 @@ OPS = st.one_of(
     st.tuples(st.just("fire"), st.sampled_from(EVENTS + ["BRANCH_DONE:lint", "NOPE"]), DATA),
     st.tuples(st.just("interrupt"), st.sampled_from(["db/migrations/1.sql", ".env", "x.py",
                                                      "statewright.json", "config/app.json"]), st.none()),
-    st.tuples(st.just("pause"), st.none(), st.none()),
+    st.tuples(st.just("pause"), st.sampled_from(["agent", "human"]), st.none()),
     st.tuples(st.just("resume"), st.none(), st.none()),
     st.tuples(st.just("approve"), st.none(), st.none()),
     st.tuples(st.just("reject"), st.none(), st.none()),
@@ -51,7 +52,15 @@ def test_random_sequences(name, ops):
                 elif op == "interrupt":
                     rt.fire_interrupt(None, arg)
                 elif op == "pause":
-                    rt.pause(None)
+                    with rt.store.read() as tx:
+                        paused_before = {r.run_id for r in tx.list_runs() if r.status == "paused"}
+                    try:
+                        rt.pause(None, actor=arg)
+                    finally:  # the agent pauses only workflows that let it
+                        with rt.store.read() as tx:
+                            for r in tx.list_runs():
+                                if r.status == "paused" and r.run_id not in paused_before:
+                                    assert arg == "human" or agent_may_pause(tx.definition_of(r.run_id))
                 elif op == "resume":
                     rt.resume(name, None)
                 elif op == "approve":
