@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 import os
-import re
-from functools import lru_cache
-from typing import Any, Callable
+
+from ._lazy import LazyRe, lru_cache
+
+TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable
 
 #: host edit tools -> the argument holding the file path
 HOST_EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
@@ -36,9 +38,12 @@ _EDIT_WORDS = frozenset({"write", "edit", "append", "replace", "patch", "insert"
 _TREE_WORDS = frozenset({"move", "mv", "rename", "delete", "remove", "rm", "unlink", "trash"})
 
 
+_CAMEL_RE = LazyRe(r"([a-z0-9])([A-Z])")
+_NON_WORD_RE = LazyRe(r"[^a-z0-9]+")
+
+
 def _words(part: str) -> list[str]:
-    return [w for w in re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", part)
-                                .lower()) if w]
+    return [w for w in _NON_WORD_RE.split(_CAMEL_RE.sub(r"\1_\2", part).lower()) if w]
 
 
 @lru_cache(maxsize=1024)
@@ -105,6 +110,8 @@ def write_lines(new: str, old: str | None) -> int:
         return count_lines(new)
     # lines compared with their endings: rewriting every `\n` as `\r\n` changes every line
     a, b = old.splitlines(True), new.splitlines(True)
+    import difflib  # only a Write over an existing file needs it (~2 ms to import)
+
     changed = 0
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag != "equal":

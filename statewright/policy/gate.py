@@ -8,16 +8,22 @@ store is seen for what it is). Any exception inside the gate becomes a deny (fai
 from __future__ import annotations
 
 import os
-from functools import lru_cache
-from typing import Any
 
-from ..definition.compiled import State
 from . import edits as _edits
 from . import protect
+from ._lazy import CACHE_MAX_LINE as _CACHE_MAX_LINE
+from ._lazy import lru_cache
 from .paths import relative_to_root
-from .shell import _CACHE_MAX_LINE
 from .tools import is_statewright_tool, normalize_tool_name, tool_allowed
 from .types import Counters, Decision, GateContext, ToolCall
+
+TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
+    from ..definition.compiled import State
+
+# `.shell` (the tree-sitter analysis) is imported only when a shell line is decided.
 
 #: Host tools whose path arguments are read or written
 _HOST_PATH_TOOLS = {"Read": False, "Grep": False, "Glob": False, "LS": False,
@@ -138,9 +144,9 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
         if not isinstance(command, str):
             return _deny("invalid", what, f"the `{shell_key}` argument is not text", state, ctx,
                          trace, shell=True)
-        from .shell import _SURROGATE_RE, analyze
+        from .shell import analyze, has_surrogate
 
-        if _SURROGATE_RE.search(command):
+        if has_surrogate(command):
             # the front end would run a re-encoded text, and could not print a rewritten input
             return _deny("invalid", what, f"the `{shell_key}` argument is not valid Unicode "
                          "(it holds a lone surrogate)", state, ctx, trace, shell=True)

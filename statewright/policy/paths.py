@@ -9,13 +9,19 @@ matches `.env` and `.env.local` at any depth (leading dots are not special).
 from __future__ import annotations
 
 import os
-import re
 import stat
-from functools import lru_cache
+
+from ._lazy import lru_cache
+
+TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
+if TYPE_CHECKING:  # pragma: no cover
+    import re
 
 
 @lru_cache(maxsize=512)
 def compile_glob(pattern: str) -> re.Pattern[str]:
+    import re  # here, not at module level: a decision that matches no glob never needs it
+
     i, n, out = 0, len(pattern), []
     while i < n:
         c = pattern[i]

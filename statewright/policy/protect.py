@@ -8,14 +8,28 @@ The agent must not write, delete, move or read the store directory (`.statewrigh
 
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
-from functools import lru_cache
-from typing import Any
 
+from ._lazy import CACHE_MAX_LINE as _CACHE_MAX_LINE
+from ._lazy import LazyRe, lru_cache
 from .paths import _real_root, project_relative, real_path, relative_to_root
-from .shell import _CACHE_MAX_LINE, Command, LazyRe, ShellAnalysis, Word, literal_word
+
+TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
+if TYPE_CHECKING:  # pragma: no cover
+    import re
+    from typing import Any
+
+    from .shell import Command, ShellAnalysis, Word
+
+# What a non-shell decision needs is imported here; `.shell` (tree-sitter, dataclass-like
+# records), `re` and `fnmatch` only by the functions that need them: the shell checks below
+# run on an analysis, so `.shell` (which imports `re` and `fnmatch`) is loaded by then.
+
+
+def _fnmatchcase(name: str, pattern: str) -> bool:
+    import fnmatch
+
+    return fnmatch.fnmatchcase(name, pattern)
 
 STORE_FILE = "state.db"
 #: config files that switch enforcement off if rewritten (project-relative)
@@ -51,11 +65,53 @@ def store_markers(store_dir: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=64)
 def _marker_re(store_dir: str) -> re.Pattern[str]:
+    import re
+
     parts = [re.escape(m) for m in store_markers(store_dir)]
     parts.append(r"(?<![A-Za-z0-9_-])state\.db")
     ab = os.path.normpath(store_dir)
     parts.append(re.escape(ab))
     return re.compile("|".join(parts), re.IGNORECASE)
+
+
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+class StoreMarkers:
+    """What `_marker_re(store_dir)` finds, without compiling it (nor importing `re`) for
+    ASCII text: a case-insensitive mention of the store's name, of `.statewright`, of
+    `state.db` not glued to a preceding name character, or of the store's path.
+
+    For ASCII text and ASCII markers, case-insensitive matching is `str.lower()` equality
+    (Unicode case folding only relates ASCII letters to non-ASCII ones, such as `ſ` to `s`);
+    anything else is searched with the regular expression itself."""
+
+    __slots__ = ("store_dir", "needles", "ascii")
+
+    def __init__(self, store_dir: str) -> None:
+        parts = (*store_markers(store_dir), os.path.normpath(store_dir))
+        self.store_dir = store_dir
+        self.needles = tuple(dict.fromkeys(p.lower() for p in parts))
+        self.ascii = all(p.isascii() for p in parts)
+
+    def search(self, text: str) -> bool:
+        if not (self.ascii and text.isascii()):
+            return _marker_re(self.store_dir).search(text) is not None
+        low = text.lower()
+        for n in self.needles:
+            if n in low:
+                return True
+        i = low.find("state.db")
+        while i != -1:
+            if i == 0 or low[i - 1] not in _WORD_CHARS:
+                return True
+            i = low.find("state.db", i + 1)
+        return False
+
+
+@lru_cache(maxsize=64)
+def _markers(store_dir: str) -> StoreMarkers:
+    return StoreMarkers(store_dir)
 
 
 def _inside(path: str, directory: str) -> bool:
@@ -133,9 +189,9 @@ def real_store(store_dir: str) -> str:
 
 
 @lru_cache(maxsize=64)
-def _store_facts(store_dir: str) -> tuple[str, str, re.Pattern[str]]:
+def _store_facts(store_dir: str) -> tuple[str, str, StoreMarkers]:
     store = real_store(store_dir).rstrip(os.sep) or os.sep
-    return store, store + os.sep, _marker_re(store_dir)
+    return store, store + os.sep, _markers(store_dir)
 
 
 def path_violation(p: str, ctx: Any, cwd: str | None, write: bool, tree: bool = False
@@ -177,23 +233,25 @@ def glob_violation(pattern: str, ctx: Any) -> str | None:
     markers = store_markers(ctx.store_dir)
     wild_dir = False
     for i, comp in enumerate(comps):
-        low = _BRACES_RE.sub("*", comp.lower())
+        low = comp.lower()
+        if "{" in low:
+            low = _BRACES_RE.sub("*", low)
         wild = any(ch in low for ch in "*?[")
         if not wild and (low in (m.lower() for m in markers) or
                          (i == len(comps) - 1 and low == STORE_FILE)):
             return f"the pattern `{pattern}` names statewright's store"
         if wild and not set(low) <= {"*"}:
-            if any(fnmatch.fnmatchcase(m.lower(), low) for m in markers):
+            if any(_fnmatchcase(m.lower(), low) for m in markers):
                 return f"the pattern `{pattern}` could match statewright's store"
         if i == len(comps) - 1 and (wild_dir or i == 0) and wild and \
-                fnmatch.fnmatchcase(STORE_FILE, low):
+                _fnmatchcase(STORE_FILE, low):
             return f"the pattern `{pattern}` could match statewright's store file"
         if wild:
             wild_dir = True
     return None
 
 
-_BRACES_RE = re.compile(r"\{[^{}]*\}")
+_BRACES_RE = LazyRe(r"\{[^{}]*\}")
 
 
 def tool_paths(args: dict[str, Any]) -> list[str]:
@@ -257,7 +315,7 @@ def _word_could_name(w: Word, names: tuple[str, ...]) -> bool:
         if not comp or set(comp) <= {"*"}:
             continue
         for n in names:
-            if fnmatch.fnmatchcase(n, comp) or fnmatch.fnmatchcase(n.lower(), comp.lower()):
+            if _fnmatchcase(n, comp) or _fnmatchcase(n.lower(), comp.lower()):
                 return True
     return False
 
@@ -305,7 +363,7 @@ def _static_violations(analysis: ShellAnalysis, store_dir: str
     """What self-protection can tell from the text alone: (reasons, commands whose arguments
     need the file system or the working directory checked, with their facts)."""
     out: list[str] = []
-    rx = _marker_re(store_dir)
+    rx = _markers(store_dir)
     markers = store_markers(store_dir) + (STORE_FILE,)
     if rx.search(analysis.source):
         out.append("the command names statewright's store")
@@ -471,14 +529,14 @@ _GIT_TALK = frozenset({"commit", "tag", "notes", "log", "grep", "show", "diff", 
                        "branch", "checkout", "switch", "restore", "blame", "shortlog",
                        "describe", "rev-parse", "ls-files", "mv", "rm", "stash", "fetch",
                        "pull", "push", "init", "clone", "reset", "revert", "cherry-pick"})
-_PY_RE = re.compile(r"(?:python|pypy)[0-9.]*(?:[-_]?dbg)?|py")
+_PY_RE = LazyRe(r"(?:python|pypy)[0-9.]*(?:[-_]?dbg)?|py")
 #: the CLI called with a human-only command, or the package imported, inside some code text
 _CLI_CALL_RE = LazyRe(
-    r"statewright-hook|statewright(?:\.cli|\.__main__)?[\s'\"\\,()\[\]{}]+(?:-[^\s'\"]*"
+    r"(?i)statewright-hook|statewright(?:\.cli|\.__main__)?[\s'\"\\,()\[\]{}]+(?:-[^\s'\"]*"
     r"[\s'\"\\,()\[\]{}]+)*(?:approve|reject|force-state|force_state|pause|resume|start|install|"
     r"hook|serve)(?![\w.\-/])|(?:import|from)\s+statewright\b|"
-    r"statewright\.(?:runtime|hook|store|engine|proxy)\b", re.IGNORECASE)
-_STATEWRIGHT_RE = LazyRe(r"(?<![A-Za-z0-9_])statewright", re.IGNORECASE)
+    r"statewright\.(?:runtime|hook|store|engine|proxy)\b")
+_STATEWRIGHT_RE = LazyRe(r"(?i)(?<![A-Za-z0-9_])statewright")
 
 
 def _basename(value: str) -> str:
@@ -503,7 +561,7 @@ def _word_cli_name(w: Word, cwd: str) -> str | None:
     if not comp or set(comp) <= {"*"}:
         return "*"
     for n in _CLI_NAMES:
-        if fnmatch.fnmatchcase(n, comp):
+        if _fnmatchcase(n, comp):
             return n
     return None
 
@@ -565,6 +623,8 @@ def _python_problem(args: tuple[Word, ...], c: Command, shown: str, line_mention
                 ch = v[j]
                 if ch in "cm":
                     rest = v[j + 1:]
+                    from .shell import literal_word
+
                     val = (literal_word(rest) if rest else
                            args[i + 1] if i + 1 < n else None)
                     after = i + 1 if rest else i + 2
@@ -577,7 +637,7 @@ def _python_problem(args: tuple[Word, ...], c: Command, shown: str, line_mention
                         return None
                     mod = val.value.lower()
                     if not val.literal:
-                        if fnmatch.fnmatchcase("statewright", val.pattern.lower()):
+                        if _fnmatchcase("statewright", val.pattern.lower()):
                             return f"`{shown}`: the module could be statewright"
                         return None
                     if mod in ("statewright", "statewright.cli", "statewright.__main__"):
@@ -662,8 +722,8 @@ def _talk(c: Command, base: str) -> bool:
     return base in _TEXT_ONLY
 
 
-_TOKEN_SPLIT_RE = re.compile(r"[\s;|&()<>`=]+")
-_BRACE_ANY_RE = re.compile(r"\{[^{}]*\}")
+_TOKEN_SPLIT_RE = LazyRe(r"[\s;|&()<>`=]+")
+_BRACE_ANY_RE = LazyRe(r"\{[^{}]*\}")
 
 
 def loose_mention(source: str, names: tuple[str, ...]) -> str | None:
@@ -680,7 +740,7 @@ def loose_mention(source: str, names: tuple[str, ...]) -> str | None:
             if not comp or set(comp) <= set("*?"):
                 continue
             for n in names:
-                if fnmatch.fnmatchcase(n, comp):
+                if _fnmatchcase(n, comp):
                     return tok
     return None
 

@@ -16,17 +16,26 @@ from __future__ import annotations
 
 import fnmatch
 import re
-import shlex
-from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any, Callable
+
+from .._record import Record, _set
+from ._lazy import CACHE_MAX_LINE as _CACHE_MAX_LINE
+from ._lazy import LazyRe, lru_cache
+
+TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable
+
+# `re` and `fnmatch` are imported at module level: this module is imported only when a shell
+# line is analysed, and tree-sitter's binding imports `re` (and with it `functools`) anyway.
+# The data types are `statewright._record` records, not dataclasses (see its docstring).
 
 # --------------------------------------------------------------------------------------------
 # data
 
+_EMPTY: frozenset = frozenset()
 
-@dataclass(frozen=True, slots=True)
-class Word:
+
+class Word(Record):
     """One shell word after unquoting.
 
     `value` is the unquoted text with every dynamic part (expansions, substitutions) removed;
@@ -35,38 +44,54 @@ class Word:
     expansion, glob, brace expansion or leading tilde.
     """
 
-    text: str
-    value: str
-    pattern: str
-    literal: bool
-    dynamic: bool = False  # contains $var, ${...}, $(...), `...`, $((...))
-    glob: bool = False  # unquoted * ? [
-    tilde: bool = False  # leading unquoted ~
+    __slots__ = __match_args__ = _fields = ("text", "value", "pattern", "literal", "dynamic",
+                                            "glob", "tilde")
+
+    def __init__(self, text: str, value: str, pattern: str, literal: bool,
+                 dynamic: bool = False, glob: bool = False, tilde: bool = False) -> None:
+        _set(self, "text", text)
+        _set(self, "value", value)
+        _set(self, "pattern", pattern)
+        _set(self, "literal", literal)
+        _set(self, "dynamic", dynamic)  # contains $var, ${...}, $(...), `...`, $((...))
+        _set(self, "glob", glob)  # unquoted * ? [
+        _set(self, "tilde", tilde)  # leading unquoted ~
 
 
-@dataclass(frozen=True, slots=True)
-class Redirect:
-    op: str  # '>', '>>', '<', '&>', '>&', '<<', '<<<', ...
-    fd: str | None
-    target: Word | None  # None for here-docs
-    output: bool  # writes (or truncates) its target
+class Redirect(Record):
+    __slots__ = __match_args__ = _fields = ("op", "fd", "target", "output")
+
+    def __init__(self, op: str, fd: str | None, target: Word | None, output: bool) -> None:
+        _set(self, "op", op)  # '>', '>>', '<', '&>', '>&', '<<', '<<<', ...
+        _set(self, "fd", fd)
+        _set(self, "target", target)  # None for here-docs
+        _set(self, "output", output)  # writes (or truncates) its target
 
 
-@dataclass(frozen=True, slots=True)
-class Command:
+class Command(Record):
     """One command that would run. `argv[0]` is the command name (as a Word)."""
 
-    argv: tuple[Word, ...]
-    text: str
-    context: str = "top"  # where it sits: top, $(...), pipeline, function f, sh -c, env, ...
-    assignments: tuple[tuple[str, Word], ...] = ()  # `VAR=value cmd`
-    redirects: tuple[Redirect, ...] = ()
-    stdin: str = "inherit"  # inherit | pipe | heredoc | herestring | file
-    stdin_text: str | None = None  # literal here-doc / here-string text fed to it
-    parent: int | None = None  # index of the wrapper command this one was found inside
-    offset: int = 0  # position in the parent's argv where this command starts
-    function_call: bool = False  # calls a function defined in the same line
-    kind: str = "simple"  # simple | declaration | unset
+    __slots__ = __match_args__ = _fields = ("argv", "text", "context", "assignments",
+                                            "redirects", "stdin", "stdin_text", "parent",
+                                            "offset", "function_call", "kind")
+
+    def __init__(self, argv: tuple[Word, ...], text: str, context: str = "top",
+                 assignments: tuple[tuple[str, Word], ...] = (),
+                 redirects: tuple[Redirect, ...] = (), stdin: str = "inherit",
+                 stdin_text: str | None = None, parent: int | None = None, offset: int = 0,
+                 function_call: bool = False, kind: str = "simple") -> None:
+        _set(self, "argv", argv)
+        _set(self, "text", text)
+        # where it sits: top, $(...), pipeline, function f, sh -c, env, ...
+        _set(self, "context", context)
+        _set(self, "assignments", assignments)  # `VAR=value cmd`
+        _set(self, "redirects", redirects)
+        _set(self, "stdin", stdin)  # inherit | pipe | heredoc | herestring | file
+        _set(self, "stdin_text", stdin_text)  # literal here-doc / here-string text fed to it
+        _set(self, "parent", parent)  # index of the wrapper command this one was found inside
+        _set(self, "offset", offset)  # position in the parent's argv where this command starts
+        _set(self, "function_call", function_call)  # calls a function defined in the same line
+        _set(self, "kind", kind)  # simple | declaration | unset
 
     @property
     def name(self) -> str:
@@ -84,51 +109,53 @@ class Command:
         return [w.value for w in self.argv]
 
 
-@dataclass(frozen=True, slots=True)
-class ShellAnalysis:
-    source: str
-    commands: tuple[Command, ...] = ()
-    redirects: tuple[Redirect, ...] = ()  # every redirection in the line
-    assignments: tuple[tuple[str, Word], ...] = ()  # every assignment (standalone and prefix)
-    variables: tuple[str, ...] = ()  # every variable expanded (`!name` for indirect)
-    functions: frozenset[str] = frozenset()
-    words: tuple[Word, ...] = ()  # every word seen (arguments, targets, values)
-    problems: tuple[str, ...] = ()  # why the line cannot be trusted (parse errors, opaque code)
-    changes_dir: bool = False  # contains cd/pushd/popd
+class ShellAnalysis(Record):
+    __slots__ = __match_args__ = _fields = ("source", "commands", "redirects", "assignments",
+                                            "variables", "functions", "words", "problems",
+                                            "changes_dir")
+
+    def __init__(self, source: str, commands: tuple[Command, ...] = (),
+                 redirects: tuple[Redirect, ...] = (),
+                 assignments: tuple[tuple[str, Word], ...] = (),
+                 variables: tuple[str, ...] = (), functions: frozenset[str] = _EMPTY,
+                 words: tuple[Word, ...] = (), problems: tuple[str, ...] = (),
+                 changes_dir: bool = False) -> None:
+        _set(self, "source", source)
+        _set(self, "commands", commands)
+        _set(self, "redirects", redirects)  # every redirection in the line
+        # every assignment (standalone and prefix)
+        _set(self, "assignments", assignments)
+        _set(self, "variables", variables)  # every variable expanded (`!name` for indirect)
+        _set(self, "functions", functions)
+        _set(self, "words", words)  # every word seen (arguments, targets, values)
+        # why the line cannot be trusted (parse errors, opaque code)
+        _set(self, "problems", problems)
+        _set(self, "changes_dir", changes_dir)  # contains cd/pushd/popd
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    allowed: bool
-    reason: str = ""  # for the agent (empty when allowed)
-    trace: tuple[str, ...] = ()  # one line per command / rule, for `statewright check`
+class Verdict(Record):
+    __slots__ = __match_args__ = _fields = ("allowed", "reason", "trace")
+
+    def __init__(self, allowed: bool, reason: str = "", trace: tuple[str, ...] = ()) -> None:
+        _set(self, "allowed", allowed)
+        _set(self, "reason", reason)  # for the agent (empty when allowed)
+        _set(self, "trace", trace)  # one line per command / rule, for `statewright check`
 
 
-class LazyRe:
-    """A regular expression compiled on first use: the big ones cost milliseconds to compile,
-    which every `statewright-hook` process would pay even for calls that never need them."""
-
-    __slots__ = ("_args", "_rx")
-
-    def __init__(self, pattern: str, flags: int = 0) -> None:
-        self._args = (pattern, flags)
-        self._rx: re.Pattern[str] | None = None
-
-    def get(self) -> re.Pattern[str]:
-        rx = self._rx
-        if rx is None:
-            rx = self._rx = re.compile(*self._args)
-        return rx
-
-    def match(self, s: str) -> re.Match[str] | None:
-        return self.get().match(s)
-
-    def search(self, s: str) -> re.Match[str] | None:
-        return self.get().search(s)
+def has_surrogate(text: str) -> bool:
+    """Whether `text` holds a lone surrogate (U+D800..U+DFFF), the only code points UTF-8
+    cannot encode: such text is valid JSON but not valid Unicode."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 # --------------------------------------------------------------------------------------------
@@ -140,11 +167,66 @@ _PARSER: Any = None
 def _parser() -> Any:
     global _PARSER
     if _PARSER is None:
+        parser_cls, language_cls, bash_language = _tree_sitter()
+        _PARSER = parser_cls(language_cls(bash_language()))
+    return _PARSER
+
+
+def _tree_sitter() -> tuple[Any, Any, Any]:
+    """(`Parser`, `Language`, the Bash grammar's `language()`).
+
+    The packages' `__init__` modules are skipped when they are not imported yet:
+    `tree_sitter`'s imports `typing` (~10 ms) and `tree_sitter_bash`'s imports
+    `importlib.resources` (~11 ms) for a query file this module never reads, and a hook
+    process pays both on every Bash call. Their C extensions (`tree_sitter._binding`,
+    `tree_sitter_bash._binding`, which hold everything used here) are loaded directly, from
+    the package directories an import would find, and registered under their own names (so
+    a later `import tree_sitter` shares them). Any problem falls back to a plain import."""
+    try:
+        core = _binding("tree_sitter")
+        bash = _binding("tree_sitter_bash")
+        return core.Parser, core.Language, bash.language
+    except Exception:
         import tree_sitter
         import tree_sitter_bash
 
-        _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
-    return _PARSER
+        return tree_sitter.Parser, tree_sitter.Language, tree_sitter_bash.language
+
+
+def _binding(package: str) -> Any:
+    """The `_binding` extension module of `package`, loaded without the package's `__init__`
+    (the imported package's own when it is already imported)."""
+    import sys
+
+    name = package + "._binding"
+    mod = sys.modules.get(name)
+    if mod is not None:
+        return mod
+    pkg = sys.modules.get(package)
+    if pkg is not None:  # imported already: use what it imported
+        return getattr(pkg, "_binding", None) or __import__(name, fromlist=["_"])
+    import _imp
+    import os
+
+    bootstrap = sys.modules["_frozen_importlib"]
+    external = sys.modules["_frozen_importlib_external"]
+    for entry in sys.path:
+        directory = os.path.join(entry or os.getcwd(), package)
+        if not os.path.isfile(os.path.join(directory, "__init__.py")):
+            continue  # (a zip entry, a namespace package, ...: not this package)
+        # the first extension suffix present wins, as in the import system's file finder
+        for suffix in _imp.extension_suffixes():
+            path = os.path.join(directory, "_binding" + suffix)
+            if os.path.isfile(path):
+                loader = external.ExtensionFileLoader(name, path)
+                spec = bootstrap.ModuleSpec(name, loader, origin=path)
+                spec.has_location = True  # (sets `__file__`, as an import would)
+                mod = bootstrap.module_from_spec(spec)
+                loader.exec_module(mod)
+                sys.modules[name] = mod
+                return mod
+        break  # the package found first has no extension: let the import system decide
+    raise ImportError(f"no {name} extension found on sys.path")
 
 
 # --------------------------------------------------------------------------------------------
@@ -233,6 +315,8 @@ def _unescape_unquoted(text: str) -> tuple[str, str, bool]:
 
 def _unescape_double(text: str) -> str:
     # inside "...", backslash only escapes $ ` " \ and newline
+    if "\\" not in text:
+        return text
     return re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), text)
 
 
@@ -340,8 +424,6 @@ _PLAIN_WORDS = {"word", "concatenation", "string", "raw_string", "ansi_c_string"
                 "translated_string"}
 
 
-_SURROGATE_RE = re.compile("[\ud800-\udfff]")
-
 
 class _Walker:
     def __init__(self, source: str) -> None:
@@ -364,7 +446,7 @@ class _Walker:
         if "\x00" in source:
             self.problems.append("NUL byte in the command line")
             return
-        if _SURROGATE_RE.search(source):
+        if has_surrogate(source):
             # not valid Unicode: what the shell would run (the front end re-encodes it) is not
             # the text analysed here
             self.problems.append("the command line holds text that is not valid Unicode "
@@ -951,9 +1033,7 @@ def _option_output_targets(cmd: Command, out: list[Redirect]) -> None:
 
 
 def _replace(c: Command, **kw: Any) -> Command:
-    d = {f: getattr(c, f) for f in c.__dataclass_fields__}
-    d.update(kw)
-    return Command(**d)
+    return c.replace(**kw)
 
 
 def _has_missing(node: Any) -> bool:
@@ -976,10 +1056,6 @@ def _first_error(node: Any) -> str:
                 f"unexpected {n.text.decode('utf-8', 'replace')[:30]!r}")
         stack.extend(reversed(n.children))
     return "syntax error"
-
-
-#: lines longer than this are analysed every time rather than kept in the cache
-_CACHE_MAX_LINE = 4096
 
 
 def analyze(command_line: str) -> ShellAnalysis:
@@ -1035,8 +1111,18 @@ def dangerous_assignment(name: str) -> bool:
     return bool(_DANGEROUS_VAR_RE.match(name))
 
 
+#: characters `shlex.split` treats as plain word characters (no quoting, escaping, comments
+#: or unusual whitespace): a prefix made of these and spaces splits on its spaces
+_PLAIN_PREFIX_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                "0123456789-_./:=@+,%^ ")
+
+
 @lru_cache(maxsize=1024)
 def _prefix_tokens(prefix: str) -> tuple[str, ...]:
+    if type(prefix) is str and _PLAIN_PREFIX_CHARS.issuperset(prefix):
+        return tuple(t for t in prefix.split(" ") if t)  # what shlex.split gives, without it
+    import shlex
+
     try:
         return tuple(shlex.split(prefix))
     except ValueError:
@@ -1302,12 +1388,18 @@ def rewrite_for_env(command: str, blocked_env: tuple[str, ...] | list[str],
                     env_overrides: dict[str, str]) -> str:
     """The command run with the blocked variables unset and the overrides exported."""
     parts: list[str] = []
-    names = [n for n in blocked_env if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n)]
+    # a variable name is its own shell quoting (`shlex.quote(n) == n` for these names)
+    names = [n for n in blocked_env if _VAR_NAME_RE.fullmatch(n)]
     if names:
-        parts.append("unset " + " ".join(shlex.quote(n) for n in names))
+        parts.append("unset " + " ".join(names))
     for k, v in env_overrides.items():
-        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k):
+        if _VAR_NAME_RE.fullmatch(k):
+            import shlex
+
             parts.append(f"export {k}={shlex.quote(str(v))}")
     if not parts:
         return command
     return "; ".join(parts) + "\n" + command
+
+
+_VAR_NAME_RE = LazyRe(r"[A-Za-z_][A-Za-z0-9_]*")

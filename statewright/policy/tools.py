@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
-from typing import Any
-
+from ._lazy import lru_cache
 from .paths import glob_match  # noqa: F401  (re-exported for callers that match files too)
 
 #: How Claude Code names statewright's own MCP server: from `.mcp.json` (`statewright`) and
@@ -21,6 +18,11 @@ OWN_TOOLS = frozenset({"statewright_load_workflow", "statewright_transition",
                        "statewright_get_state", "statewright_list_workflows",
                        "statewright_pause", "statewright_force_state"})
 _OWN_NAMES = frozenset(OWN_TOOLS | {p + t for p in PROXY_PREFIXES for t in OWN_TOOLS})
+
+TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
+if TYPE_CHECKING:  # pragma: no cover
+    import re
+    from typing import Any
 
 
 def normalize_tool_name(name: str) -> str:
@@ -56,6 +58,8 @@ def is_statewright_tool(name: str) -> bool:
 @lru_cache(maxsize=1024)
 def _pattern(entry: str) -> re.Pattern[str]:
     # `*` matches any run of characters (tool names have no path structure), `?` one character
+    import re
+
     return re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c)
                               for c in entry) + r"\Z")
 
