@@ -112,7 +112,9 @@ def test_hook_path_never_imports_heavy_libraries(realistic: Project) -> None:
         if payload.get("tool_name") != "Bash":
             assert "tree_sitter" not in mods, f"{event} {payload.get('tool_name')} imports tree-sitter"
     bash = _imports_of(realistic, cases[1][1])
-    assert "tree_sitter_bash" in bash  # Bash lines are parsed by tree-sitter, lazily
+    # Bash lines are parsed by tree-sitter, lazily (policy.shell loads the grammar's C extension
+    # `tree_sitter_bash._binding` without the package's `__init__`, which the fallback imports)
+    assert any(m.split(".")[0] == "tree_sitter_bash" for m in bash)
 
 
 def test_import_of_the_hook_module_is_tiny() -> None:
