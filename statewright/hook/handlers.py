@@ -150,6 +150,9 @@ def pre_tool_use(data: dict) -> str:
         rt = open_runtime(data)
         if proxy_handles(name, data, rt):
             return ""  # the proxy gates and accounts its own tools and the ones it forwards
+        forged = _forged_own_tool(name, rt, session)
+        if forged:
+            return deny_json(forged)
     from ..policy.types import ToolCall
     from ..runtime.enforcement import authorize
 
@@ -167,6 +170,27 @@ def pre_tool_use(data: dict) -> str:
             "updatedInput": decision.updated_input,
         }})
     return ""
+
+
+def _forged_own_tool(name: str, rt, session: str) -> str | None:
+    """A refusal for `mcp__statewright__statewright__statewright_get_state` & co while a run
+    governs the session. Such a name is never one of our proxy's (it refuses downstream servers
+    named `statewright`), but the policy's name normalisation (`mcp__statewright__<server>__<tool>`
+    -> `mcp__<server>__<tool>`) would turn it into one of statewright's own, exempt, tool names.
+    (The root fix belongs in `policy.tools.normalize_tool_name`; this keeps the hook safe.)"""
+    from ..policy.tools import is_statewright_tool, normalize_tool_name
+
+    if not is_statewright_tool(normalize_tool_name(name)) or is_statewright_tool(name):
+        return None
+    from ..runtime.enforcement import effective
+
+    if effective(rt, session) is None:
+        return None  # nothing governs the session: nothing is enforced (no store is created)
+    return (f"statewright refused the tool `{name}`: it is not a tool of statewright's proxy (no "
+            "server it forwards may be called 'statewright'), yet it is named like one of "
+            "statewright's own tools. Another MCP server is registered under the name "
+            "'statewright'; use statewright's own tools (statewright_get_state, "
+            "statewright_transition) instead.")
 
 
 def post_tool_use(data: dict) -> str:

@@ -2,6 +2,8 @@
 
 GOV = {
     "id": "gov",
+    # the tests start each case fresh by pausing as the agent: this workflow lets the agent pause
+    "meta": {"allow_agent_pause": True},
     "initial": "read_only",
     "guards": {"tests_green": {"field": "tests", "op": "eq", "value": "green"}},
     "states": {
