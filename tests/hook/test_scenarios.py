@@ -41,7 +41,8 @@ def test_tdd_workflow_refuses_edits_while_testing(proj: Project) -> None:
     denied(proj.pre("mcp__github__create_issue", {"title": "x"}))
     # the proxy's own tools are left to the proxy: no answer, no accounting
     assert proj.pre("mcp__statewright__statewright_get_state", {}) is None
-    assert proj.pre("mcp__statewright__github__create_issue", {"title": "x"}) is None
+    # `github` is not a server of this project's statewright.json: not the proxy's, so decided
+    denied(proj.pre("mcp__statewright__github__create_issue", {"title": "x"}))
 
     proj.transition("READY", {"failing_test": "test_sub"})
     # writing_test: edits of tests allowed
