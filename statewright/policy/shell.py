@@ -181,7 +181,9 @@ def _tree_sitter() -> tuple[Any, Any, Any]:
     process pays both on every Bash call. Their C extensions (`tree_sitter._binding`,
     `tree_sitter_bash._binding`, which hold everything used here) are loaded directly, from
     the package directories an import would find, and registered under their own names (so
-    a later `import tree_sitter` shares them). Any problem falls back to a plain import."""
+    a later `import tree_sitter` shares them; only the packages' attribute `_binding` is not
+    set then, as the import system sets it only when it loads the module itself). Any problem
+    falls back to a plain import."""
     try:
         core = _binding("tree_sitter")
         bash = _binding("tree_sitter_bash")
