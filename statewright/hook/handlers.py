@@ -22,9 +22,7 @@ from . import POST_TOOL_USE, PRE_TOOL_USE, SESSION_START, STOP, USER_PROMPT_SUBM
 # really gates (see `proxy_handles`) are left to it; any other tool under these names is decided
 # here like every other tool: a server registered as `statewright` elsewhere (a user-scope entry
 # in ~/.claude.json, another plugin) must not escape the rules by its name.
-PROXY_PREFIXES = ("mcp__statewright__", "mcp__plugin_statewright_statewright__")
-# server names the proxy refuses as downstream servers (statewright.proxy.config)
-_RESERVED_SERVERS = ("statewright", "plugin_statewright_statewright")
+from ..policy.tools import PROXY_PREFIXES, RESERVED_SERVERS
 _EVENT_LIST = "pre-tool-use, post-tool-use, session-start, user-prompt-submit, stop"
 
 
@@ -134,7 +132,7 @@ def proxy_handles(name: str, data: dict, rt=None) -> bool:
     if not isinstance(servers, dict):
         return False
     for server in servers:
-        if (isinstance(server, str) and server and server.lower() not in _RESERVED_SERVERS
+        if (isinstance(server, str) and server and server.lower() not in RESERVED_SERVERS
                 and rest.startswith(server + "__") and len(rest) > len(server) + 2):
             return True
     return False
@@ -150,9 +148,6 @@ def pre_tool_use(data: dict) -> str:
         rt = open_runtime(data)
         if proxy_handles(name, data, rt):
             return ""  # the proxy gates and accounts its own tools and the ones it forwards
-        forged = _forged_own_tool(name, rt, session)
-        if forged:
-            return deny_json(forged)
     from ..policy.types import ToolCall
     from ..runtime.enforcement import authorize
 
@@ -170,27 +165,6 @@ def pre_tool_use(data: dict) -> str:
             "updatedInput": decision.updated_input,
         }})
     return ""
-
-
-def _forged_own_tool(name: str, rt, session: str) -> str | None:
-    """A refusal for `mcp__statewright__statewright__statewright_get_state` & co while a run
-    governs the session. Such a name is never one of our proxy's (it refuses downstream servers
-    named `statewright`), but the policy's name normalisation (`mcp__statewright__<server>__<tool>`
-    -> `mcp__<server>__<tool>`) would turn it into one of statewright's own, exempt, tool names.
-    (The root fix belongs in `policy.tools.normalize_tool_name`; this keeps the hook safe.)"""
-    from ..policy.tools import is_statewright_tool, normalize_tool_name
-
-    if not is_statewright_tool(normalize_tool_name(name)) or is_statewright_tool(name):
-        return None
-    from ..runtime.enforcement import effective
-
-    if effective(rt, session) is None:
-        return None  # nothing governs the session: nothing is enforced (no store is created)
-    return (f"statewright refused the tool `{name}`: it is not a tool of statewright's proxy (no "
-            "server it forwards may be called 'statewright'), yet it is named like one of "
-            "statewright's own tools. Another MCP server is registered under the name "
-            "'statewright'; use statewright's own tools (statewright_get_state, "
-            "statewright_transition) instead.")
 
 
 def post_tool_use(data: dict) -> str:

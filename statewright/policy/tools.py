@@ -9,6 +9,9 @@ from .paths import glob_match  # noqa: F401  (re-exported for callers that match
 #: as the server of the `statewright` plugin.
 PROXY_PREFIXES = ("mcp__statewright__", "mcp__plugin_statewright_statewright__")
 _PROXY_PREFIX = PROXY_PREFIXES[0]
+#: Server names the proxy refuses for downstream servers (their forwarded tools would be named
+#: like statewright's own). A name under them is never normalised, so it can't pass for ours.
+RESERVED_SERVERS = ("statewright", "plugin_statewright_statewright")
 
 #: statewright's own tools, the only ones that are always allowed (DESIGN section 4). The
 #: exemption is by exact name: a tool of another MCP server called `statewright_x`, or one
@@ -32,14 +35,17 @@ def normalize_tool_name(name: str) -> str:
     `mcp__statewright__github__create_issue` (or, with the plugin,
     `mcp__plugin_statewright_statewright__github__create_issue`); workflows call it
     `mcp__github__create_issue`. The proxy's own tools
-    (`mcp__statewright__statewright_get_state`) stay as they are.
+    (`mcp__statewright__statewright_get_state`) stay as they are, and so does a name whose
+    forwarded server part is reserved (`mcp__statewright__statewright__statewright_transition`
+    would otherwise normalise to one of our own, exempt, names).
     """
     if not isinstance(name, str):
         return ""
     for prefix in PROXY_PREFIXES:
         if name.startswith(prefix):
             rest = name[len(prefix):]
-            if "__" in rest and rest not in OWN_TOOLS:
+            server, sep, _tool = rest.partition("__")
+            if sep and rest not in OWN_TOOLS and server.lower() not in RESERVED_SERVERS:
                 return "mcp__" + rest
             return name
     return name

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import INVALID_ARGUMENTS, StatewrightError
+from ..policy.tools import RESERVED_SERVERS
 
 MAX_TOOL_NAME = 128  # SEP-986: ^[A-Za-z0-9._-]{1,128}$
 SEPARATOR = "__"
@@ -63,7 +64,7 @@ def parse_servers(servers: dict[str, Any], environ: dict[str, str] | None = None
         if not isinstance(name, str) or not _SERVER_NAME.match(name):
             problems.append(f"{ptr}: server names may use only letters, digits, '_' and '-' (1-64 chars)")
             continue
-        if name.lower() in ("statewright", "plugin_statewright_statewright"):
+        if name.lower() in RESERVED_SERVERS:
             # tools under these names are taken for the proxy's own (policy.tools)
             problems.append(f"{ptr}: the name {name!r} is reserved for the proxy itself")
             continue

@@ -100,16 +100,18 @@ def test_only_the_proxys_real_tools_are_left_to_it(locked: Project) -> None:
     assert locked.status()["counters"]["bytes"] >= 300
 
 
-def test_a_forged_own_tool_name_is_refused_only_while_a_run_governs(tmp_path: Path) -> None:
-    """`mcp__statewright__statewright__statewright_get_state` would normalise to one of our own
-    (exempt) names; our proxy never offers it (`statewright` is a reserved server name)."""
+def test_a_forged_own_tool_name_is_governed_like_any_other_tool(tmp_path: Path) -> None:
+    """`mcp__statewright__statewright__statewright_transition` must not normalise to one of our
+    own (exempt) names; our proxy never offers it (`statewright` is a reserved server name), so
+    it is some other server's tool and `allowed_tools` decides it."""
     p = Project(tmp_path / "proj")
     p.write_workflow(LOCKED)
     forged = "mcp__statewright__statewright__statewright_transition"
     assert p.pre(forged, {}) is None  # no run: nothing enforced
     p.start("locked")
-    assert "not a tool of statewright's proxy" in denied(p.pre(forged, {}))
-    denied(p.pre("mcp__plugin_statewright_statewright__statewright__statewright_pause", {}))
+    assert "allowed_tools" in denied(p.pre(forged, {}))
+    assert "allowed_tools" in denied(
+        p.pre("mcp__plugin_statewright_statewright__statewright__statewright_pause", {}))
     p.transition("DONE")
     assert p.pre(forged, {}) is None
 

@@ -389,3 +389,17 @@ def test_shell_never_raises_and_denies_on_doubt(line):
     a = analyze(line)
     if not a.ok:
         assert not d.allowed
+
+
+def test_a_name_under_a_reserved_server_never_normalises_to_an_own_tool() -> None:
+    from statewright.policy.tools import is_statewright_tool, normalize_tool_name
+
+    for forged in ("mcp__statewright__statewright__statewright_transition",
+                   "mcp__statewright__Statewright__statewright_pause",
+                   "mcp__plugin_statewright_statewright__statewright__statewright_get_state",
+                   "mcp__statewright__plugin_statewright_statewright__statewright_force_state"):
+        assert normalize_tool_name(forged) == forged
+        assert not is_statewright_tool(normalize_tool_name(forged))
+    assert normalize_tool_name("mcp__statewright__github__create_issue") == "mcp__github__create_issue"
+    assert normalize_tool_name("mcp__statewright__statewright_get_state") == \
+        "mcp__statewright__statewright_get_state"
