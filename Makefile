@@ -12,6 +12,9 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
+	@# the hook starts a process per tool call: ship it byte-compiled even where the
+	@# environment sets PYTHONDONTWRITEBYTECODE (stale .pyc files are rechecked by mtime)
+	$(PY) -m compileall -q statewright
 	touch $(STAMP)
 
 $(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
