@@ -37,7 +37,9 @@ _SENSITIVE_PREFIXES = (".git/", ".claude/")
 def _shell_arg(name: str, raw: str, ctx: GateContext) -> str | None:
     if name == "Bash":
         return "command"
-    st = ctx.shell_tools or {}
+    st = ctx.shell_tools
+    if not st:
+        return None
     return st.get(raw) or st.get(name)
 
 
@@ -100,6 +102,31 @@ def gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> 
             explanation=(_printable(f"internal error: {type(exc).__name__}: {exc}"),))
     finally:
         protect._MEMO.pop("paths", None)
+
+
+def _tool_allowed_in(state: State, name: str) -> bool:
+    """`tool_allowed(name, state.allowed_tools, state.disallowed_tools)`, remembered per State
+    object (an immutable record; one whose tool lists are not tuples of text is never kept)."""
+    entry = _STATE_TOOLS.get(id(state))
+    if entry is not None and entry[0] is state:
+        verdicts = entry[1]
+        v = verdicts.get(name)
+        if v is None:
+            if len(verdicts) >= 1024:
+                verdicts.clear()
+            v = verdicts[name] = tool_allowed(name, state.allowed_tools, state.disallowed_tools)
+        return v
+    at, dt = state.allowed_tools, state.disallowed_tools
+    v = tool_allowed(name, at, dt)
+    if (at is None or type(at) is tuple and all(type(e) is str for e in at)) and \
+            type(dt) is tuple and all(type(e) is str for e in dt):
+        if len(_STATE_TOOLS) >= 256:
+            _STATE_TOOLS.clear()
+        _STATE_TOOLS[id(state)] = (state, {name: v})  # (the State kept: its id is not reused)
+    return v
+
+
+_STATE_TOOLS: dict[int, tuple[Any, dict[str, bool]]] = {}
 
 
 @lru_cache(maxsize=2048)
@@ -186,19 +213,25 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
     if state.final:
         trace.append("final state: nothing else is enforced")
         return Decision.allow(explanation=tuple(trace))
+    edited: list[str] = []  # project-relative files a (non-shell) edit tool writes
     if write and analysis is None:
         # the file-writing tools obey the rule of shell output redirects: inside the project,
         # not into git metadata or Claude settings (a planted `.git/hooks/pre-commit`,
         # `.git/config` `core.fsmonitor`, `~/.gitconfig` or `~/.bashrc` would make an allowed
         # command run anything)
+        root = ctx.project_root
         for p in _edits.edited_paths(name, args):
-            why = _write_target_problem(p, ctx, cwd)
+            full = protect.resolved(p, root, cwd)
+            rel = relative_to_root(full, root)
+            why = _write_target_why(p, full, rel, ctx)
+            if rel is not None and rel not in edited:
+                edited.append(rel)
             if why:
                 trace.append(f"self_protection: {why}")
                 return _deny("self_protection", what, why, state, ctx, trace)
 
     # 2. allowed_tools / disallowed_tools ----------------------------------------------------
-    if not tool_allowed(name, state.allowed_tools, state.disallowed_tools):
+    if not _tool_allowed_in(state, name):
         in_deny = not tool_allowed(name, None, state.disallowed_tools)
         why = (f"`{name}` is in this state's disallowed_tools" if in_deny
                else f"`{name}` is not in this state's allowed_tools")
@@ -259,10 +292,7 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
                          " (no command rules in this state)")
     # 7. max_edit_lines ----------------------------------------------------------------------
     elif write:
-        for p in _edits.edited_paths(name, args):
-            f = _file_key(p, ctx, cwd)
-            if f not in files:
-                files.append(f)
+        files = edited  # (each is inside the project, or the call was refused above)
     lines = None
     if write and analysis is None:
         lines = _edits.edit_lines(name, args, ctx.read_text, base=cwd or ctx.project_root)
@@ -318,10 +348,10 @@ def _env_by_line(command: str, blocked: tuple[str, ...]) -> Any:
 def _sensitive(rel: str, full: str, ctx: GateContext) -> str | None:
     if rel == ".git" or rel.startswith(_SENSITIVE_PREFIXES):
         return f"`{rel}` is a sensitive location (git metadata / Claude settings)"
-    if full in protect.protected_paths(ctx):
+    fx = protect.ctx_facts(ctx)
+    if full in fx.protected:
         return f"`{rel}` is a file statewright is enforcing"
-    store = protect.real_store(ctx.store_dir)
-    if full == store or full.startswith(store + os.sep):
+    if full == fx.real_store or full.startswith(fx.real_store_prefix):
         return f"`{rel}` is inside statewright's store"
     return None
 
@@ -330,15 +360,18 @@ def _holds_protected(full: str, ctx: GateContext) -> str | None:
     """A written target that is a directory holding the store or a protected file (`pytest
     --basetemp=.` empties its directory first)."""
     pre = full.rstrip(os.sep) + os.sep
-    if protect.real_store(ctx.store_dir).startswith(pre) or any(
-            f.startswith(pre) for f in protect.protected_paths(ctx)):
+    fx = protect.ctx_facts(ctx)
+    if fx.real_store.startswith(pre) or pre in fx.holders:
         return f"`{full}` holds statewright's store or a file statewright is enforcing"
     return None
 
 
 def _write_target_problem(p: str, ctx: GateContext, cwd: str | None) -> str | None:
     full = protect.resolved(p, ctx.project_root, cwd)
-    rel = relative_to_root(full, ctx.project_root)
+    return _write_target_why(p, full, relative_to_root(full, ctx.project_root), ctx)
+
+
+def _write_target_why(p: str, full: str, rel: str | None, ctx: GateContext) -> str | None:
     if rel is None:
         return f"`{p}` is outside the project; edit tools may only write inside it"
     why = _sensitive(rel, full, ctx)

@@ -194,6 +194,54 @@ def _store_facts(store_dir: str) -> tuple[str, str, StoreMarkers]:
     return store, store + os.sep, _markers(store_dir)
 
 
+class CtxFacts:
+    """What every decision needs to know about a `GateContext` that does not change while a
+    process runs (each is what the per-value caches above already keep for the process's
+    life: the project root's, store's and protected files' real paths), gathered once so a
+    decision reads attributes instead of calling half a dozen caches. Nothing here is about
+    the path being decided: that is resolved afresh on every decision."""
+
+    __slots__ = ("real_root", "store", "store_prefix", "markers", "protected", "folded",
+                 "holders", "real_store", "real_store_prefix", "home_claude",
+                 "home_claude_prefix")
+
+    def __init__(self, project_root: str, store_dir: str, protected: frozenset[str]) -> None:
+        self.real_root = _real_root(project_root)
+        self.store, self.store_prefix, self.markers = _store_facts(store_dir)
+        self.protected = protected
+        self.folded = _protected_folded(protected)
+        # `any(f.startswith(d + "/") for f in protected)` is `d + "/" in holders`
+        self.holders = frozenset(f[:i + 1] for f in protected
+                                 for i in range(len(f)) if f[i] == os.sep)
+        self.real_store = real_store(store_dir)
+        self.real_store_prefix = self.real_store + os.sep
+        hc = _home_claude().rstrip(os.sep)
+        self.home_claude, self.home_claude_prefix = hc, hc + os.sep
+
+
+@lru_cache(maxsize=64)
+def _ctx_facts(project_root: str, store_dir: str, protected_files: Any) -> CtxFacts:
+    return CtxFacts(project_root, store_dir, _protected(project_root, protected_files))
+
+
+_LAST_CTX: list = [None, None]  # [GateContext, CtxFacts] of the last decision
+
+
+def ctx_facts(ctx: Any) -> CtxFacts:
+    """`CtxFacts` of `ctx`: by identity when it is the context of the last decision (a
+    `GateContext` is immutable; one with a mutable `protected_files` is never kept), else by
+    value."""
+    last = _LAST_CTX
+    if last[0] is ctx:
+        return last[1]
+    pf = ctx.protected_files
+    if type(pf) is frozenset:
+        facts = _ctx_facts(ctx.project_root, ctx.store_dir, pf)
+        last[0], last[1] = ctx, facts
+        return facts
+    return _ctx_facts(ctx.project_root, ctx.store_dir, frozenset(pf))
+
+
 def path_violation(p: str, ctx: Any, cwd: str | None, write: bool, tree: bool = False
                    ) -> str | None:
     """Why touching path `p` is refused (None if it is fine).
@@ -206,18 +254,18 @@ def path_violation(p: str, ctx: Any, cwd: str | None, write: bool, tree: bool = 
     `workflows/` away, editing the copy and moving it back would swap the workflow in use)."""
     if not isinstance(p, str) or not p:
         return None
+    fx = ctx_facts(ctx)
     full = resolved(p, ctx.project_root, cwd)
-    store, store_prefix, rx = _store_facts(ctx.store_dir)
-    if full == store or full.startswith(store_prefix) or rx.search(p):
+    store = fx.store
+    if full == store or full.startswith(fx.store_prefix) or fx.markers.search(p):
         return f"`{p}` is inside statewright's store ({ctx.store_dir}), which agents may not touch"
     if write:
-        protected = _protected(ctx.project_root, ctx.protected_files)
-        if full in protected or full.casefold() in _protected_folded(protected):
+        if full in fx.protected or full.casefold() in fx.folded:
             return f"`{p}` is a workflow or configuration file statewright is enforcing"
-        if _inside(full, _home_claude()):
+        if full == fx.home_claude or full.startswith(fx.home_claude_prefix):
             return f"`{p}` is Claude Code's own configuration (~/.claude), which holds its hooks"
         pre = full.rstrip(os.sep) + os.sep
-        if tree and store.startswith(pre) or any(f.startswith(pre) for f in protected):
+        if tree and store.startswith(pre) or pre in fx.holders:
             return (f"`{p}` holds statewright's store or a file statewright is enforcing; "
                     "it may not be changed, moved or deleted as a whole")
     return None
