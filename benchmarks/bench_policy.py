@@ -13,6 +13,9 @@ beside it. Rows:
 - compound Bash, distinct lines: a new line each time (tree-sitter parse + full walk), the cost
   a fresh `statewright-hook` process pays;
 - non-Bash, new file: a Write to a path that does not exist yet.
+
+A budget (`>= N`) is met when the best round reaches it. The last line says which budget rows
+passed; run alone, the script exits 1 when one is missed (as the other benches do).
 """
 
 from __future__ import annotations
@@ -93,5 +96,15 @@ def main() -> list[tuple[str, float, str, str]]:
     return rows
 
 
+def budget_verdicts(rows: list[tuple[str, float, str, str]]) -> list[tuple[str, bool]]:
+    """(row name, met) for every row with a `>= N` budget."""
+    return [(name, value >= float(budget[2:])) for name, value, _unit, budget in rows
+            if budget.startswith(">=")]
+
+
 if __name__ == "__main__":
-    main()
+    verdicts = budget_verdicts(main())
+    missed = [n for n, ok in verdicts if not ok]
+    print("budgets: " + "; ".join(f"{n}: {'passed' if ok else 'MISSED'}" for n, ok in verdicts)
+          + (" -- all passed" if not missed else f" -- {len(missed)} missed"))
+    sys.exit(1 if missed else 0)

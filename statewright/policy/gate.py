@@ -328,7 +328,7 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
         trace.append("rewritten to run with blocked variables unset"
                      + (" and env_overrides exported" if state.env_overrides else ""))
     trace.append("allow")
-    return Decision(True, explanation=tuple(trace), files=tuple(files), updated_input=updated)
+    return Decision(True, "", "", "", tuple(trace), tuple(files), updated)
 
 
 @lru_cache(maxsize=256)

@@ -306,15 +306,26 @@ def tool_paths(args: dict[str, Any]) -> list[str]:
     """Every path-like argument of a tool call: the strings under a path-like key, at any
     depth of the input (`{"options": {"path": ...}}`, `{"paths": [{"file": ...}]}`)."""
     out: list[str] = []
+    known = _PATH_KEY_MEMO
     for k, v in args.items():
         if type(v) is str:
-            if _is_path_key(k):
+            pk = known.get(k)
+            if pk is None:
+                pk = _is_path_key(k)
+                if type(k) is str:
+                    if len(known) >= 4096:
+                        known.clear()
+                    known[k] = pk
+            if pk:
                 out.append(v)
         elif _is_path_key(k):
             _add_paths(v, out)
         elif isinstance(v, (dict, list)):
             _nested_paths(v, out, 1)
     return out
+
+
+_PATH_KEY_MEMO: dict[str, bool] = {}  # `_is_path_key` of argument names (text only)
 
 
 def _nested_paths(v: Any, out: list[str], depth: int) -> None:
