@@ -104,6 +104,14 @@ class Proxy:
         self.bus = InMemorySubscriptionBus()
         self._legacy_sessions: weakref.WeakSet[Any] = weakref.WeakSet()
         self._fingerprint: tuple[Any, ...] | None = None
+        # True while the current state cannot make `record` say anything (no run, or a state
+        # without budgets): a call that edits no file may then be answered before it is
+        # recorded. Refreshed with the fingerprint (every poll, after our own tools and
+        # interrupts); False when unknown.
+        self._quiet = False
+        # messages `record` produced after an early answer was already written (only when
+        # `_quiet` was stale): they go out with the next forwarded result
+        self._late: list[str] = []
         self._ready = False
         self.server: Server[Any] = Server(
             "statewright", version=_version(), instructions=INSTRUCTIONS,
@@ -133,13 +141,21 @@ class Proxy:
 
     def _current_fingerprint(self) -> tuple[Any, ...]:
         """What the tool list depends on: the effective run's identity, state and version."""
+        self._quiet = False
         try:
             eff = self.rt.effective_run(self.session)
         except Exception as exc:  # noqa: BLE001  an unreadable store: the list is fail-closed
             return ("error", describe(exc))
         if eff is None:
+            self._quiet = True
             return ("none",)
         run, wf = eff
+        try:
+            state = _enforced_state(run, wf)
+            self._quiet = state is None or not (state.max_iterations or state.context_budget_bytes
+                                                or state.max_files_per_state)
+        except Exception:  # noqa: BLE001  unknown: record first
+            self._quiet = False
         return (run.run_id, run.state, run.status, run.version, wf.digest, wf.debug)
 
     async def check_state_change(self) -> bool:
@@ -224,7 +240,7 @@ class Proxy:
         """The governed path of one forwarded call, on wire-shaped dicts (`_forward` wraps it
         for the SDK handler). `size_hint`: the request's size on the wire when known, which
         saves re-serialising the arguments."""
-        refusal, call_args = self.admit(route, name, args, size_hint)
+        refusal, call_args, _ = self.admit(route, name, args, size_hint)
         if refusal is not None:
             return refusal
         try:
@@ -242,10 +258,15 @@ class Proxy:
         live stdio connection, and when the answer comes settle it and `reply(result)` from the
         downstream reader. `spawn(coro_fn)` runs the rare follow-up that must await (announcing
         a tool-list change after an interrupt, before the reply). False, with nothing done,
-        when the server is not directly reachable now: use `forward_raw`."""
+        when the server is not directly reachable now: use `forward_raw`.
+
+        Answer first, account after: when `admit` says `record` cannot add anything to the
+        result (the call edits no file, and the state has no budget that could warn), the
+        result is replied before `record` runs -- still synchronously, in the same callback,
+        so the call is accounted before the event loop reads the next request."""
         if not self.downstream.can_send_now(route):
             return False
-        refusal, call_args = self.admit(route, name, args, size_hint)
+        refusal, call_args, early = self.admit(route, name, args, size_hint)
         if refusal is not None:
             reply(refusal)
             return True
@@ -253,6 +274,9 @@ class Proxy:
         def done(result: dict[str, Any] | None, exc: BaseException | None) -> None:
             if exc is not None or result is None:
                 result = self.call_failed(route, exc or DownstreamError("no answer"))
+            if early:
+                self._reply_then_record(route, name, call_args, result, reply, spawn)
+                return
             result, interrupted = self.settle(route, name, call_args, result)
             if not interrupted:
                 reply(result)
@@ -272,6 +296,27 @@ class Proxy:
         spawn(self._finish_slow, route, name, call_args, reply)
         return True
 
+    def _reply_then_record(self, route: Route, name: str, call_args: dict[str, Any],
+                           result: dict[str, Any], reply: Any, spawn: Any) -> None:
+        """The early answer: reply, then `record` at once (same callback, nothing awaited in
+        between). Should `record` have something to say after all (the state changed in
+        another process since `_quiet` was read), its messages go out with the next forwarded
+        result and the list change is announced."""
+        content = result.get("content")
+        if not isinstance(content, list):
+            content = result["content"] = []
+        if self._late:
+            content.extend({"type": "text", "text": m} for m in self._late)
+            self._late.clear()
+        nbytes = raw_result_bytes(result)
+        is_error = result.get("isError") is True
+        reply(result)
+        outcome = self._record(route, name, call_args, nbytes, is_error)
+        if outcome is not None and (outcome.messages or outcome.interrupts):
+            self._quiet = False
+            self._late.extend(outcome.messages)
+            spawn(self.check_state_change)
+
     async def _finish_slow(self, route: Route, name: str, call_args: dict[str, Any], reply: Any) -> None:
         try:
             result = await self.downstream.call(route, call_args)
@@ -283,8 +328,10 @@ class Proxy:
         reply(result)
 
     def admit(self, route: Route, name: str, args: dict[str, Any],
-              size_hint: int | None = None) -> tuple[dict[str, Any] | None, dict[str, Any]]:
-        """Argument checks and `authorize`: (refusal result, args) or (None, arguments to send)."""
+              size_hint: int | None = None) -> tuple[dict[str, Any] | None, dict[str, Any], bool]:
+        """Argument checks and `authorize`: (refusal result, args, False) or (None, arguments
+        to send, early) where `early` says the result may be answered before it is recorded
+        (the call edits no file and the state has nothing `record` could warn about)."""
         problem = self._check_size(args) if size_hint is None or size_hint > MAX_ARGUMENT_BYTES else None
         if problem is None:
             schema = self.downstream.tool_schema(name)
@@ -293,11 +340,13 @@ class Proxy:
                 problem = f"arguments of {name} do not match its input schema: " + "; ".join(errors)
         if problem:
             return _raw_error(f"[statewright] {INVALID_ARGUMENTS}: {problem}",
-                              {"error": {"code": INVALID_ARGUMENTS, "message": problem}}), args
+                              {"error": {"code": INVALID_ARGUMENTS, "message": problem}}), args, False
+        quiet = self._quiet  # read before authorize: a fresher value can only be less quiet
         decision = self.rt.authorize(self.session, ToolCall(route.workflow_name, args, source="proxy"))
         if not decision.allowed:
-            return _raw_error(f"[statewright] {decision.code or TOOL_DENIED}: {decision.reason}"), args
-        return None, (decision.updated_input if decision.updated_input is not None else args)
+            return _raw_error(f"[statewright] {decision.code or TOOL_DENIED}: {decision.reason}"), args, False
+        early = quiet and not decision.files
+        return None, (decision.updated_input if decision.updated_input is not None else args), early
 
     @staticmethod
     def call_failed(route: Route, exc: BaseException) -> dict[str, Any]:
@@ -315,16 +364,25 @@ class Proxy:
         content = result.get("content")
         if not isinstance(content, list):
             content = result["content"] = []
-        try:
-            outcome = self.rt.record(self.session, ToolResult(
-                route.workflow_name, call_args, output_bytes=raw_result_bytes(result),
-                is_error=result.get("isError") is True))
-        except Exception as exc:  # noqa: BLE001  the call happened; say accounting failed
-            print(f"statewright: could not record {name}: {describe(exc)}", file=self.errlog, flush=True)
+        outcome = self._record(route, name, call_args, raw_result_bytes(result),
+                               result.get("isError") is True)
+        if self._late:
+            content.extend({"type": "text", "text": m} for m in self._late)
+            self._late.clear()
+        if outcome is None:
             return result, False
         if outcome.messages:
             content.extend({"type": "text", "text": m} for m in outcome.messages)
         return result, bool(outcome.interrupts)
+
+    def _record(self, route: Route, name: str, call_args: dict[str, Any], nbytes: int,
+                is_error: bool) -> Any:
+        try:
+            return self.rt.record(self.session, ToolResult(route.workflow_name, call_args,
+                                                           output_bytes=nbytes, is_error=is_error))
+        except Exception as exc:  # noqa: BLE001  the call happened; say accounting failed
+            print(f"statewright: could not record {name}: {describe(exc)}", file=self.errlog, flush=True)
+            return None
 
     def _check_size(self, args: dict[str, Any]) -> str | None:
         if not args:
