@@ -46,6 +46,8 @@ def parse_json_option(value: str | None, what: str) -> Any:
         return json.loads(value)
     except json.JSONDecodeError as exc:
         raise StatewrightError(INVALID_ARGUMENTS, f"{what} is not valid JSON: {exc.msg} (at column {exc.colno})") from None
+    except RecursionError:
+        raise StatewrightError(INVALID_ARGUMENTS, f"{what} is nested too deeply") from None
 
 
 def print_json(data: Any) -> None:

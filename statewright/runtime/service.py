@@ -395,7 +395,10 @@ class Runtime:
             top = self._session_top(tx, session)
             if top is not None:
                 candidates += [r for r, _ in self._chain(tx, top)]
-            candidates += [r for r in tx.running_runs() if r.workflow == name]
+            if top is None or top.status != RUNNING:
+                # A session that a running run governs may only bind to a branch of a fork in
+                # that run's own chain: binding elsewhere would trade its rules for another's.
+                candidates += [r for r in tx.running_runs() if r.workflow == name]
             for r in candidates:
                 f = r.fork
                 if r.workflow == name and f and not f.get("joined") and branch in f["branches"]:
@@ -513,10 +516,10 @@ class Runtime:
                 top = tx.latest_session_run(session)
             if top is None:
                 top, chain = self._active(tx, session)  # raises NO_ACTIVE_RUN
-            chain = self._chain(tx, top)
-            run, c = chain[-1]
-            out = engine.force_state(c, run, state, context, now=now, actor=actor)
-            self._apply(tx, run, out, c, now)
+            # the session's own run jumps (engine.force_state stops its fork/invoke children)
+            c = tx.definition_of(top.run_id)
+            out = engine.force_state(c, top, state, context, now=now, actor=actor)
+            self._apply(tx, top, out, c, now)
             top_now = tx.require_run(top.run_id)
             answer = self._answer_for_run(tx, top_now)
             if not out.accepted:

@@ -227,6 +227,27 @@ def test_parallel_branch_binding(rt):
     assert a["fork"]["branches"]["security"]["status"] == "completed"
 
 
+def test_a_governed_session_cannot_bind_to_another_runs_branch(rt):
+    """Binding to a fork branch must not let a governed session trade its rules for another
+    run's: only branches of its own run's forks are open to it."""
+    rt.start("ci-pipeline", "lead")
+    rt.transition("lead", "BUILD_DONE")
+    rt.start("tdd-feature", "other")  # "other" is governed by its own running run
+    with pytest.raises(errors.StatewrightError) as ei:
+        rt.load_workflow("ci-pipeline", "other", branch="security")
+    assert ei.value.code == errors.NO_ACTIVE_RUN
+    assert rt.effective_run("other")[0].workflow == "tdd-feature"
+
+
+def test_force_state_moves_the_sessions_own_run_not_a_branch(rt):
+    top = rt.start("ci-pipeline", "lead")
+    rt.transition("lead", "BUILD_DONE")  # the effective run is now the first branch
+    a = rt.force_state("lead", "publishing")
+    assert a["run_id"] == top["run_id"] and a["state"] == "publishing"
+    assert a["status"] == "running"
+    assert rt.effective_run("lead")[0].run_id == top["run_id"]
+
+
 def test_hook_import_path_stays_light():
     import subprocess
 

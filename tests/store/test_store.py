@@ -217,6 +217,13 @@ def test_sigkill_during_a_flurry_never_leaves_a_run_between_events(tmp_path):
         p = subprocess.Popen([sys.executable, str(WORKER), "flurry", str(root)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
         assert p.stdout.readline().strip() == "ready", p.stderr.read()
+        # wait until the worker is really streaming transitions (however loaded the machine),
+        # then let it run a little longer and kill it mid-stream
+        start_version = Runtime.open(root).store.get_run(rid).version
+        deadline = time.monotonic() + 30
+        while (Runtime.open(root).store.get_run(rid).version < start_version + 4
+               and time.monotonic() < deadline):
+            time.sleep(0.01)
         time.sleep(delay)
         p.send_signal(signal.SIGKILL)
         p.wait(timeout=30)
