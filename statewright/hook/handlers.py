@@ -22,7 +22,7 @@ from . import POST_TOOL_USE, PRE_TOOL_USE, SESSION_START, STOP, USER_PROMPT_SUBM
 # really gates (see `proxy_handles`) are left to it; any other tool under these names is decided
 # here like every other tool: a server registered as `statewright` elsewhere (a user-scope entry
 # in ~/.claude.json, another plugin) must not escape the rules by its name.
-from ..policy.tools import PROXY_PREFIXES, RESERVED_SERVERS
+from ..names import PROXY_PREFIXES, RESERVED_SERVERS
 _EVENT_LIST = "pre-tool-use, post-tool-use, session-start, user-prompt-submit, stop"
 
 

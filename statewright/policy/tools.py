@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
+from ..names import OWN_TOOLS, PROXY_PREFIXES, RESERVED_SERVERS
 from ._lazy import lru_cache
 from .paths import glob_match  # noqa: F401  (re-exported for callers that match files too)
 
-#: How Claude Code names statewright's own MCP server: from `.mcp.json` (`statewright`) and
-#: as the server of the `statewright` plugin.
-PROXY_PREFIXES = ("mcp__statewright__", "mcp__plugin_statewright_statewright__")
 _PROXY_PREFIX = PROXY_PREFIXES[0]
-#: Server names the proxy refuses for downstream servers (their forwarded tools would be named
-#: like statewright's own). A name under them is never normalised, so it can't pass for ours.
-RESERVED_SERVERS = ("statewright", "plugin_statewright_statewright")
-
-#: statewright's own tools, the only ones that are always allowed (DESIGN section 4). The
-#: exemption is by exact name: a tool of another MCP server called `statewright_x`, or one
-#: of these names under another server (`mcp__github__statewright_pause`), is an ordinary
-#: tool subject to `allowed_tools`.
-OWN_TOOLS = frozenset({"statewright_load_workflow", "statewright_transition",
-                       "statewright_get_state", "statewright_list_workflows",
-                       "statewright_pause", "statewright_force_state"})
+# The exemption is by exact name: a tool of another MCP server called `statewright_x`, or one of
+# these names under another server (`mcp__github__statewright_pause`), is an ordinary tool
+# subject to `allowed_tools`.
 _OWN_NAMES = frozenset(OWN_TOOLS | {p + t for p in PROXY_PREFIXES for t in OWN_TOOLS})
 
 TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)

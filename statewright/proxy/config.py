@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import INVALID_ARGUMENTS, StatewrightError
-from ..policy.tools import RESERVED_SERVERS
+from ..names import RESERVED_SERVERS
 
 MAX_TOOL_NAME = 128  # SEP-986: ^[A-Za-z0-9._-]{1,128}$
 SEPARATOR = "__"

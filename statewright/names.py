@@ -1,0 +1,14 @@
+"""Names statewright reserves for itself (stdlib only: the hook imports this on every call).
+
+- `PROXY_PREFIXES`: how Claude Code names statewright's own MCP server's tools: from `.mcp.json`
+  (`mcp__statewright__...`) and as the server of the `statewright` plugin.
+- `RESERVED_SERVERS`: server names the proxy refuses for downstream servers (their forwarded
+  tools would be named like statewright's own); a tool name under them is never normalised.
+- `OWN_TOOLS`: statewright's own tools, the only ones always allowed (DESIGN section 4).
+"""
+
+PROXY_PREFIXES = ("mcp__statewright__", "mcp__plugin_statewright_statewright__")
+RESERVED_SERVERS = ("statewright", "plugin_statewright_statewright")
+OWN_TOOLS = frozenset({"statewright_load_workflow", "statewright_transition",
+                       "statewright_get_state", "statewright_list_workflows",
+                       "statewright_pause", "statewright_force_state"})
