@@ -8,7 +8,9 @@ After a warm-up, calls are interleaved one by one (the order rotates every round
 other processes hits the three paths alike. The measurement is repeated `--reps` times; each
 repetition gives a median per path, and the added latency is the difference of medians. The
 table reports the typical (median over repetitions) and best repetition; the budget applies to
-the typical figure.
+the typical figure. (Work the proxy defers until after an answer -- `record` of a call it may
+answer first -- can overlap the next measured call of any path, the direct one included; a real
+agent's next call comes later, after the model has thought.)
 
     .venv/bin/python benchmarks/bench_proxy.py [--calls N] [--reps R]
 """
