@@ -279,6 +279,14 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
                 why = "; ".join(x for x in [v.reason, *redirect_problems] if x)
                 return _deny("allowed_commands", what, why, state, ctx, trace, shell=True,
                              files=tuple(files))
+        else:
+            # no command rules here, but output redirects obey the same write scope as the
+            # file-writing tools (inside the project, not into .git/ or Claude settings)
+            redirect_problems = _redirect_problems(analysis, ctx, cwds[0])
+            if redirect_problems:
+                trace += [f"self_protection: redirect {p}" for p in redirect_problems]
+                return _deny("self_protection", what, "; ".join(redirect_problems[:3]), state,
+                             ctx, trace, shell=True, files=tuple(files))
         # 6. blocked_env ---------------------------------------------------------------------
         if state.blocked_env:
             v = (_env_by_line(command, tuple(state.blocked_env)) if len(command) <= _CACHE_MAX_LINE
