@@ -29,6 +29,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from ..errors import (DOWNSTREAM_ERROR, INVALID_ARGUMENTS, NO_ACTIVE_RUN, TOOL_DENIED,
                       StatewrightError)
 from ..policy.types import ToolCall, ToolResult
+from ..runtime.enforcement import enforced_state
 from . import tools as own
 from .downstream import DownstreamError, DownstreamManager, Route, ServerSpec, describe
 
@@ -151,7 +152,7 @@ class Proxy:
             return ("none",)
         run, wf = eff
         try:
-            state = _enforced_state(run, wf)
+            state = enforced_state(run, wf)
             self._quiet = state is None or not (state.max_iterations or state.context_budget_bytes
                                                 or state.max_files_per_state)
         except Exception:  # noqa: BLE001  unknown: record first
@@ -196,7 +197,7 @@ class Proxy:
             if eff is not None:
                 run, wf = eff
                 debug = wf.debug and run.status == "running"
-                state = _enforced_state(run, wf)
+                state = enforced_state(run, wf)
                 if state is not None:
                     allowed = _name_filter(state)
         except Exception as exc:  # noqa: BLE001  fail closed: only our own tools
@@ -486,13 +487,6 @@ class Proxy:
             await userver.serve()
             await self.downstream.stop()
             tg.cancel_scope.cancel()
-
-
-def _enforced_state(run: Any, wf: Any) -> Any:
-    if run.status != "running":
-        return None
-    state = wf.states.get(run.state)
-    return None if state is None or state.final else state
 
 
 def _name_filter(state: Any) -> Any:

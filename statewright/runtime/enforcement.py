@@ -151,7 +151,7 @@ def _decide(rt, session: str, call: ToolCall, *, account: bool, eff=None) -> Dec
         if eff is None:
             return _no_run()
         run, wf = eff
-        state = _enforced_state(run, wf)
+        state = enforced_state(run, wf)
         if state is None:
             return _not_running(run)
         return gate(state, counters_of(run), call, gate_context(rt, session, state))
@@ -164,7 +164,7 @@ def _decide(rt, session: str, call: ToolCall, *, account: bool, eff=None) -> Dec
         if eff is None:
             return _no_run()
         run, wf = eff
-        state = _enforced_state(run, wf)
+        state = enforced_state(run, wf)
         if state is None:
             return _not_running(run)
         ctx = gate_context(rt, session, state, tx.source_paths_in_use())
@@ -215,7 +215,7 @@ def _warm(rt, call: ToolCall) -> None:
         pass
 
 
-def _enforced_state(run, wf):
+def enforced_state(run, wf):
     """The compiled state whose rules apply to `run`, or None when nothing is enforced."""
     if run.status != RUNNING:
         return None
@@ -249,7 +249,7 @@ def record(rt, session: str, result: ToolResult) -> RecordOutcome:
         if eff is None:
             return RecordOutcome()
         run, wf = eff
-        if _enforced_state(run, wf) is None:
+        if enforced_state(run, wf) is None:
             return RecordOutcome()
         current = run
         if nbytes:
@@ -268,7 +268,7 @@ def record(rt, session: str, result: ToolResult) -> RecordOutcome:
                     messages.append(interrupt_message(info, answer))
                     break  # a second match while the handler is active does not fire again
         if not interrupts:
-            st = _enforced_state(current, wf)
+            st = enforced_state(current, wf)
             if st is not None:
                 warnings = budget_warnings(st, current)
     messages.extend(warnings)
@@ -415,7 +415,7 @@ def stop_reminder(rt, session: str) -> str | None:
         if eff is None:
             return None
         run, wf = eff
-        state = _enforced_state(run, wf)
+        state = enforced_state(run, wf)
         if state is None or run.stop_reminders >= STOP_REMINDERS_PER_STATE:
             return None
         tx.save_with_events(run, run.with_(stop_reminders=run.stop_reminders + 1), ())

@@ -43,3 +43,12 @@ def test_result_bytes_count_what_the_agent_receives():
                 + len(json.dumps({"a": [1, 2]}, separators=(",", ":"))))
     assert raw_result_bytes(result) == expected
     assert raw_result_bytes({"content": []}) == 0
+
+
+def test_the_proxys_tools_are_exactly_the_names_policy_exempts() -> None:
+    """One list of statewright's own tools: the proxy offers exactly the names the policy
+    exempts from `allowed_tools` (statewright.names.OWN_TOOLS)."""
+    from statewright.names import OWN_TOOLS
+    from statewright.proxy import tools as own
+
+    assert own.OWN_TOOLS == OWN_TOOLS
