@@ -477,19 +477,22 @@ class Runtime:
     def _top_op(self, session: str, op: Callable[..., engine.Outcome],
                 with_chain: bool = False) -> dict[str, Any]:
         now = self.clock()
-        error = None
         with self.store.transaction() as tx:
             top, chain = self._active(tx, session)
             c = tx.definition_of(top.run_id)
             out = op(c, top, now, chain) if with_chain else op(c, top, now)
-            self._apply(tx, top, out, c, now)
-            top_now = tx.require_run(top.run_id)
-            answer = self._answer_for_run(tx, top_now)
-            if not out.accepted:
-                error = StatewrightError(out.code, out.message, state=answer)
+            answer, error = self._commit_top(tx, top, out, c, now)
         if error is not None:
-            raise error
+            raise error  # after COMMIT: a refusal's history row is kept
         return answer
+
+    def _commit_top(self, tx: Tx, top: Run, out: engine.Outcome, c: CompiledWorkflow,
+                    now: float) -> tuple[dict[str, Any], StatewrightError | None]:
+        """Persist an outcome on the session's own run; its answer, and the refusal if any."""
+        self._apply(tx, top, out, c, now)
+        answer = self._answer_for_run(tx, tx.require_run(top.run_id))
+        error = None if out.accepted else StatewrightError(out.code, out.message, state=answer)
+        return answer, error
 
     def resume(self, name: str, session: str | None = None,
                actor: str = AGENT) -> dict[str, Any]:
@@ -509,21 +512,16 @@ class Runtime:
                     actor: str = HUMAN) -> dict[str, Any]:
         session = self.resolve_session(session)
         now = self.clock()
-        error = None
         with self.store.transaction() as tx:
             top = self._session_top(tx, session)
             if top is None and actor == HUMAN:
                 top = tx.latest_session_run(session)
             if top is None:
-                top, chain = self._active(tx, session)  # raises NO_ACTIVE_RUN
+                top, _chain = self._active(tx, session)  # raises NO_ACTIVE_RUN
             # the session's own run jumps (engine.force_state stops its fork/invoke children)
             c = tx.definition_of(top.run_id)
             out = engine.force_state(c, top, state, context, now=now, actor=actor)
-            self._apply(tx, top, out, c, now)
-            top_now = tx.require_run(top.run_id)
-            answer = self._answer_for_run(tx, top_now)
-            if not out.accepted:
-                error = StatewrightError(out.code, out.message, state=answer)
+            answer, error = self._commit_top(tx, top, out, c, now)
         if error is not None:
             raise error
         return answer
