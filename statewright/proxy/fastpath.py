@@ -29,14 +29,7 @@ import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
-from .rawstdio import TOO_LARGE, LineFeed, dump_line
-
-try:  # the SDK's context-carrying streams, when present (they propagate contextvars)
-    from mcp.shared._context_streams import create_context_streams as _streams
-except Exception:  # noqa: BLE001  pragma: no cover
-    _streams = None
-
-_MAX_LINE = 64 * 1024 * 1024
+from .rawstdio import MAX_LINE, TOO_LARGE, LineFeed, dump_line, session_streams
 
 
 
@@ -71,18 +64,13 @@ class FastStdio:
         os.dup2(2, 1)  # stray prints go to stderr, never into the protocol stream
         reader_file = os.fdopen(in_fd, "rb", buffering=0)
         writer_file = os.fdopen(out_fd, "wb", buffering=0)
-        feed = LineFeed(self._hot, limit=_MAX_LINE)
+        feed = LineFeed(self._hot, limit=MAX_LINE)
         r_transport, _ = await loop.connect_read_pipe(lambda: _FeedProtocol(feed), reader_file)
         feed.pause, feed.resume = r_transport.pause_reading, r_transport.resume_reading
         w_transport, w_protocol = await loop.connect_write_pipe(
             lambda: asyncio.streams.FlowControlMixin(loop=loop), writer_file)
         self._writer = asyncio.StreamWriter(w_transport, w_protocol, None, loop)
-        if _streams is not None:
-            read_send, read_recv = _streams[SessionMessage | Exception](0)
-            write_send, write_recv = _streams[SessionMessage](0)
-        else:  # pragma: no cover
-            read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-            write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
+        read_send, read_recv, write_send, write_recv = session_streams()
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg

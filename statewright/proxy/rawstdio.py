@@ -33,7 +33,7 @@ from mcp import MCPError
 from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
-_MAX_LINE = 64 * 1024 * 1024
+MAX_LINE = 64 * 1024 * 1024
 
 
 def dump_line(obj: Any) -> bytes:
@@ -54,6 +54,18 @@ except Exception:  # noqa: BLE001  pragma: no cover
     _streams = None
 
 
+def session_streams() -> tuple[Any, Any, Any, Any]:
+    """The (read_send, read_recv, write_send, write_recv) memory streams an SDK session runs
+    on, the SDK's context-carrying kind where available."""
+    if _streams is not None:
+        read_send, read_recv = _streams[SessionMessage | Exception](0)
+        write_send, write_recv = _streams[SessionMessage](0)
+    else:  # pragma: no cover
+        read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
+    return read_send, read_recv, write_send, write_recv
+
+
 class ConnectionLost(ConnectionError):
     """The server's pipes closed (it exited or was killed)."""
 
@@ -66,7 +78,7 @@ class LineFeed:
     line at once, inside the pipe's callback (no task switch); a line it does not take (False)
     is queued for `get()`. Reading pauses while too many lines wait in the queue."""
 
-    def __init__(self, hot: Callable[[bytes], bool], limit: int = _MAX_LINE, backlog: int = 32) -> None:
+    def __init__(self, hot: Callable[[bytes], bool], limit: int = MAX_LINE, backlog: int = 32) -> None:
         self.hot = hot
         self.limit, self.backlog = limit, backlog
         self.pause: Callable[[], None] | None = None
@@ -207,12 +219,7 @@ class RawStdio:
         self._stdin = transport.get_pipe_transport(0)
         out = transport.get_pipe_transport(1)
         self.feed.pause, self.feed.resume = out.pause_reading, out.resume_reading
-        if _streams is not None:
-            read_send, read_recv = _streams[SessionMessage | Exception](0)
-            write_send, write_recv = _streams[SessionMessage](0)
-        else:  # pragma: no cover
-            read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-            write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
+        read_send, read_recv, write_send, write_recv = session_streams()
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._read_loop, read_send)

@@ -244,6 +244,11 @@ class Proxy:
         refusal, call_args, _ = self.admit(route, name, args, size_hint)
         if refusal is not None:
             return refusal
+        return await self._call_and_settle(route, name, call_args)
+
+    async def _call_and_settle(self, route: Route, name: str,
+                               call_args: dict[str, Any]) -> dict[str, Any]:
+        """Call the admitted tool downstream, account the result, announce an interrupt."""
         try:
             result = await self.downstream.call(route, call_args)
         except Exception as exc:  # noqa: BLE001
@@ -319,14 +324,7 @@ class Proxy:
             spawn(self.check_state_change)
 
     async def _finish_slow(self, route: Route, name: str, call_args: dict[str, Any], reply: Any) -> None:
-        try:
-            result = await self.downstream.call(route, call_args)
-        except Exception as exc:  # noqa: BLE001
-            result = self.call_failed(route, exc)
-        result, interrupted = self.settle(route, name, call_args, result)
-        if interrupted:
-            await self.check_state_change()
-        reply(result)
+        reply(await self._call_and_settle(route, name, call_args))
 
     def admit(self, route: Route, name: str, args: dict[str, Any],
               size_hint: int | None = None) -> tuple[dict[str, Any] | None, dict[str, Any], bool]:
