@@ -140,18 +140,24 @@ def proxy_handles(name: str, data: dict, rt=None) -> bool:
 
 # -- events ------------------------------------------------------------------------------------
 
+def _runtime_unless_proxy(name: str, data: dict):
+    """The runtime that decides this call, or None when statewright's proxy gates and accounts
+    it itself (its own tools and the ones it forwards)."""
+    rt = open_runtime(data)
+    if is_proxy_tool(name) and proxy_handles(name, data, rt):
+        return None
+    return rt
+
+
 def pre_tool_use(data: dict) -> str:
     session = _session(data)
     name, inp = _tool(data)
-    rt = None
-    if is_proxy_tool(name):
-        rt = open_runtime(data)
-        if proxy_handles(name, data, rt):
-            return ""  # the proxy gates and accounts its own tools and the ones it forwards
+    rt = _runtime_unless_proxy(name, data)
+    if rt is None:
+        return ""
     from ..policy.types import ToolCall
     from ..runtime.enforcement import authorize
 
-    rt = rt or open_runtime(data)
     decision = authorize(rt, session, ToolCall(tool_name=name, tool_input=inp, source="claude",
                                                cwd=_cwd(data)))
     if not decision.allowed:
@@ -170,16 +176,13 @@ def pre_tool_use(data: dict) -> str:
 def post_tool_use(data: dict) -> str:
     session = _session(data)
     name, inp = _tool(data)
-    rt = None
-    if is_proxy_tool(name):
-        rt = open_runtime(data)
-        if proxy_handles(name, data, rt):
-            return ""  # the proxy accounted the result
+    rt = _runtime_unless_proxy(name, data)
+    if rt is None:
+        return ""  # the proxy accounted the result
     from ..policy.types import ToolResult
     from ..runtime.enforcement import record
 
     response = data.get("tool_response")
-    rt = rt or open_runtime(data)
     outcome = record(rt, session, ToolResult(tool_name=name, tool_input=inp,
                                              output_bytes=response_size(response),
                                              is_error=_is_error(response), cwd=_cwd(data)))

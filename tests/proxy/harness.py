@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from contextlib import ExitStack
@@ -20,27 +19,13 @@ from typing import Any
 import anyio
 import mcp_types as types
 from anyio.from_thread import start_blocking_portal
+from conftest import REPO, bin_path, clean_env
 from mcp import Client, StdioServerParameters
 
-REPO = Path(__file__).resolve().parents[2]
-VENV_BIN = Path(sys.executable).parent
 NPM = REPO / "tests" / "npm" / "node_modules" / "@modelcontextprotocol"
 FS_JS = NPM / "server-filesystem" / "dist" / "index.js"
 EVERYTHING_JS = NPM / "server-everything" / "dist" / "index.js"
 NODE = shutil.which("node") or "node"
-
-
-def bin_path(name: str) -> str:
-    p = VENV_BIN / name
-    if not p.exists():
-        raise RuntimeError(f"{name} is not installed in {VENV_BIN}; run `make test`")
-    return str(p)
-
-
-def clean_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("STATEWRIGHT_", "CLAUDE_"))}
-    env.update(extra)
-    return env
 
 
 def fs_server(root: Path) -> dict[str, Any]:
