@@ -29,8 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from statewright.definition.compiled import State  # noqa: E402
-from statewright.policy import Counters, GateContext, ToolCall, gate  # noqa: E402
+from statewright.definition.compiled import State
+from statewright.policy import Counters, GateContext, ToolCall, gate
 
 STATE = State(name="implement", allowed_tools=("Bash", "Read", "Edit", "Write", "mcp__github__*"),
               allowed_commands=("pytest", "npm test", "git status", "git diff", "ls", "cat",

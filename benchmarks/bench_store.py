@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from statewright.policy.types import ToolCall, ToolResult  # noqa: E402
-from statewright.runtime import Runtime  # noqa: E402
-from statewright.runtime.enforcement import authorize, record  # noqa: E402
+from statewright.policy.types import ToolCall, ToolResult
+from statewright.runtime import Runtime
+from statewright.runtime.enforcement import authorize, record
 
 LOOP = {"id": "bench-loop", "initial": "a",
         "guards": {"ok": {"field": "n", "op": "gte", "value": 0}},

@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from statewright.definition import validate  # noqa: E402
+from statewright.definition import validate
 
 N_STATES = 500
 

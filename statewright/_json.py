@@ -27,8 +27,15 @@ _WS = " \t\n\r"
 class _ScanContext:
     """The attributes `_json.make_scanner` reads from a JSONDecoder."""
 
-    __slots__ = ("strict", "object_hook", "object_pairs_hook", "parse_float", "parse_int",
-                 "parse_constant", "memo")
+    __slots__ = (
+        "memo",
+        "object_hook",
+        "object_pairs_hook",
+        "parse_constant",
+        "parse_float",
+        "parse_int",
+        "strict",
+    )
 
     def __init__(self) -> None:
         self.strict = True

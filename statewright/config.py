@@ -91,7 +91,7 @@ def store_path(root: str | os.PathLike[str]) -> Path:
 class Config(Record):
     """The project's configuration (`statewright.json`), an immutable record."""
 
-    __slots__ = ("root_dir", "mcp_servers", "workflows", "fail_open", "shell_tools", "_root")
+    __slots__ = ("_root", "fail_open", "mcp_servers", "root_dir", "shell_tools", "workflows")
     _fields = __match_args__ = ("root", "mcp_servers", "workflows", "fail_open", "shell_tools")
 
     def __init__(self, root: str | os.PathLike[str], mcp_servers: dict[str, dict[str, Any]] | None = None,

@@ -308,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"\n[bold green]demo finished in {time.perf_counter() - t0:.1f}s[/]"
                       + (f"; project kept at {project}" if keep else ""))
         return 0
-    except Exception as exc:  # noqa: BLE001  a demo failure is one clear line, never a traceback
+    except Exception as exc:
         log = tmp / "serve.log"
         tail = log.read_text()[-2000:] if log.exists() else ""
         console.print(f"[red]demo failed: {type(exc).__name__}: {exc}[/]")

@@ -15,8 +15,8 @@ def main(argv: list[str] | None = None) -> int:
         from click.exceptions import Abort, ClickException, Exit
 
     from ..errors import StatewrightError
+    from . import check, hook_cmd, install, runs, serve, workflows  # noqa: F401  (register commands)
     from .app import app, err_console
-    from . import workflows, runs, check, install, hook_cmd, serve  # noqa: F401  (register commands)
 
     try:
         rv = app(args=argv, prog_name="statewright", standalone_mode=False)

@@ -8,7 +8,6 @@ allowed, 1 when it would be refused (or on an error).
 from __future__ import annotations
 
 import os
-from typing import Optional
 
 import typer
 from rich.markup import escape
@@ -23,8 +22,8 @@ def check_cmd(
     input_json: str = typer.Argument(..., metavar="INPUT_JSON",
                                      help='The tool input as a JSON object, e.g. \'{"command": "npm test"}\'.'),
     as_json: bool = typer.Option(False, "--json", help="Print the decision as JSON."),
-    session: Optional[str] = SessionOpt,
-    project: Optional[str] = ProjectOpt,
+    session: str | None = SessionOpt,
+    project: str | None = ProjectOpt,
 ) -> None:
     """Dry-run the decision for TOOL with INPUT_JSON in the current state, and explain it."""
     from ..policy.types import ToolCall

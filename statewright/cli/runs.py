@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.markup import escape
@@ -20,7 +20,7 @@ from .app import ProjectOpt, SessionOpt, app, console, fail, parse_json_option, 
 HUMAN = "human"
 
 
-def _runtime(project: Optional[str]):
+def _runtime(project: str | None):
     from ..runtime import Runtime
 
     return Runtime.open(project)
@@ -34,7 +34,7 @@ def _run_cmd(fn):
         fail(e.code, e.message)
 
 
-def _object_option(value: Optional[str], what: str) -> Optional[dict[str, Any]]:
+def _object_option(value: str | None, what: str) -> dict[str, Any] | None:
     parsed = parse_json_option(value, what)
     if parsed is not None and not isinstance(parsed, dict):
         raise StatewrightError(INVALID_ARGUMENTS, f"{what} must be a JSON object, like '{{\"key\": 1}}'")
@@ -130,10 +130,10 @@ def _show(answer: dict[str, Any], as_json: bool, title: str) -> None:
 @app.command("start")
 def start_cmd(
     name: str = typer.Argument(..., help="Workflow name (its id)."),
-    input: Optional[str] = typer.Option(None, "--input", "-i", help="JSON object merged into the initial context."),
+    input: str | None = typer.Option(None, "--input", "-i", help="JSON object merged into the initial context."),
     as_json: bool = typer.Option(False, "--json", help="Print the state answer as JSON."),
-    session: Optional[str] = SessionOpt,
-    project: Optional[str] = ProjectOpt,
+    session: str | None = SessionOpt,
+    project: str | None = ProjectOpt,
 ) -> None:
     """Start a run of workflow NAME for the session."""
     def go() -> None:
@@ -146,8 +146,8 @@ def start_cmd(
 @app.command("status")
 def status_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the state answer as JSON."),
-    session: Optional[str] = SessionOpt,
-    project: Optional[str] = ProjectOpt,
+    session: str | None = SessionOpt,
+    project: str | None = ProjectOpt,
 ) -> None:
     """Show the session's current run: state, rules, counters and transitions."""
     _run_cmd(lambda: _show(_runtime(project).get_state(session), as_json, "statewright status"))
@@ -156,11 +156,11 @@ def status_cmd(
 @app.command("transition")
 def transition_cmd(
     event: str = typer.Argument(..., help="Event name, e.g. READY or BRANCH_DONE:lint."),
-    data: Optional[str] = typer.Option(None, "--data", "-d", help="JSON object merged into the context after the transition."),
-    expected_version: Optional[int] = typer.Option(None, "--expected-version", help="Refuse if the run's version differs (STALE_VERSION)."),
+    data: str | None = typer.Option(None, "--data", "-d", help="JSON object merged into the context after the transition."),
+    expected_version: int | None = typer.Option(None, "--expected-version", help="Refuse if the run's version differs (STALE_VERSION)."),
     as_json: bool = typer.Option(False, "--json", help="Print the state answer as JSON."),
-    session: Optional[str] = SessionOpt,
-    project: Optional[str] = ProjectOpt,
+    session: str | None = SessionOpt,
+    project: str | None = ProjectOpt,
 ) -> None:
     """Fire EVENT on the session's run."""
     def go() -> None:
@@ -174,8 +174,8 @@ def transition_cmd(
 @app.command("pause")
 def pause_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the state answer as JSON."),
-    session: Optional[str] = SessionOpt,
-    project: Optional[str] = ProjectOpt,
+    session: str | None = SessionOpt,
+    project: str | None = ProjectOpt,
 ) -> None:
     """Pause the session's run (enforcement stops until it is resumed)."""
     _run_cmd(lambda: _show(_runtime(project).pause(session, actor=HUMAN), as_json, "paused"))
@@ -185,8 +185,8 @@ def pause_cmd(
 def resume_cmd(
     name: str = typer.Argument(..., help="Workflow name: its newest paused run is resumed (or a fresh one started)."),
     as_json: bool = typer.Option(False, "--json", help="Print the state answer as JSON."),
-    session: Optional[str] = SessionOpt,
-    project: Optional[str] = ProjectOpt,
+    session: str | None = SessionOpt,
+    project: str | None = ProjectOpt,
 ) -> None:
     """Resume the newest paused run of NAME in this session, or start a fresh one."""
     _run_cmd(lambda: _show(_runtime(project).resume(name, session, actor=HUMAN), as_json, "resumed"))
@@ -195,10 +195,10 @@ def resume_cmd(
 @app.command("force-state")
 def force_state_cmd(
     state: str = typer.Argument(..., help="State to jump to."),
-    context: Optional[str] = typer.Option(None, "--context", "-c", help="JSON object merged (not replaced) into the context."),
+    context: str | None = typer.Option(None, "--context", "-c", help="JSON object merged (not replaced) into the context."),
     as_json: bool = typer.Option(False, "--json", help="Print the state answer as JSON."),
-    session: Optional[str] = SessionOpt,
-    project: Optional[str] = ProjectOpt,
+    session: str | None = SessionOpt,
+    project: str | None = ProjectOpt,
 ) -> None:
     """Jump the session's run to STATE, bypassing guards (recorded as a human action)."""
     def go() -> None:
@@ -210,10 +210,10 @@ def force_state_cmd(
 
 @app.command("approve")
 def approve_cmd(
-    approval_id: Optional[str] = typer.Argument(None, help="Approval id (default: the session's pending one)."),
+    approval_id: str | None = typer.Argument(None, help="Approval id (default: the session's pending one)."),
     as_json: bool = typer.Option(False, "--json", help="Print the state answer as JSON."),
-    session: Optional[str] = SessionOpt,
-    project: Optional[str] = ProjectOpt,
+    session: str | None = SessionOpt,
+    project: str | None = ProjectOpt,
 ) -> None:
     """Approve a parked transition; it completes now."""
     _run_cmd(lambda: _show(_runtime(project).approve(session, approval_id, actor=HUMAN), as_json, "approved"))
@@ -221,11 +221,11 @@ def approve_cmd(
 
 @app.command("reject")
 def reject_cmd(
-    approval_id: Optional[str] = typer.Argument(None, help="Approval id (default: the session's pending one)."),
-    reason: Optional[str] = typer.Option(None, "--reason", "-r", help="Why (recorded in history)."),
+    approval_id: str | None = typer.Argument(None, help="Approval id (default: the session's pending one)."),
+    reason: str | None = typer.Option(None, "--reason", "-r", help="Why (recorded in history)."),
     as_json: bool = typer.Option(False, "--json", help="Print the state answer as JSON."),
-    session: Optional[str] = SessionOpt,
-    project: Optional[str] = ProjectOpt,
+    session: str | None = SessionOpt,
+    project: str | None = ProjectOpt,
 ) -> None:
     """Reject a parked transition; the run stays where it is."""
     _run_cmd(lambda: _show(_runtime(project).reject(session, approval_id, reason, actor=HUMAN),
@@ -236,8 +236,8 @@ def reject_cmd(
 def runs_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     all_sessions: bool = typer.Option(False, "--all", "-a", help="Every session, not just this one."),
-    session: Optional[str] = SessionOpt,
-    project: Optional[str] = ProjectOpt,
+    session: str | None = SessionOpt,
+    project: str | None = ProjectOpt,
 ) -> None:
     """List runs (of the session and its fork/invoke children; --all for every session)."""
     def go() -> None:
@@ -262,10 +262,10 @@ def runs_cmd(
 
 @app.command("history")
 def history_cmd(
-    run_id: Optional[str] = typer.Argument(None, help="Run id (default: the session's current or latest run)."),
+    run_id: str | None = typer.Argument(None, help="Run id (default: the session's current or latest run)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-    session: Optional[str] = SessionOpt,
-    project: Optional[str] = ProjectOpt,
+    session: str | None = SessionOpt,
+    project: str | None = ProjectOpt,
 ) -> None:
     """Show the event history of a run (and of its fork/invoke children)."""
     def go() -> None:

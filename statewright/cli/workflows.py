@@ -7,18 +7,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
 from ..config import Config, find_project_root, load_config
-from ..errors import INVALID_ARGUMENTS, StatewrightError
+from ..errors import INVALID_ARGUMENTS
 from .app import ProjectOpt, app, console, err_console, fail, print_json
 
 
-def _config(project: Optional[str]) -> Config:
+def _config(project: str | None) -> Config:
     root = find_project_root(project)
     return load_config(root)
 
@@ -65,7 +65,7 @@ def validate_cmd(
     paths: list[str] = typer.Argument(..., metavar="PATH...", help="Workflow files or directories (their *.json files).", show_default=False),
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
-    project: Optional[str] = ProjectOpt,
+    project: str | None = ProjectOpt,
 ) -> None:
     """Validate workflow definitions: schema, types and every semantic rule, with JSON Pointers.
 
@@ -127,7 +127,7 @@ def validate_cmd(
 @app.command("list")
 def list_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the list as JSON."),
-    project: Optional[str] = ProjectOpt,
+    project: str | None = ProjectOpt,
 ) -> None:
     """List the workflows on the search path (the first file with an id wins)."""
     from ..definition.discovery import list_workflows
@@ -246,7 +246,7 @@ def _transitions(st: Any) -> Text:
 def show_cmd(
     name: str = typer.Argument(..., help="Workflow id (or a path to a workflow file)."),
     as_json: bool = typer.Option(False, "--json", help="Print the compiled workflow as JSON."),
-    project: Optional[str] = ProjectOpt,
+    project: str | None = ProjectOpt,
 ) -> None:
     """Show a workflow: its states with their rules and transitions, guards and interrupts."""
     config = _config(project)
@@ -296,7 +296,7 @@ def show_cmd(
 def graph_cmd(
     name: str = typer.Argument(..., help="Workflow id (or a path to a workflow file)."),
     fmt: str = typer.Option("mermaid", "--format", "-f", help="Output format: mermaid or dot."),
-    project: Optional[str] = ProjectOpt,
+    project: str | None = ProjectOpt,
 ) -> None:
     """Print the workflow's state graph as Mermaid (stateDiagram-v2) or Graphviz DOT."""
     from ..definition.graph import to_dot, to_mermaid

@@ -21,8 +21,14 @@ from __future__ import annotations
 from .compiled import CompiledWorkflow
 
 __all__ = [
-    "CompiledWorkflow", "Diagnostic", "ValidationResult", "compile_dict", "compile_workflow",
-    "load_path", "validate", "load_schema",
+    "CompiledWorkflow",
+    "Diagnostic",
+    "ValidationResult",
+    "compile_dict",
+    "compile_workflow",
+    "load_path",
+    "load_schema",
+    "validate",
 ]
 
 _LAZY = {

@@ -7,10 +7,17 @@ import hashlib
 import json
 from typing import Any
 
-from .compiled import (Branch, CompiledWorkflow, Fork, ForkBranch, Guard, Interrupt, State,
-                       Transition)
-from .model import (ForkTransition, GuardedTransition, InvokeTransition, StateModel,
-                    WorkflowModel)
+from .compiled import (
+    Branch,
+    CompiledWorkflow,
+    Fork,
+    ForkBranch,
+    Guard,
+    Interrupt,
+    State,
+    Transition,
+)
+from .model import ForkTransition, GuardedTransition, InvokeTransition, StateModel, WorkflowModel
 
 
 def canonical_json(doc: Any) -> str:

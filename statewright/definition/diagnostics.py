@@ -6,8 +6,9 @@ stable `code` (tests and tools key on it; the message is for people).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from .compiled import CompiledWorkflow

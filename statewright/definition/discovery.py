@@ -8,9 +8,10 @@ finding a workflow by name stays cheap; `list_workflows` validates every file fu
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..errors import INVALID_WORKFLOW, UNKNOWN_WORKFLOW, StatewrightError
 from .diagnostics import Diagnostic, error, warning

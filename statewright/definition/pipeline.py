@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import INVALID_WORKFLOW, StatewrightError
 from .compiled import CompiledWorkflow

@@ -8,13 +8,20 @@ from __future__ import annotations
 
 import fnmatch
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from .compiled import RETURN_TARGET
 from .diagnostics import Diagnostic, error, pointer, warning
-from .model import (BranchEntry, ForkTransition, GuardedTransition, InvokeTransition, StateModel,
-                    WorkflowModel)
+from .model import (
+    BranchEntry,
+    ForkTransition,
+    GuardedTransition,
+    InvokeTransition,
+    StateModel,
+    WorkflowModel,
+)
 
 Resolver = Callable[[str], "bool | None"]
 

@@ -8,7 +8,8 @@ JSON equality: `true` is not `1`, `1` equals `1.0`.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..definition.compiled import CompiledWorkflow, Guard
 
@@ -67,7 +68,7 @@ def json_equal(a: Any, b: Any) -> bool:
         return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     try:
         return bool(a == b)
-    except Exception:  # noqa: BLE001 - total by contract
+    except Exception:
         return False
 
 
@@ -78,7 +79,7 @@ def _order(a: Any, b: Any) -> int | None:
         return None
     try:
         return -1 if a < b else (1 if a > b else 0)
-    except Exception:  # noqa: BLE001 - NaN and friends
+    except Exception:
         return None
 
 
@@ -113,7 +114,7 @@ def check(op: str, seen: Any, value: Any) -> bool:
             if isinstance(actual, dict) and isinstance(value, str):
                 return value in actual
             return False
-    except Exception:  # noqa: BLE001 - a guard never raises
+    except Exception:
         return False
     return False  # unknown operator: fail closed
 
@@ -123,7 +124,7 @@ def _show(v: Any) -> str:
         return "nothing (the field is not set)"
     try:
         s = json.dumps(v, sort_keys=True, default=str)
-    except Exception:  # noqa: BLE001
+    except Exception:
         s = repr(v)
     return s if len(s) <= 120 else s[:117] + "..."
 

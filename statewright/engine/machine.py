@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import copy
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..definition.compiled import (
     BRANCH_DONE_PREFIX,

@@ -52,12 +52,12 @@ def main(argv: list[str] | None = None, stdin: bytes | None = None) -> int:
         from .handlers import handle
 
         out = handle(args, stdin)
-    except BaseException as exc:  # noqa: BLE001 - the last line of defence: fail closed
+    except BaseException as exc:
         try:
             from .handlers import crash_output
 
             out = crash_output(args, stdin, exc)
-        except BaseException as exc2:  # noqa: BLE001 - even the handlers cannot be imported
+        except BaseException as exc2:
             out = _last_resort(exc, exc2)
     if not out:
         return 0
@@ -86,7 +86,7 @@ def emit(out: str, blocking: bool) -> int:
     try:
         _write(out + "\n", sent)
         return 0
-    except BaseException:  # noqa: BLE001 - any failure to deliver
+    except BaseException:
         pass
     if not blocking:
         return 0
@@ -94,13 +94,13 @@ def emit(out: str, blocking: bool) -> int:
         try:
             _write(FALLBACK_DENY + "\n", sent)
             return 0
-        except BaseException:  # noqa: BLE001
+        except BaseException:
             pass
     try:
         sys.stderr.write("statewright: the hook could not write its decision to stdout; the call "
                          "is refused (exit status 2) because statewright fails closed\n")
         sys.stderr.flush()
-    except BaseException:  # noqa: BLE001 - nothing left to tell; the exit status still blocks
+    except BaseException:
         pass
     return EXIT_BLOCK
 

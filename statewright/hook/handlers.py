@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from .._json import dumps as _json_dumps
 from .._json import loads as _json_loads
-from . import POST_TOOL_USE, PRE_TOOL_USE, SESSION_START, STOP, USER_PROMPT_SUBMIT, normalize_event
 
 # the names Claude Code gives statewright's own MCP proxy's tools (`mcp__statewright__...` from
 # .mcp.json, `mcp__plugin_statewright_statewright__...` as a plugin). Only the calls the proxy
@@ -23,6 +22,8 @@ from . import POST_TOOL_USE, PRE_TOOL_USE, SESSION_START, STOP, USER_PROMPT_SUBM
 # here like every other tool: a server registered as `statewright` elsewhere (a user-scope entry
 # in ~/.claude.json, another plugin) must not escape the rules by its name.
 from ..names import PROXY_PREFIXES, RESERVED_SERVERS
+from . import POST_TOOL_USE, PRE_TOOL_USE, SESSION_START, STOP, USER_PROMPT_SUBMIT, normalize_event
+
 _EVENT_LIST = "pre-tool-use, post-tool-use, session-start, user-prompt-submit, stop"
 
 
@@ -49,7 +50,7 @@ def handle(args: list[str], raw: bytes | None) -> str:
         return failure_output(event, problem, data)
     try:
         return _HANDLERS[event](data)
-    except BaseException as exc:  # noqa: BLE001 - fail closed with the cause
+    except BaseException as exc:
         return failure_output(event, exc, data)
 
 
@@ -297,5 +298,5 @@ def _fail_open(data: dict | None) -> bool:
 
         root = project_root_dir(cwd=_cwd(data or {}) if isinstance(data, dict) else None)
         return load_config(root).fail_open is True
-    except BaseException:  # noqa: BLE001
+    except BaseException:
         return False

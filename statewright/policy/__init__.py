@@ -9,4 +9,4 @@ from __future__ import annotations
 from .gate import gate
 from .types import Counters, Decision, GateContext, ToolCall, ToolResult
 
-__all__ = ["gate", "Counters", "Decision", "GateContext", "ToolCall", "ToolResult"]
+__all__ = ["Counters", "Decision", "GateContext", "ToolCall", "ToolResult", "gate"]

@@ -42,10 +42,10 @@ class CacheInfo(tuple):
         return "CacheInfo(hits=%r, misses=%r, maxsize=%r, currsize=%r)" % tuple(self)
 
 
-def lru_cache(maxsize: int | None = 128):  # noqa: ANN201
+def lru_cache(maxsize: int | None = 128):
     """`functools.lru_cache(maxsize=...)` without importing `functools`."""
 
-    def decorate(func):  # noqa: ANN001, ANN202
+    def decorate(func):
         if _lru_cache_wrapper is None:  # pragma: no cover - not CPython
             import functools
 
@@ -73,7 +73,7 @@ class LazyRe:
         self._args = (pattern, flags)
         self._rx = None
 
-    def get(self):  # noqa: ANN201  (an re.Pattern)
+    def get(self):
         rx = self._rx
         if rx is None:
             import re
@@ -81,17 +81,17 @@ class LazyRe:
             rx = self._rx = re.compile(*self._args)
         return rx
 
-    def match(self, s: str):  # noqa: ANN201
+    def match(self, s: str):
         return self.get().match(s)
 
-    def fullmatch(self, s: str):  # noqa: ANN201
+    def fullmatch(self, s: str):
         return self.get().fullmatch(s)
 
-    def search(self, s: str):  # noqa: ANN201
+    def search(self, s: str):
         return self.get().search(s)
 
-    def split(self, s: str):  # noqa: ANN201
+    def split(self, s: str):
         return self.get().split(s)
 
-    def sub(self, repl, s: str):  # noqa: ANN001, ANN201
+    def sub(self, repl, s: str):
         return self.get().sub(repl, s)

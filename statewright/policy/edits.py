@@ -8,7 +8,8 @@ from ._lazy import LazyRe, lru_cache
 
 TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable
+    from collections.abc import Callable
+    from typing import Any
 
 #: host edit tools -> the argument holding the file path
 HOST_EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",

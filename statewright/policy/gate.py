@@ -118,7 +118,7 @@ def _tool_allowed_in(state: State, name: str) -> bool:
         return v
     at, dt = state.allowed_tools, state.disallowed_tools
     v = tool_allowed(name, at, dt)
-    if (at is None or type(at) is tuple and all(type(e) is str for e in at)) and \
+    if (at is None or (type(at) is tuple and all(type(e) is str for e in at))) and \
             type(dt) is tuple and all(type(e) is str for e in dt):
         if len(_STATE_TOOLS) >= 256:
             _STATE_TOOLS.clear()

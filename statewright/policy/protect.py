@@ -86,7 +86,7 @@ class StoreMarkers:
     (Unicode case folding only relates ASCII letters to non-ASCII ones, such as `ſ` to `s`);
     anything else is searched with the regular expression itself."""
 
-    __slots__ = ("store_dir", "needles", "ascii")
+    __slots__ = ("ascii", "needles", "store_dir")
 
     def __init__(self, store_dir: str) -> None:
         parts = (*store_markers(store_dir), os.path.normpath(store_dir))
@@ -201,9 +201,19 @@ class CtxFacts:
     decision reads attributes instead of calling half a dozen caches. Nothing here is about
     the path being decided: that is resolved afresh on every decision."""
 
-    __slots__ = ("real_root", "store", "store_prefix", "markers", "protected", "folded",
-                 "holders", "real_store", "real_store_prefix", "home_claude",
-                 "home_claude_prefix")
+    __slots__ = (
+        "folded",
+        "holders",
+        "home_claude",
+        "home_claude_prefix",
+        "markers",
+        "protected",
+        "real_root",
+        "real_store",
+        "real_store_prefix",
+        "store",
+        "store_prefix",
+    )
 
     def __init__(self, project_root: str, store_dir: str, protected: frozenset[str]) -> None:
         self.real_root = _real_root(project_root)
@@ -265,7 +275,7 @@ def path_violation(p: str, ctx: Any, cwd: str | None, write: bool, tree: bool = 
         if full == fx.home_claude or full.startswith(fx.home_claude_prefix):
             return f"`{p}` is Claude Code's own configuration (~/.claude), which holds its hooks"
         pre = full.rstrip(os.sep) + os.sep
-        if tree and store.startswith(pre) or pre in fx.holders:
+        if (tree and store.startswith(pre)) or pre in fx.holders:
             return (f"`{p}` holds statewright's store or a file statewright is enforcing; "
                     "it may not be changed, moved or deleted as a whole")
     return None
@@ -400,7 +410,7 @@ def _recursive(c: Command) -> bool:
         return any(v in ("-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0",
                          "-fprintf", "-fls") for v in vals)
     if n == "git":
-        return "clean" in vals or "rm" in vals or "stash" in vals and "-a" in vals
+        return "clean" in vals or "rm" in vals or ("stash" in vals and "-a" in vals)
     return n in _TREE_CMDS
 
 
@@ -858,7 +868,7 @@ def _cli_violations(analysis: ShellAnalysis, cwd: str) -> list[str]:
             if why:
                 out.append(why)
                 continue
-        if line_mentions and base in ("pip", "pip3", "pipx", "uv") or _PY_RE.fullmatch(base or "-"):
+        if (line_mentions and base in ("pip", "pip3", "pipx", "uv")) or _PY_RE.fullmatch(base or "-"):
             vals_l = [w.value.lower() for w in c.argv]
             if "uninstall" in vals_l and any(v.startswith("statewright") for v in vals_l):
                 out.append(f"`{c.text[:100]}` would uninstall statewright")

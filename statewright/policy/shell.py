@@ -23,7 +23,8 @@ from ._lazy import LazyRe, lru_cache
 
 TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable
+    from collections.abc import Callable
+    from typing import Any
 
 # `re` and `fnmatch` are imported at module level: this module is imported only when a shell
 # line is analysed, and tree-sitter's binding imports `re` (and with it `functools`) anyway.
@@ -327,7 +328,7 @@ def _escape_pattern(s: str) -> str:
 
 
 class _W:
-    __slots__ = ("val", "pat", "literal", "dynamic", "glob")
+    __slots__ = ("dynamic", "glob", "literal", "pat", "val")
 
     def __init__(self) -> None:
         self.val: list[str] = []
@@ -1292,7 +1293,7 @@ def _env_dump(c: Command) -> str | None:
     if n == "compgen" and any(v in ("-v", "-e", "-A") or v.startswith(("-v", "-e"))
                               for v in vals):
         return "`compgen -v/-e/-A` lists variable names"
-    if n == "ps" and any(re.fullmatch(r"-?[a-zA-Z]*e[a-zA-Z]*", v) and not v.startswith("-")
+    if n == "ps" and any((re.fullmatch(r"-?[a-zA-Z]*e[a-zA-Z]*", v) and not v.startswith("-"))
                          or v in ("-E",) for v in vals):
         return "`ps e` shows the environment of processes"
     if n == "alias" or n == "trap":

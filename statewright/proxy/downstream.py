@@ -16,15 +16,15 @@ import math
 import os
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import anyio
 import mcp_types as types
 from mcp import Client, MCPError
 
-from .config import (ServerSpec, forwarded_name, parse_servers,  # noqa: F401  (re-exported)
-                     workflow_tool_name)
+from .config import ServerSpec, forwarded_name, parse_servers, workflow_tool_name  # noqa: F401  (re-exported)
 from .rawstdio import ConnectionLost, RawStdio
 
 log = logging.getLogger("statewright.proxy")
@@ -150,7 +150,7 @@ class Downstream:
                     if self.restarts and self.on_tools_changed:
                         await self.on_tools_changed()
                     await self._hold(client)
-        except Exception as exc:  # noqa: BLE001  (one server's fault never stops the proxy)
+        except Exception as exc:
             if connected:
                 self._mark_down(exc)
             else:
@@ -172,7 +172,7 @@ class Downstream:
                 self._refresh_pending = False
                 try:
                     self.tools = await self._list_all(client)
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:
                     self._mark_down(exc)
                     return
                 if self.on_tools_changed:
@@ -308,7 +308,7 @@ class Downstream:
 
 def _is_connection_error(exc: MCPError) -> bool:
     msg = (exc.message or "").lower()
-    return exc.code == -32000 and ("closed" in msg or "connection" in msg) or "connection closed" in msg
+    return (exc.code == -32000 and ("closed" in msg or "connection" in msg)) or "connection closed" in msg
 
 
 def describe(exc: BaseException) -> str:

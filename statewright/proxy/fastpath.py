@@ -22,15 +22,15 @@ import json
 import os
 import stat
 import sys
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator
+from typing import Any
 
 import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
 from .rawstdio import MAX_LINE, TOO_LARGE, LineFeed, dump_line, session_streams
-
 
 
 def usable() -> bool:
@@ -114,7 +114,7 @@ class FastStdio:
             if not self.proxy.forward_now(fast[2], fast[1], fast[3], fast[4],
                                           lambda body: self._reply(rid, body), self._tg.start_soon):
                 self._tg.start_soon(self._answer, *fast)
-        except Exception as exc:  # noqa: BLE001  never leave a request unanswered
+        except Exception as exc:
             self._reply(rid, None, exc)
         return True
 
@@ -132,7 +132,7 @@ class FastStdio:
                     continue
                 try:
                     message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-                except Exception as exc:  # noqa: BLE001  the SDK answers / logs parse errors
+                except Exception as exc:
                     await read_send.send(exc)
                     continue
                 self._track_era(message)
@@ -180,7 +180,7 @@ class FastStdio:
     async def _answer(self, rid: Any, name: str, route: Any, args: dict[str, Any], size: int) -> None:
         try:
             body = await self.proxy.forward_raw(route, name, args, size_hint=size)
-        except Exception as exc:  # noqa: BLE001  never leave a request unanswered
+        except Exception as exc:
             self._reply(rid, None, exc)
             return
         self._reply(rid, body)

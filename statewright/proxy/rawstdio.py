@@ -24,8 +24,9 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from contextlib import asynccontextmanager
-from typing import Any, Callable
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -50,7 +51,7 @@ KILL_WAIT = 2.0
 
 try:  # the SDK's context-carrying streams, when present (they propagate contextvars)
     from mcp.shared._context_streams import create_context_streams as _streams
-except Exception:  # noqa: BLE001  pragma: no cover
+except Exception:
     _streams = None
 
 
@@ -112,7 +113,7 @@ class LineFeed:
     def _line(self, line: bytes) -> None:
         try:
             taken = self.hot(line)
-        except Exception:  # noqa: BLE001  a hot handler's fault: leave the line to the slow path
+        except Exception:
             taken = False
         if not taken:
             self._push(line)
@@ -156,7 +157,7 @@ class LineFeed:
 
 
 class _ProcessProtocol(asyncio.streams.FlowControlMixin, asyncio.SubprocessProtocol):
-    def __init__(self, owner: "RawStdio") -> None:
+    def __init__(self, owner: RawStdio) -> None:
         super().__init__()
         self.owner = owner
         self.exited = asyncio.Event()
@@ -317,7 +318,7 @@ class RawStdio:
         try:
             if self._stdin is not None:
                 self._stdin.close()
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
         if await _wait_exit(proto, GRACE):
             return
@@ -374,7 +375,7 @@ class RawStdio:
         try:
             self._write(dump_line({"jsonrpc": "2.0", "method": "notifications/cancelled",
                                    "params": {"requestId": rid, "reason": "cancelled by the client"}}))
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
 
 
@@ -401,7 +402,7 @@ def _deliver(method: str, msg: dict[str, Any] | None, exc: BaseException | None,
             on_done(None, exc)
         else:
             on_done(msg, None)
-    except Exception as cb_exc:  # noqa: BLE001  a waiter's fault never stops the reader
+    except Exception as cb_exc:
         print(f"statewright: internal error handling a downstream answer: {cb_exc!r}",
               file=sys.stderr, flush=True)
 

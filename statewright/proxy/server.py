@@ -26,8 +26,13 @@ from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from ..errors import (DOWNSTREAM_ERROR, INVALID_ARGUMENTS, NO_ACTIVE_RUN, TOOL_DENIED,
-                      StatewrightError)
+from ..errors import (
+    DOWNSTREAM_ERROR,
+    INVALID_ARGUMENTS,
+    NO_ACTIVE_RUN,
+    TOOL_DENIED,
+    StatewrightError,
+)
 from ..policy.types import ToolCall, ToolResult
 from ..runtime.enforcement import enforced_state
 from . import tools as own
@@ -136,7 +141,7 @@ class Proxy:
         for s in list(self._legacy_sessions):
             try:
                 await s.send_tool_list_changed()
-            except Exception:  # noqa: BLE001  a client that went away
+            except Exception:
                 self._legacy_sessions.discard(s)
         await self.bus.publish(ToolsListChanged())
 
@@ -145,7 +150,7 @@ class Proxy:
         self._quiet = False
         try:
             eff = self.rt.effective_run(self.session)
-        except Exception as exc:  # noqa: BLE001  an unreadable store: the list is fail-closed
+        except Exception as exc:
             return ("error", describe(exc))
         if eff is None:
             self._quiet = True
@@ -155,7 +160,7 @@ class Proxy:
             state = enforced_state(run, wf)
             self._quiet = state is None or not (state.max_iterations or state.context_budget_bytes
                                                 or state.max_files_per_state)
-        except Exception:  # noqa: BLE001  unknown: record first
+        except Exception:
             self._quiet = False
         return (run.run_id, run.state, run.status, run.version, wf.digest, wf.debug)
 
@@ -176,7 +181,7 @@ class Proxy:
             await anyio.sleep(POLL_INTERVAL)
             try:
                 await self.check_state_change()
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 log.debug("state poll failed: %s", exc)
 
     # ---- tools/list -----------------------------------------------------------------------
@@ -200,7 +205,7 @@ class Proxy:
                 state = enforced_state(run, wf)
                 if state is not None:
                     allowed = _name_filter(state)
-        except Exception as exc:  # noqa: BLE001  fail closed: only our own tools
+        except Exception as exc:
             print(f"statewright: cannot read the run state ({describe(exc)}); listing only "
                   "statewright tools", file=self.errlog, flush=True)
             return own.own_tools(False)
@@ -251,7 +256,7 @@ class Proxy:
         """Call the admitted tool downstream, account the result, announce an interrupt."""
         try:
             result = await self.downstream.call(route, call_args)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             result = self.call_failed(route, exc)
         result, interrupted = self.settle(route, name, call_args, result)
         if interrupted:
@@ -379,7 +384,7 @@ class Proxy:
         try:
             return self.rt.record(self.session, ToolResult(route.workflow_name, call_args,
                                                            output_bytes=nbytes, is_error=is_error))
-        except Exception as exc:  # noqa: BLE001  the call happened; say accounting failed
+        except Exception as exc:
             print(f"statewright: could not record {name}: {describe(exc)}", file=self.errlog, flush=True)
             return None
 
@@ -428,7 +433,7 @@ class Proxy:
                 return self._error(INVALID_ARGUMENTS, f"unknown tool {name!r}")
         except StatewrightError as exc:
             return self._error(exc.code, exc.message, state=exc.state, details=exc.details)
-        except Exception as exc:  # noqa: BLE001  never a JSON-RPC error for our own tools
+        except Exception as exc:
             return self._error("INTERNAL", f"{name} failed: {describe(exc)}")
         return _json_result(self._with_downstream(dict(answer)))
 
@@ -448,7 +453,7 @@ class Proxy:
             except StatewrightError as exc:
                 if exc.code != NO_ACTIVE_RUN:
                     payload["error"]["state_unavailable"] = exc.message
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 payload["error"]["state_unavailable"] = describe(exc)
         if state:
             for k, v in state.items():
@@ -501,5 +506,5 @@ def _version() -> str:
         from importlib.metadata import version
 
         return version("statewright")
-    except Exception:  # noqa: BLE001
+    except Exception:
         return "0"

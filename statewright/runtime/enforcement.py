@@ -35,7 +35,7 @@ class RecordOutcome:
     """What `record` did, and what the agent must be told about it. (A plain class: building a
     dataclass costs milliseconds at import, and this module is on every hook's start-up path.)"""
 
-    __slots__ = ("messages", "interrupts", "bytes_read", "warnings")
+    __slots__ = ("bytes_read", "interrupts", "messages", "warnings")
 
     def __init__(self, messages: list[str] | None = None, interrupts: list[dict] | None = None,
                  bytes_read: int = 0, warnings: list[str] | None = None) -> None:
@@ -56,7 +56,7 @@ def authorize(rt, session: str, call: ToolCall) -> Decision:
     cause (fail closed), or an allow when the project config sets `fail_open`."""
     try:
         return _decide(rt, session, call, account=True)
-    except BaseException as exc:  # noqa: BLE001 - fail closed on anything
+    except BaseException as exc:
         return failure_decision(rt, exc)
 
 
@@ -84,7 +84,7 @@ def failure_decision(rt, exc: BaseException) -> Decision:
     fail_open = False
     try:
         fail_open = bool(rt is not None and rt.config.fail_open)
-    except BaseException:  # noqa: BLE001 - an unreadable config cannot open anything
+    except BaseException:
         fail_open = False
     if fail_open:
         return Decision.allow(rule="fail_open", counts_iteration=False,
@@ -211,7 +211,7 @@ def _warm(rt, call: ToolCall) -> None:
             from ..policy.shell import analyze
 
             analyze(command)
-    except Exception:  # noqa: BLE001 - only a warm-up
+    except Exception:
         pass
 
 

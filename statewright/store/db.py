@@ -504,7 +504,7 @@ class _Transaction:
     """`Store.transaction()`: a small context manager (not `contextlib`, which the hook would
     have to import)."""
 
-    __slots__ = ("store", "write", "conn")
+    __slots__ = ("conn", "store", "write")
 
     def __init__(self, store: Store, write: bool) -> None:
         self.store = store

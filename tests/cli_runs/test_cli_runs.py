@@ -37,7 +37,7 @@ def test_approval_parked_then_approved_from_the_cli(project):
     try:
         rt.transition("agent", "DONE")
         raise AssertionError("a second event must be refused")
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         assert getattr(exc, "code", None) == "PENDING_APPROVAL"
     status = sw(project, "status", "--json", session="agent")
     assert json.loads(status.stdout)["pending_approval"]["approval_id"] == aid

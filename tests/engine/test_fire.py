@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-import pytest
-
 from statewright import errors
 from statewright.definition.compiled import CompiledWorkflow
 from statewright.engine import (
-    agent_may_pause, approve, child_settled, fire, fire_interrupt, force_state, pause, reject_approval, resume,
+    agent_may_pause,
+    approve,
+    child_settled,
+    fire,
+    fire_interrupt,
+    force_state,
+    pause,
+    reject_approval,
+    resume,
     transitions,
 )
 from statewright.engine.run import COMPLETED, FAILED, PAUSED, RUNNING

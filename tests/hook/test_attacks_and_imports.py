@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
 from conftest import REPO, bin_path
 
 from .harness import Project, allowed, denied

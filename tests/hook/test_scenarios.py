@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from .harness import SESSION, Project, allowed, context, denied
+from .harness import Project, allowed, context, denied
 
 pytestmark = pytest.mark.e2e
 

@@ -21,7 +21,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import bin_path
 from proxy.harness import ProxyClient, everything_server, make_project, payload, text_of
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from statewright.policy import Counters, GateContext, ToolCall, gate
-
 from statewright.definition.compiled import State
+from statewright.policy import Counters, GateContext, ToolCall, gate
 
 from .corpus import REALISTIC_STATE, attacks, legit, sections
 

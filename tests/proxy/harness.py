@@ -16,7 +16,6 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-import anyio
 import mcp_types as types
 from anyio.from_thread import start_blocking_portal
 from conftest import REPO, bin_path, clean_env

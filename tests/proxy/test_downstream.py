@@ -13,8 +13,13 @@ import anyio
 import pytest
 
 from statewright.errors import StatewrightError
-from statewright.proxy.downstream import (DownstreamError, DownstreamManager, Route, forwarded_name,
-                                          parse_servers)
+from statewright.proxy.downstream import (
+    DownstreamError,
+    DownstreamManager,
+    Route,
+    forwarded_name,
+    parse_servers,
+)
 
 from .harness import EVERYTHING_JS, NODE, everything_server, fs_server, git_server
 

@@ -9,8 +9,16 @@ import subprocess
 
 import pytest
 
-from .harness import (ProxyClient, bin_path, clean_env, everything_server, fs_server,
-                      make_project, payload, text_of)
+from .harness import (
+    ProxyClient,
+    bin_path,
+    clean_env,
+    everything_server,
+    fs_server,
+    make_project,
+    payload,
+    text_of,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("proxy_agreement")]
 

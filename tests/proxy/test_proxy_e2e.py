@@ -7,17 +7,26 @@ its own fresh run, so the tests do not depend on each other's state. They share 
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import time
 
-import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 
-from .harness import (EVERYTHING_JS, NODE, ProxyClient, cmdline, everything_server, fs_server,
-                      git_server, make_project, payload, statewright, text_of)
+from .harness import (
+    EVERYTHING_JS,
+    NODE,
+    ProxyClient,
+    cmdline,
+    everything_server,
+    fs_server,
+    git_server,
+    make_project,
+    payload,
+    statewright,
+    text_of,
+)
 from .workflows import DEBUG, GOV
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("proxy_e2e")]

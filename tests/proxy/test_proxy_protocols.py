@@ -8,12 +8,20 @@ import socket
 import subprocess
 import threading
 
-import mcp_types as types
 import pytest
 from mcp import Client
 
-from .harness import (ProxyClient, bin_path, clean_env, everything_server, fs_server,
-                      make_project, payload, statewright, text_of)
+from .harness import (
+    ProxyClient,
+    bin_path,
+    clean_env,
+    everything_server,
+    fs_server,
+    make_project,
+    payload,
+    statewright,
+    text_of,
+)
 from .workflows import SIMPLE
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("proxy_protocols")]

@@ -10,14 +10,12 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import REPO, bin_path
 
 sys.path.insert(0, str(REPO))
-from tests.hook.harness import Project, allowed, denied  # noqa: E402
-
-from statewright.definition.compiled import State  # noqa: E402
-from statewright.policy import Counters, GateContext, ToolCall, gate  # noqa: E402
+from statewright.definition.compiled import State
+from statewright.policy import Counters, GateContext, ToolCall, gate
+from tests.hook.harness import Project, allowed, denied
 
 pytestmark = pytest.mark.e2e
 

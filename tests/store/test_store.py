@@ -15,8 +15,6 @@ import pytest
 
 from statewright import errors
 from statewright.config import store_path
-from statewright.definition.compiled import CompiledWorkflow
-from statewright.engine.run import Run
 from statewright.runtime import Runtime
 from statewright.store import APPLICATION_ID, SCHEMA_VERSION, Store
 

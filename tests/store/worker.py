@@ -11,8 +11,8 @@ import time
 def main() -> None:
     mode, root = sys.argv[1], sys.argv[2]
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    from statewright.runtime import Runtime
     from statewright.errors import StatewrightError
+    from statewright.runtime import Runtime
 
     rt = Runtime.open(root)
     if mode == "hammer":
