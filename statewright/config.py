@@ -20,6 +20,11 @@ from ._json import loads
 from ._record import Record, _set
 from .errors import INVALID_ARGUMENTS, StatewrightError
 
+TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
 CONFIG_FILE = "statewright.json"
 STATE_DIR = ".statewright"
 STORE_FILE = "state.db"
@@ -60,7 +65,8 @@ def project_root_dir(project: str | os.PathLike[str] | None = None,
     start = os.path.realpath(os.fspath(cwd) if cwd else os.getcwd())
     d = start
     while True:
-        if os.path.isdir(os.path.join(d, STATE_DIR)) or os.path.isfile(os.path.join(d, CONFIG_FILE)):
+        if os.path.isdir(os.path.join(d, STATE_DIR)) or \
+                os.path.isfile(os.path.join(d, CONFIG_FILE)):
             return d
         parent = os.path.dirname(d)
         if parent == d:
@@ -91,10 +97,18 @@ def store_path(root: str | os.PathLike[str]) -> Path:
 class Config(Record):
     """The project's configuration (`statewright.json`), an immutable record."""
 
+    root_dir: str
+    _root: Path | None
+    mcp_servers: dict[str, dict[str, Any]]
+    workflows: tuple[str, ...]
+    fail_open: bool
+    shell_tools: dict[str, str]
+
     __slots__ = ("_root", "fail_open", "mcp_servers", "root_dir", "shell_tools", "workflows")
     _fields = __match_args__ = ("root", "mcp_servers", "workflows", "fail_open", "shell_tools")
 
-    def __init__(self, root: str | os.PathLike[str], mcp_servers: dict[str, dict[str, Any]] | None = None,
+    def __init__(self, root: str | os.PathLike[str],
+                 mcp_servers: dict[str, dict[str, Any]] | None = None,
                  workflows: tuple[str, ...] = (), fail_open: bool = False,
                  shell_tools: dict[str, str] | None = None) -> None:
         _set(self, "root_dir", os.fspath(root))
@@ -106,9 +120,11 @@ class Config(Record):
 
     @property
     def root(self) -> Path:
-        if self._root is None:
-            _set(self, "_root", _path(self.root_dir))
-        return self._root
+        root = self._root
+        if root is None:
+            root = _path(self.root_dir)
+            _set(self, "_root", root)
+        return root
 
     @property
     def store_dir_str(self) -> str:
@@ -136,7 +152,7 @@ class Config(Record):
                 dirs.append(_path(part).expanduser().resolve())
         dirs.append(examples_dir())
         seen: set[Path] = set()
-        out = []
+        out: list[Path] = []
         for d in dirs:
             r = d.resolve() if d.exists() else d
             if r not in seen:
@@ -156,15 +172,17 @@ def load_config(root: str | os.PathLike[str]) -> Config:
         raw = loads(text)
     except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise StatewrightError(INVALID_ARGUMENTS, f"{path}: cannot read config: {exc}") from None
-    problems = []
+    problems: list[str] = []
     if not isinstance(raw, dict):
         raise StatewrightError(INVALID_ARGUMENTS, f"{path}: the config must be a JSON object")
     for key in raw:
         if key not in _CONFIG_KEYS:
-            problems.append(f"/{key}: unknown key (expected one of {', '.join(sorted(_CONFIG_KEYS))})")
+            problems.append(f"/{key}: unknown key "
+                            f"(expected one of {', '.join(sorted(_CONFIG_KEYS))})")
     servers = raw.get("mcpServers", {})
     if not isinstance(servers, dict) or not all(isinstance(v, dict) for v in servers.values()):
-        problems.append("/mcpServers: must be an object of server objects (the shape of .mcp.json)")
+        problems.append(
+            "/mcpServers: must be an object of server objects (the shape of .mcp.json)")
         servers = {}
     workflows = raw.get("workflows", [])
     if not isinstance(workflows, list) or not all(isinstance(w, str) for w in workflows):
