@@ -33,6 +33,14 @@ DEFAULT_CONNECT_TIMEOUT = 30.0
 RESTART_BACKOFF = 1.0  # seconds between two restart attempts of a server that keeps failing
 
 
+def _http_client(headers: dict[str, str]) -> Any:
+    """An HTTP client with the SDK transports' timeouts: 30 s, but 300 s to read, since a
+    server may hold a response stream open."""
+    import httpx2
+
+    return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
+
+
 class DownstreamError(Exception):
     """A forwarded call could not reach its server (it is down, failed, or broke mid-call)."""
 
@@ -94,8 +102,7 @@ class Downstream:
         self.raw = None
         if s.kind == "http":
             from mcp.client.streamable_http import streamable_http_client
-            from mcp.shared._httpx_utils import create_mcp_http_client
-            return streamable_http_client(s.url or "", http_client=create_mcp_http_client(headers=s.headers))
+            return streamable_http_client(s.url or "", http_client=_http_client(s.headers))
         # The SDK's default environment is minimal (HOME, PATH, ...): pass ours explicitly,
         # with the server's own `env` on top, as Claude Code does.
         env = {**os.environ, **s.env}

@@ -49,21 +49,11 @@ _RAW_ID_BASE = 1_000_000_000
 GRACE = 2.0  # seconds a server gets to exit after its stdin is closed (as the SDK)
 KILL_WAIT = 2.0
 
-try:  # the SDK's context-carrying streams, when present (they propagate contextvars)
-    from mcp.shared._context_streams import create_context_streams as _streams
-except Exception:
-    _streams = None
-
-
 def session_streams() -> tuple[Any, Any, Any, Any]:
     """The (read_send, read_recv, write_send, write_recv) memory streams an SDK session runs
-    on, the SDK's context-carrying kind where available."""
-    if _streams is not None:
-        read_send, read_recv = _streams[SessionMessage | Exception](0)
-        write_send, write_recv = _streams[SessionMessage](0)
-    else:  # pragma: no cover
-        read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-        write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
+    on (the SDK's stdio transport uses the same kind; ours carry no contextvars across)."""
+    read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
     return read_send, read_recv, write_send, write_recv
 
 
