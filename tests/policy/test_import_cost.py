@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from statewright._record import FrozenInstanceError
 from statewright.policy import _lazy, protect, shell
+from statewright.policy.protect import store as _store_module  # noqa: F401  (protect.store)
 from statewright.policy.shell import commands, parser, walker, words
 from statewright.policy.shell import Command, Redirect, ShellAnalysis, Verdict, Word
 
@@ -172,14 +173,14 @@ _TEXT = st.lists(st.sampled_from(list("sSaAtTeEwWrRiIgGhHdDbB.-_/ 0xſKıİ") +
 def test_store_markers_match_the_regular_expression(store, pre, post, mid):
     text = pre + mid + post
     assert protect.StoreMarkers(store).search(text) == (
-        protect._marker_re(store).search(text) is not None), (store, text)
+        protect.store._marker_re(store).search(text) is not None), (store, text)
 
 
 def test_store_markers_on_known_cases():
     m = protect.StoreMarkers("/p/.statewright")
     assert m.search("cat /p/.STATEWRIGHT/x") and m.search("state.db") and m.search("a/state.db")
     assert not m.search("mystate.db") and not m.search("x_state.db") and not m.search("ok.txt")
-    assert m.search("ſtate.db") == (protect._marker_re("/p/.statewright").search("ſtate.db")
+    assert m.search("ſtate.db") == (protect.store._marker_re("/p/.statewright").search("ſtate.db")
                                     is not None)
 
 

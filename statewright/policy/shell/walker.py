@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .. import programs
 from .._lazy import CACHE_MAX_LINE, lru_cache
+from .cwds import DIR_CHANGERS
 from .parser import bash_parser, first_error, has_missing
 from .records import Command, Redirect, ShellAnalysis, Word, has_surrogate
 from .words import literal_word, make_word, part_word
@@ -396,7 +397,7 @@ class Walker:
                       function_call=name in self.functions if name else False)
         idx = len(self.commands)
         self.commands.append(cmd)
-        if name in ("cd", "pushd", "popd"):
+        if name in DIR_CHANGERS:
             self.changes_dir = True
         # files an option or argument says the command writes (`git diff --output=F`,
         # `sort -o F`, `tee F`): recorded as output redirects, so they obey the same rule
