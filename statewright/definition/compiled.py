@@ -110,6 +110,20 @@ class State(Record):
         "name", "final", "instructions", "allowed_tools", "disallowed_tools", "allowed_commands",
         "blocked_env", "env_overrides", "max_iterations", "max_edit_lines", "max_files_per_state",
         "context_budget_bytes", "safe_next", "on")
+    name: str
+    final: bool
+    instructions: str | None
+    allowed_tools: tuple[str, ...] | None
+    disallowed_tools: tuple[str, ...]
+    allowed_commands: tuple[str, ...] | None
+    blocked_env: tuple[str, ...]
+    env_overrides: dict[str, str]
+    max_iterations: int | None
+    max_edit_lines: int | None
+    max_files_per_state: int | None
+    context_budget_bytes: int | None
+    safe_next: str | None
+    on: dict[str, Transition]
 
     def __init__(self, name: str, final: bool = False, instructions: str | None = None,
                  allowed_tools: tuple[str, ...] | None = None,

@@ -6,12 +6,12 @@ at once. Errors make the document invalid; warnings do not.
 
 from __future__ import annotations
 
-import fnmatch
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..wildcards import name_matches
 from .compiled import RETURN_TARGET
 from .diagnostics import Diagnostic, error, pointer, warning
 from .model import (
@@ -113,7 +113,7 @@ def _reach(roots: Iterable[str], succ: dict[str, list[str]]) -> set[str]:
 
 
 def _tool_allows_bash(entries: Iterable[str]) -> bool:
-    return any(fnmatch.fnmatchcase("Bash", e) for e in entries)
+    return any(name_matches(e, "Bash") for e in entries)
 
 
 def check(m: WorkflowModel, raw: dict[str, Any], resolver: Resolver | None = None) -> list[Diagnostic]:

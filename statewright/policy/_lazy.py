@@ -15,7 +15,7 @@ Stdlib only, nothing imported at module level but `_functools`.
 from __future__ import annotations
 
 try:
-    from _functools import _lru_cache_wrapper
+    from _functools import _lru_cache_wrapper  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - not CPython
     _lru_cache_wrapper = None
 
@@ -39,7 +39,9 @@ class CacheInfo(tuple):
     currsize = property(lambda self: self[3])
 
     def __repr__(self) -> str:
-        return "CacheInfo(hits=%r, misses=%r, maxsize=%r, currsize=%r)" % tuple(self)
+        hits, misses, maxsize, currsize = self
+        return (f"CacheInfo(hits={hits!r}, misses={misses!r}, maxsize={maxsize!r}, "
+                f"currsize={currsize!r})")
 
 
 def lru_cache(maxsize: int | None = 128):

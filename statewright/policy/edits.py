@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from ._lazy import LazyRe, lru_cache
+from .paths import is_path_key, tool_paths
 
 TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
@@ -192,8 +193,6 @@ def _mcp_lines(part: str, args: dict[str, Any], old: Callable[[Any], str | None]
     """Lines an MCP file-editing call changes: `edits[{oldText,newText}]` as a MultiEdit;
     old/new pairs as an Edit; a single text argument of a write tool as a Write (compared
     with the file); anything else: every line of every text argument that is not a path."""
-    from .protect import _is_path_key
-
     edits = args.get("edits")
     if isinstance(edits, dict):
         edits = list(edits.values())
@@ -213,7 +212,7 @@ def _mcp_lines(part: str, args: dict[str, Any], old: Callable[[Any], str | None]
     nw = [args[k] for k in _NEW_KEYS if k in args]
     if o or nw:
         return max(count_lines(o), count_lines(nw))
-    texts = {k: v for k, v in args.items() if not _is_path_key(k) and k != "edits"
+    texts = {k: v for k, v in args.items() if not is_path_key(k) and k != "edits"
              and not isinstance(v, _FLAG_TYPES)}
     path = next((args[k] for k in ("path", "file_path", "filePath", "file", "filename")
                  if isinstance(args.get(k), str)), None)
@@ -239,7 +238,5 @@ def edited_paths(tool: str, args: dict[str, Any]) -> list[str]:
         return [p] if isinstance(p, str) else []
     part = mcp_tool_part(tool)
     if tool.startswith("mcp__") and is_mcp_edit_tool(part):
-        from .protect import tool_paths
-
         return list(dict.fromkeys(tool_paths(args)))
     return []

@@ -1,4 +1,6 @@
-"""Glob semantics of `file_pattern` (DESIGN.md section 3), and project-relative paths.
+"""Paths (DESIGN.md section 4 "Paths"): which arguments of a tool call are paths, how each is
+resolved (per decision, `PathResolver`), project-relative paths, the harmless output devices,
+and the glob semantics of `file_pattern` (DESIGN.md section 3).
 
 Patterns are matched against the path relative to the project root with `/` separators:
 `*` and `?` never cross `/`; `**` matches any number of directories, including none;
@@ -16,6 +18,17 @@ from ._lazy import lru_cache
 TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     import re
+    from collections.abc import Callable
+    from typing import Any
+
+    #: `PathResolver.resolve`: (path, cwd, shell=False) -> absolute, symlink-free path
+    Resolve = Callable[..., str]
+
+#: output devices a shell line may always write: what is written goes nowhere, or to the
+#: command's own output or error stream (which the host reads). Not `/dev/tty`: that is the
+#: human's terminal, where some terminals answer escape sequences by typing the answer back in.
+HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/fd/1",
+                              "/dev/fd/2"})
 
 
 @lru_cache(maxsize=512)
@@ -194,3 +207,106 @@ def real_path(p: str, real_root: str | None = None) -> str:
                 pass
             break
     return os.path.realpath(p)
+
+
+class PathResolver:
+    """Resolves the path arguments of one decision: absolute, symlink-free (`real_path`), `~`
+    expanded unless the path is a shell word (the shell has expanded it already, so a quoted
+    `~` is a plain name). Each answer is remembered for this decision only, so a path checked
+    by two rules is resolved once and a link made by a later call is always seen."""
+
+    __slots__ = ("_seen", "real_root", "root")
+
+    def __init__(self, project_root: str) -> None:
+        self.root = project_root
+        self.real_root = _real_root(project_root)
+        self._seen: dict[tuple[str, str, bool], str] = {}
+
+    def resolve(self, p: str, cwd: str | None, shell: bool = False) -> str:
+        base = cwd or self.root
+        key = (p, base, shell)
+        full = self._seen.get(key)
+        if full is not None:
+            return full
+        if not shell and p[:1] == "~":
+            p = os.path.expanduser(p)
+        # os.path.join, inlined (hot path)
+        if p[:1] == os.sep:
+            joined = p
+        elif base[-1:] == os.sep:
+            joined = base + p
+        else:
+            joined = base + os.sep + p
+        full = self._seen[key] = real_path(joined, self.real_root)
+        return full
+
+
+# -- which arguments are paths -------------------------------------------------------------------
+
+#: argument names of MCP tools that hold paths
+PATH_KEYS = {"path", "paths", "source", "destination", "file_path", "notebook_path", "filePath",
+             "directory", "dir", "root", "cwd", "target", "file", "filename", "files", "src",
+             "dest", "from", "to", "old_path", "new_path", "relative_workspace_path",
+             "target_file", "repo_path"}
+
+
+def tool_paths(args: dict[str, Any]) -> list[str]:
+    """Every path-like argument of a tool call: the strings under a path-like key, at any
+    depth of the input (`{"options": {"path": ...}}`, `{"paths": [{"file": ...}]}`)."""
+    out: list[str] = []
+    known = _PATH_KEY_MEMO
+    for k, v in args.items():
+        if type(v) is str:
+            pk = known.get(k)
+            if pk is None:
+                pk = is_path_key(k)
+                if type(k) is str:
+                    if len(known) >= 4096:
+                        known.clear()
+                    known[k] = pk
+            if pk:
+                out.append(v)
+        elif is_path_key(k):
+            _add_paths(v, out)
+        elif isinstance(v, (dict, list)):
+            _nested_paths(v, out, 1)
+    return out
+
+
+_PATH_KEY_MEMO: dict[str, bool] = {}  # `is_path_key` of argument names (text only)
+
+
+def _nested_paths(v: Any, out: list[str], depth: int) -> None:
+    if depth > 16:
+        raise ValueError("the tool input is nested too deeply to check its paths")
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if isinstance(k, str) and is_path_key(k):
+                _add_paths(x, out, depth + 1)
+            elif isinstance(x, (dict, list)):
+                _nested_paths(x, out, depth + 1)
+    elif isinstance(v, list):
+        for x in v:
+            if isinstance(x, (dict, list)):
+                _nested_paths(x, out, depth + 1)
+
+
+def _add_paths(v: Any, out: list[str], depth: int = 0) -> None:
+    """Every string inside the value of a path argument, however it is nested (a front end
+    that flattens or coerces an odd shape must not reach a path that was never checked)."""
+    if depth > 16:
+        raise ValueError("the tool input is nested too deeply to check its paths")
+    if isinstance(v, str):
+        out.append(v)
+    elif isinstance(v, (list, tuple)):
+        for x in v:
+            _add_paths(x, out, depth + 1)
+    elif isinstance(v, dict):
+        for v2 in v.values():
+            _add_paths(v2, out, depth + 1)
+
+
+@lru_cache(maxsize=1024)
+def is_path_key(k: str) -> bool:
+    return k in PATH_KEYS or k.lower().endswith(("path", "paths", "file", "dir"))
+

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..names import OWN_TOOLS, PROXY_PREFIXES, RESERVED_SERVERS
+from ..wildcards import name_matches
 from ._lazy import lru_cache
 from .paths import glob_match  # noqa: F401  (re-exported for callers that match files too)
 
@@ -14,7 +15,6 @@ _OWN_NAMES = frozenset(OWN_TOOLS | {p + t for p in PROXY_PREFIXES for t in OWN_T
 
 TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
-    import re
     from typing import Any
 
 
@@ -49,21 +49,6 @@ def is_statewright_tool(name: str) -> bool:
     called `statewright_*` on any other server, or an unknown `statewright_*` name, is not
     exempt (else any MCP server could escape `allowed_tools: []` by naming a tool so)."""
     return name in _OWN_NAMES
-
-
-@lru_cache(maxsize=1024)
-def _pattern(entry: str) -> re.Pattern[str]:
-    # `*` matches any run of characters (tool names have no path structure), `?` one character
-    import re
-
-    return re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c)
-                              for c in entry) + r"\Z")
-
-
-def name_matches(entry: str, name: str) -> bool:
-    if "*" not in entry and "?" not in entry:
-        return entry == name
-    return _pattern(entry).match(name) is not None
 
 
 def tool_allowed(name: str, allowed_tools: tuple[str, ...] | list[str] | None,

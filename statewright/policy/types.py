@@ -13,6 +13,11 @@ from __future__ import annotations
 
 from .._record import Record, _set
 
+TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+    from typing import Any
+
 _EMPTY: frozenset = frozenset()
 
 
@@ -25,6 +30,10 @@ class ToolCall(Record):
     """
 
     __slots__ = __match_args__ = _fields = ("tool_name", "tool_input", "source", "cwd")
+    tool_name: str
+    tool_input: dict[str, Any]
+    source: str
+    cwd: str | None
 
     def __init__(self, tool_name: str, tool_input: dict[str, Any], source: str = "claude",
                  cwd: str | None = None) -> None:
@@ -39,6 +48,11 @@ class ToolResult(Record):
 
     __slots__ = __match_args__ = _fields = ("tool_name", "tool_input", "output_bytes", "is_error",
                                             "cwd")
+    tool_name: str
+    tool_input: dict[str, Any]
+    output_bytes: int
+    is_error: bool
+    cwd: str | None
 
     def __init__(self, tool_name: str, tool_input: dict[str, Any], output_bytes: int = 0,
                  is_error: bool = False, cwd: str | None = None) -> None:
@@ -53,6 +67,10 @@ class Counters(Record):
     """Accounting for the current state of a run (reset on entering a state)."""
 
     __slots__ = __match_args__ = _fields = ("iterations", "files_edited", "bytes_read", "denied")
+    iterations: int
+    files_edited: frozenset[str]
+    bytes_read: int
+    denied: int
 
     def __init__(self, iterations: int = 0, files_edited: frozenset[str] = _EMPTY,
                  bytes_read: int = 0, denied: int = 0) -> None:
@@ -71,6 +89,12 @@ class GateContext(Record):
 
     __slots__ = __match_args__ = _fields = ("project_root", "store_dir", "protected_files",
                                             "shell_tools", "events", "read_text")
+    project_root: str
+    store_dir: str
+    protected_files: frozenset[str]
+    shell_tools: dict[str, str]
+    events: tuple[str, ...]
+    read_text: Callable[[str], str | None] | None
 
     def __init__(self, project_root: str, store_dir: str, protected_files: frozenset[str] = _EMPTY,
                  shell_tools: dict[str, str] | None = None, events: tuple[str, ...] = (),
@@ -87,6 +111,14 @@ class GateContext(Record):
 class Decision(Record):
     __slots__ = __match_args__ = _fields = ("allowed", "reason", "rule", "code", "explanation",
                                             "files", "updated_input", "counts_iteration")
+    allowed: bool
+    reason: str
+    rule: str
+    code: str
+    explanation: tuple[str, ...]
+    files: tuple[str, ...]
+    updated_input: dict[str, Any] | None
+    counts_iteration: bool
 
     def __init__(self, allowed: bool, reason: str = "", rule: str = "", code: str = "",
                  explanation: tuple[str, ...] = (), files: tuple[str, ...] = (),

@@ -13,7 +13,7 @@ import pytest
 
 from statewright.definition.compiled import State
 from statewright.policy import Counters, GateContext, ToolCall, gate
-from statewright.policy.protect import CLI_AGENT_COMMANDS, CLI_HUMAN_COMMANDS
+from statewright.policy.protect.cli import CLI_AGENT_COMMANDS, CLI_HUMAN_COMMANDS
 
 from .corpus import sections
 

@@ -21,6 +21,8 @@ from hypothesis import strategies as st
 
 from statewright._record import FrozenInstanceError
 from statewright.policy import _lazy, protect, shell
+from statewright.policy.protect import store as _store_module  # noqa: F401  (protect.store)
+from statewright.policy.shell import commands, parser, walker, words
 from statewright.policy.shell import Command, Redirect, ShellAnalysis, Verdict, Word
 
 from .corpus import attacks, legit
@@ -108,7 +110,7 @@ def test_a_bash_decision_loads_the_grammar_without_the_packages_init(root):
 def test_a_bash_decision_falls_back_to_the_plain_import(root):
     """Any failure of the direct load (here: it raises) falls back to `import tree_sitter_bash`
     with the same decisions."""
-    prelude = ("import statewright.policy.shell as s\n"
+    prelude = ("import statewright.policy.shell.parser as s\n"
                "def boom(pkg): raise OSError('no direct load')\n"
                "s._binding = boom")
     line = "pytest -q && git status | tee out.log"
@@ -125,9 +127,9 @@ def test_direct_and_imported_grammar_parse_the_corpus_identically():
     the packages' own objects: the same trees for every corpus line."""
     code = textwrap.dedent("""
         import sys, json
-        from statewright.policy import shell
+        from statewright.policy.shell import parser
         lines = json.loads(sys.stdin.read())
-        direct = shell._parser()
+        direct = parser.bash_parser()
         assert "tree_sitter" not in sys.modules and "tree_sitter_bash" not in sys.modules
         a = [str(direct.parse(l.encode("utf-8", "surrogatepass")).root_node) for l in lines]
         binding = sys.modules["tree_sitter_bash._binding"]
@@ -139,7 +141,7 @@ def test_direct_and_imported_grammar_parse_the_corpus_identically():
         b = [str(p.parse(l.encode("utf-8", "surrogatepass")).root_node) for l in lines]
         assert a == b
         # with the packages imported, the loader hands back what they imported
-        assert shell._binding("tree_sitter_bash") is binding
+        assert parser._binding("tree_sitter_bash") is binding
         print(len(a))
     """)
     lines = attacks() + legit()
@@ -152,7 +154,7 @@ def test_direct_and_imported_grammar_parse_the_corpus_identically():
 def test_binding_loader_refuses_a_package_it_cannot_find(monkeypatch):
     monkeypatch.delitem(sys.modules, "no_such_pkg_sw._binding", raising=False)
     with pytest.raises(ImportError):
-        shell._binding("no_such_pkg_sw")
+        parser._binding("no_such_pkg_sw")
 
 
 # -- the cheaper replacements give the same answers -------------------------------------------
@@ -171,21 +173,21 @@ _TEXT = st.lists(st.sampled_from(list("sSaAtTeEwWrRiIgGhHdDbB.-_/ 0xſKıİ") +
 def test_store_markers_match_the_regular_expression(store, pre, post, mid):
     text = pre + mid + post
     assert protect.StoreMarkers(store).search(text) == (
-        protect._marker_re(store).search(text) is not None), (store, text)
+        protect.store._marker_re(store).search(text) is not None), (store, text)
 
 
 def test_store_markers_on_known_cases():
     m = protect.StoreMarkers("/p/.statewright")
     assert m.search("cat /p/.STATEWRIGHT/x") and m.search("state.db") and m.search("a/state.db")
     assert not m.search("mystate.db") and not m.search("x_state.db") and not m.search("ok.txt")
-    assert m.search("ſtate.db") == (protect._marker_re("/p/.statewright").search("ſtate.db")
+    assert m.search("ſtate.db") == (protect.store._marker_re("/p/.statewright").search("ſtate.db")
                                     is not None)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.sampled_from(sorted(shell._PLAIN_PREFIX_CHARS)), max_size=30))
+@given(st.text(alphabet=st.sampled_from(sorted(commands._PLAIN_PREFIX_CHARS)), max_size=30))
 def test_plain_prefix_tokens_are_shlex_split(prefix):
-    assert shell._prefix_tokens(prefix) == tuple(shlex.split(prefix))
+    assert commands._prefix_tokens(prefix) == tuple(shlex.split(prefix))
 
 
 @pytest.mark.parametrize("prefix", ['git commit -m "x y"', "echo 'a b'", "a\\ b c", 'bad "quote',
@@ -195,7 +197,7 @@ def test_other_prefixes_still_use_shlex(prefix):
         want = tuple(shlex.split(prefix))
     except ValueError:
         want = tuple(prefix.split())
-    assert shell._prefix_tokens(prefix) == want
+    assert commands._prefix_tokens(prefix) == want
 
 
 @settings(max_examples=300, deadline=None)
@@ -203,7 +205,7 @@ def test_other_prefixes_still_use_shlex(prefix):
 def test_surrogate_check_and_double_quote_unescape_are_unchanged(text):
     assert shell.has_surrogate(text) == bool(re.search("[\ud800-\udfff]", text))
     want = re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), text)
-    assert shell._unescape_double(text) == want
+    assert words._unescape_double(text) == want
 
 
 @settings(max_examples=200, deadline=None)
@@ -281,5 +283,5 @@ def test_shell_records_keep_the_dataclass_behaviour():
 
 def test_analysis_of_the_corpus_is_deterministic_and_hashable():
     for line in (attacks() + legit())[::7]:
-        a, b = shell._analyze(line), shell._analyze(line)
+        a, b = walker._analyze(line), walker._analyze(line)
         assert a == b and hash(a) == hash(b)

@@ -1,0 +1,36 @@
+"""Python: which command names are a Python interpreter (`python3.12`, `pypy3`, the `py`
+launcher, a debug build), wherever they are found (`/usr/bin/python3`, `PYTHON3`)."""
+
+from __future__ import annotations
+
+from .._lazy import LazyRe
+from .spec import Example, Program
+
+PYTHON = Program(
+    (), "the Python interpreter, by any of its names",
+    name_pattern=r"(?:python|pypy)[0-9.]*(?:[-_]?dbg)?|py",
+    examples=(
+        Example("python -c pass"),
+        Example("python3 -m pytest"),
+        Example("python3.12 script.py"),
+        Example("pypy3 -V"),
+        Example("python3-dbg -c pass"),
+        Example("python3.11_dbg -c pass"),
+        Example("py -3 -c pass"),
+        Example("/usr/bin/python3 -c pass"),
+        Example(".venv/bin/Python3 -V"),
+        Example("pytest -q", named=False),
+        Example("py.test -q", named=False),
+        Example("ipython", named=False),
+        Example("pythonw x.py", named=False),
+        Example("pyright .", named=False),
+    ),
+)
+
+_PYTHON_NAME = LazyRe(PYTHON.name_pattern or "")
+
+
+def is_python(name: str) -> bool:
+    """Whether the command `name` (a bare name or a path) runs a Python interpreter."""
+    base = name.rstrip("/").rsplit("/", 1)[-1].lower()
+    return _PYTHON_NAME.fullmatch(base) is not None

@@ -1,0 +1,105 @@
+"""Programs that write files named in their arguments: by an option (`sort -o F`,
+`curl -o F`, `--output=F`), as plain arguments (`tee F`, `touch F`), or by an operand (`dd
+of=F`). What they name is checked like an output redirect (inside the project, not into
+`.git/`, `.claude/`, the store or a protected file)."""
+
+from __future__ import annotations
+
+from .spec import Example, Program
+
+#: long options that name a file or directory the program writes (or, `--basetemp`, empties),
+#: whichever program is given them (gathered from pytest and its plugins, curl, wget, compilers
+#: and build tools)
+ANY_PROGRAM_OUTPUTS = frozenset({
+    "--output", "--output-file", "--output-document", "--output-directory", "--outfile",
+    "--out-file", "--log-file", "--logfile", "--junitxml", "--junit-xml", "--junit-prefix",
+    "--basetemp", "--result-log", "--resultlog", "--report-log", "--html", "--cov-report",
+    "--debug", "--dump", "--save", "--write", "--out", "--output-dir", "--outdir",
+    "--out-dir", "--target-dir", "--cache-dir", "--reportlog", "--json-report-file"})
+
+ANY_PROGRAM = Program(
+    (), "any program: long options that name a file it writes",
+    long_output_options=ANY_PROGRAM_OUTPUTS,
+    examples=(
+        Example("pytest --basetemp=tmp", writes=("tmp",)),
+        Example("pytest --junitxml report.xml -q", writes=("report.xml",)),
+        Example("pytest --cov-report=html:cov_html", writes=("cov_html",)),
+        Example("make --debug=out.log", writes=("out.log",)),
+        Example("tool --out-dir build src", writes=("build",)),
+        Example("pytest --cov-report=term"),
+        Example("pytest --cov-report term"),
+        Example("make --debug all"),
+        Example("tool -- --output=x"),
+        Example("pytest -q --maxfail=1"),
+    ),
+)
+
+WRITERS = (
+    Program(("tee",), "copies its input to files", writes_operands=True, examples=(
+        Example("tee out.log", writes=("out.log",)),
+        Example("tee -a one.log two.log", writes=("one.log", "two.log")),
+        Example("tee -- -odd", writes=("-odd",)),
+        Example("tee"),
+    )),
+    Program(("touch",), "creates files or sets their times", writes_operands=True, examples=(
+        Example("touch a b", writes=("a", "b")),
+        Example("touch -c"),
+    )),
+    Program(("truncate",), "sets the size of files", writes_operands=True, examples=(
+        # (the size is taken for a file too: over-approximated)
+        Example("truncate -s 0 f.log", writes=("0", "f.log")),
+        Example("truncate --help"),
+    )),
+    Program(("sponge",), "soaks up its input, then writes a file", writes_operands=True,
+            examples=(
+        Example("sponge f.txt", writes=("f.txt",)),
+        Example("sponge"),
+    )),
+    Program(("dd",), "copies and converts data", output_operand="of=", examples=(
+        Example("dd if=in.img of=out.img bs=1M", writes=("out.img",)),
+        Example("dd if=in.img"),
+    )),
+    Program(("sort",), "sorts lines", output_options=frozenset({"-o"}), examples=(
+        Example("sort -o sorted.txt in.txt", writes=("sorted.txt",)),
+        Example("sort -osorted.txt in.txt", writes=("sorted.txt",)),
+        Example("sort in.txt"),
+    )),
+    Program(("curl",), "transfers URLs", output_options=frozenset({"-o"}), examples=(
+        Example("curl -o page.html https://example.com", writes=("page.html",)),
+        Example("curl --output=page.html https://example.com", writes=("page.html",)),
+        Example("curl -s https://example.com"),
+    )),
+    Program(("wget",), "downloads URLs", output_options=frozenset({"-O", "-o", "-a"}),
+            examples=(
+                Example("wget -O page.html https://example.com", writes=("page.html",)),
+                Example("wget -o wget.log https://example.com", writes=("wget.log",)),
+                Example("wget -a wget.log https://example.com", writes=("wget.log",)),
+                Example("wget --output-document=p.html https://example.com",
+                        writes=("p.html",)),
+                Example("wget -q https://example.com"),
+            )),
+    Program(("gcc", "cc", "g++", "clang", "c++"), "C and C++ compilers",
+            output_options=frozenset({"-o"}), examples=(
+                Example("gcc -o app main.c", writes=("app",)),
+                Example("clang -c main.c -omain.o", writes=("main.o",)),
+                Example("cc -c main.c"),
+            )),
+    Program(("ld",), "the linker", output_options=frozenset({"-o"}), examples=(
+        Example("ld -o app main.o", writes=("app",)),
+        Example("ld main.o"),
+    )),
+    Program(("go",), "the Go tool", output_options=frozenset({"-o"}), examples=(
+        Example("go build -o bin/app ./cmd/app", writes=("bin/app",)),
+        Example("go test ./..."),
+    )),
+    Program(("rustc",), "the Rust compiler", output_options=frozenset({"-o"}), examples=(
+        Example("rustc -o app main.rs", writes=("app",)),
+        Example("rustc main.rs"),
+    )),
+)
+
+#: long options whose value, if any, is glued on with `=` (the next word is not theirs)
+GLUED_VALUE_ONLY = frozenset({"--cov-report", "--debug"})
+#: long options whose value is `TYPE:PATH` (the file is the part after the colon; a bare TYPE
+#: writes no file of its own naming)
+TYPED_VALUE = frozenset({"--cov-report"})

@@ -1,0 +1,82 @@
+"""Self-protection for the path arguments of a tool call (Read, Edit, Glob's pattern, an MCP
+tool's `path`, ...): what they may not touch, under every resolution of the path."""
+
+from __future__ import annotations
+
+import os
+
+from .._lazy import LazyRe
+from .store import STORE_FILE, ctx_facts, store_markers
+
+TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
+    from ..paths import Resolve
+
+
+def _fnmatchcase(name: str, pattern: str) -> bool:
+    import fnmatch
+
+    return fnmatch.fnmatchcase(name, pattern)
+
+
+def path_violation(p: str, ctx: Any, resolve: Resolve, cwd: str | None, write: bool,
+                   tree: bool = False) -> str | None:
+    """Why touching path `p` is refused (None if it is fine).
+
+    `write`: the call may change, move or delete what `p` names. Then, besides the store, the
+    workflows in use and statewright's/Claude Code's configuration (compared case-insensitively,
+    for case-insensitive file systems) are refused, and anything under `~/.claude/` (the
+    user's hooks, settings and plugins). `tree`: the tool moves, renames or deletes what it
+    names; then a directory holding the store or one of those files is refused too (moving
+    `workflows/` away, editing the copy and moving it back would swap the workflow in use)."""
+    if not isinstance(p, str) or not p:
+        return None
+    fx = ctx_facts(ctx)
+    full = resolve(p, cwd)
+    store = fx.store
+    if full == store or full.startswith(fx.store_prefix) or fx.markers.search(p):
+        return f"`{p}` is inside statewright's store ({ctx.store_dir}), which agents may not touch"
+    if write:
+        if full in fx.protected or full.casefold() in fx.folded:
+            return f"`{p}` is a workflow or configuration file statewright is enforcing"
+        if full == fx.home_claude or full.startswith(fx.home_claude_prefix):
+            return f"`{p}` is Claude Code's own configuration (~/.claude), which holds its hooks"
+        pre = full.rstrip(os.sep) + os.sep
+        if (tree and store.startswith(pre)) or pre in fx.holders:
+            return (f"`{p}` holds statewright's store or a file statewright is enforcing; "
+                    "it may not be changed, moved or deleted as a whole")
+    return None
+
+
+def glob_violation(pattern: str, ctx: Any) -> str | None:
+    """Why a file-name glob (the Glob tool's `pattern`, Grep's `glob`) could list or search
+    the store: a component that could match the store's name, or a final component that
+    could match `state.db` below a wildcard directory (`*/state.d?`, `**/*.db`)."""
+    if not isinstance(pattern, str) or not pattern:
+        return None
+    comps = [c for c in pattern.replace("\\", "/").split("/") if c and c != "."]
+    markers = store_markers(ctx.store_dir)
+    wild_dir = False
+    for i, comp in enumerate(comps):
+        low = comp.lower()
+        if "{" in low:
+            low = _BRACES_RE.sub("*", low)
+        wild = any(ch in low for ch in "*?[")
+        if not wild and (low in (m.lower() for m in markers) or
+                         (i == len(comps) - 1 and low == STORE_FILE)):
+            return f"the pattern `{pattern}` names statewright's store"
+        if wild and not set(low) <= {"*"}:
+            if any(_fnmatchcase(m.lower(), low) for m in markers):
+                return f"the pattern `{pattern}` could match statewright's store"
+        if i == len(comps) - 1 and (wild_dir or i == 0) and wild and \
+                _fnmatchcase(STORE_FILE, low):
+            return f"the pattern `{pattern}` could match statewright's store file"
+        if wild:
+            wild_dir = True
+    return None
+
+
+_BRACES_RE = LazyRe(r"\{[^{}]*\}")
+

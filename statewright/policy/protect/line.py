@@ -1,0 +1,209 @@
+"""Self-protection for a shell line: every way it could touch the store or a protected file
+(by name, by a glob or an expansion that could name them, by a command acting on a whole tree
+that holds them, by an output redirect), plus the human-only CLI (`cli`)."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+
+from .._lazy import CACHE_MAX_LINE, lru_cache
+from ..paths import relative_to_root
+from ..shell.cwds import line_cwds
+from .cli import basename, cli_violations, loose_mention
+from .store import (
+    STORE_FILE,
+    inside,
+    markers_of,
+    protected_paths,
+    protected_relative,
+    real_store,
+    store_markers,
+)
+
+TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
+    from ..paths import Resolve
+    from ..shell import Command, ShellAnalysis, Word
+
+#: commands that only read the files they are given
+READ_ONLY = {"cat", "less", "more", "head", "tail", "grep", "egrep", "fgrep", "rg", "wc", "ls",
+             "diff", "cmp", "file", "stat", "md5sum", "sha256sum", "sha1sum", "jq", "bat",
+             "git", "echo", "printf", "test", "[", "realpath", "readlink", "basename",
+             "dirname", "nl", "sort", "uniq", "cut", "tr", "column", "hexdump", "xxd", "od",
+             "strings", "python", "python3", "node", "pytest", "npm", "statewright", "cd",
+             "pushd", "popd", "pwd"}
+#: commands that act on whole trees (or move/link them) when given a directory
+_TREE_CMDS = {"rm", "mv", "cp", "rsync", "tar", "zip", "chmod", "chown", "chgrp", "ln",
+              "shred", "scp", "rmdir", "install", "truncate", "dd", "unlink", "srm", "wipe",
+              "find", "git", "setfacl", "chattr", "mount", "bsdtar", "7z", "cpio", "pax",
+              "sqlite3", "rclone", "trash", "gio", "busybox"}
+
+
+def _word_could_name(w: Word, names: tuple[str, ...]) -> bool:
+    """Could this word (glob or partly dynamic) expand to a path with a component in `names`?"""
+    if not (w.glob or w.dynamic):
+        return False
+    for comp in w.pattern.split("/"):
+        if not comp or set(comp) <= {"*"}:
+            continue
+        for n in names:
+            if fnmatch.fnmatchcase(n, comp) or fnmatch.fnmatchcase(n.lower(), comp.lower()):
+                return True
+    return False
+
+
+def _is_ancestor_arg(w: Word, ctx: Any, cwd: str) -> bool:
+    if w.tilde or w.value.startswith("~"):
+        return True
+    if not w.literal:
+        return w.pattern in ("*", "/*") and w.dynamic  # a whole-word variable could be `.`
+    full = os.path.normpath(os.path.join(cwd, w.value))
+    store = os.path.normpath(ctx.store_dir)
+    return inside(store, full)
+
+
+def _recursive(c: Command) -> bool:
+    vals = [a.value for a in c.args]
+    n = c.name
+    if n in ("rm", "cp", "chmod", "chown", "chgrp", "setfacl", "scp", "srm", "shred", "trash"):
+        return any(v in ("--recursive", "-R") or (v.startswith("-") and not v.startswith("--")
+                                                    and ("r" in v or "R" in v or "a" in v))
+                   for v in vals)
+    if n == "find":
+        return any(v in ("-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0",
+                         "-fprintf", "-fls") for v in vals)
+    if n == "git":
+        return "clean" in vals or "rm" in vals or ("stash" in vals and "-a" in vals)
+    return n in _TREE_CMDS
+
+
+def _line_key_ok(analysis: ShellAnalysis) -> bool:
+    """Whether per-line results may be cached by the line's text (the analysis is then the
+    cached one `shell.analyze` returns for that text)."""
+    return len(analysis.source) <= CACHE_MAX_LINE
+
+
+@lru_cache(maxsize=256)
+def _static_by_line(source: str, store_dir: str) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+    from ..shell import analyze
+
+    return _static_violations(analyze(source), store_dir)
+
+
+def _static_violations(analysis: ShellAnalysis, store_dir: str
+                       ) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+    """What self-protection can tell from the text alone: (reasons, commands whose arguments
+    need the file system or the working directory checked, with their facts)."""
+    out: list[str] = []
+    rx = markers_of(store_dir)
+    markers = (*store_markers(store_dir), STORE_FILE)
+    if rx.search(analysis.source):
+        out.append("the command names statewright's store")
+    elif analysis.problems:
+        tok = loose_mention(analysis.source, markers)
+        if tok is not None:
+            out.append(f"`{tok}` could name statewright's store in a line that cannot be "
+                       f"fully analysed ({analysis.problems[0]})")
+    for w in analysis.words:
+        if rx.search(w.value):
+            out.append(f"`{w.text}` names statewright's store")
+        elif (w.glob or w.dynamic) and _word_could_name(w, markers):
+            out.append(f"`{w.text}` could expand to statewright's store")
+    todo: list[Any] = []
+    for c in analysis.commands:
+        if c.stdin_text and rx.search(c.stdin_text):
+            out.append(f"`{c.name}` is fed text naming statewright's store")
+        if not c.name_literal:
+            continue
+        name = c.name
+        args = c.args
+        vals = [a.value for a in args]
+        if name == "git" and "clean" in vals and any(
+                v.startswith("-") and not v.startswith("--") and ("x" in v or "X" in v)
+                for v in vals):
+            out.append("`git clean -x` would delete statewright's store")
+        recursive = _recursive(c)
+        find_here = name == "find" and recursive and (
+            not args or all(v.startswith(("-", "(", "!")) for v in vals[:1]))
+        # the arguments worth a look: not options; for read-only commands only when the
+        # command acts on whole trees
+        writes = name not in READ_ONLY
+        check: tuple[Word, ...] = ()
+        if recursive or writes or name == "ln":
+            check = tuple(a for a in args if not (a.literal and a.value.startswith("-")))
+        if check or find_here:
+            todo.append((c, recursive, writes, check, find_here))
+    return tuple(dict.fromkeys(out)), tuple(todo)
+
+
+def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: str | None
+                     ) -> list[str]:
+    """Self-protection for a shell line: every reason it could touch the store or a protected
+    file, or run statewright's human-only CLI."""
+    cwd = cwd or ctx.project_root
+    if _line_key_ok(analysis):
+        static, todo = _static_by_line(analysis.source, ctx.store_dir)
+    else:
+        static, todo = _static_violations(analysis, ctx.store_dir)
+    out = list(static)
+    needs_fs = todo or analysis.redirects
+    if needs_fs:
+        protected = protected_paths(ctx)
+        store = real_store(ctx.store_dir)
+        cwds, lost = line_cwds(analysis, cwd)
+    for c, recursive, writes, check, find_here in todo:
+        name = c.name
+        if find_here and inside(store, os.path.normpath(cwd)):
+            out.append("`find` with an action from above the store would reach it")
+        for a in check:
+            if recursive and any(_is_ancestor_arg(a, ctx, d) for d in cwds):
+                out.append(f"`{name} {a.text}` would reach statewright's store")
+            if not a.literal or not a.value:
+                continue
+            if writes:
+                for d in cwds:
+                    why = _protected_arg(c, a, recursive, ctx, resolve(a.value, d, shell=True),
+                                         protected)
+                    if why:
+                        out.append(why)
+                        break
+                if lost and basename(a.value) in _protected_names(protected):
+                    out.append(f"`{name}` would change `{a.value}`, which may be a file "
+                               "statewright is enforcing (the line changes directory)")
+            if name == "ln":
+                full = resolve(a.value, cwd, shell=True)
+                if inside(full, store) or full in protected:
+                    out.append(f"`ln {a.value}` would link to statewright's files")
+    out += cli_violations(analysis, cwd)
+    for r in analysis.redirects:
+        if r.output and r.target is not None and r.target.literal:
+            full = resolve(r.target.value, cwd, shell=True)
+            if full in protected or inside(full, store) or (
+                    r.fd is None and r.op.startswith("-") and inside(store, full)):
+                out.append(f"`{r.op} {r.target.value}` would write a file statewright is "
+                           "enforcing")
+    return list(dict.fromkeys(out))
+
+
+def _protected_arg(c: Command, a: Word, recursive: bool, ctx: Any, full: str,
+                   protected: frozenset[str]) -> str | None:
+    """Why changing `a` (resolved: `full`) would change a file statewright is enforcing."""
+    if full in protected:
+        return f"`{c.name}` would change `{a.value}`, a file statewright is enforcing"
+    if c.name in _TREE_CMDS and c.name != "ln" and (recursive or c.name == "mv"):
+        rel = relative_to_root(full, ctx.project_root)
+        if rel is not None:
+            prefix = "" if rel == "." else rel + "/"
+            if any(r and r != "." and r.startswith(prefix)
+                   for r in protected_relative(ctx.project_root, protected)):
+                return f"`{c.name} {a.text}` would change a file statewright is enforcing"
+    return None
+
+
+@lru_cache(maxsize=64)
+def _protected_names(protected: frozenset[str]) -> frozenset[str]:
+    return frozenset(os.path.basename(p).lower() for p in protected)
+

@@ -1,0 +1,193 @@
+"""What self-protection protects (DESIGN section 4, check 1): statewright's store, the workflow
+files in use, the configuration that could switch enforcement off (`statewright.json`,
+`.mcp.json`, Claude Code's settings), and the facts about them every decision needs.
+
+Stdlib only, and no regular expression for ASCII text (`StoreMarkers`): a Read decision
+imports this.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .._lazy import lru_cache
+from ..paths import _real_root, project_relative
+
+TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
+if TYPE_CHECKING:  # pragma: no cover
+    import re
+    from typing import Any
+
+STORE_FILE = "state.db"
+#: config files that switch enforcement off if rewritten (project-relative)
+#: (`.mcp.json` names the `statewright` MCP server whose tools the hook leaves to the proxy:
+#: pointing it at another program would take those tools out of enforcement)
+CONFIG_FILES = ("statewright.json", ".claude/settings.json", ".claude/settings.local.json",
+                ".mcp.json")
+#: the user's own Claude Code configuration (hooks, MCP servers of every scope, plugins)
+HOME_CONFIG_FILES = ("~/.claude.json", "~/.claude/settings.json", "~/.claude/settings.local.json")
+
+def store_markers(store_dir: str) -> tuple[str, ...]:
+    base = os.path.basename(os.path.normpath(store_dir)) or ".statewright"
+    return tuple(dict.fromkeys([base, ".statewright"]))
+
+
+@lru_cache(maxsize=64)
+def _marker_re(store_dir: str) -> re.Pattern[str]:
+    import re
+
+    parts = [re.escape(m) for m in store_markers(store_dir)]
+    parts.append(r"(?<![A-Za-z0-9_-])state\.db")
+    ab = os.path.normpath(store_dir)
+    parts.append(re.escape(ab))
+    return re.compile("|".join(parts), re.IGNORECASE)
+
+
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+class StoreMarkers:
+    """What `_marker_re(store_dir)` finds, without compiling it (nor importing `re`) for
+    ASCII text: a case-insensitive mention of the store's name, of `.statewright`, of
+    `state.db` not glued to a preceding name character, or of the store's path.
+
+    For ASCII text and ASCII markers, case-insensitive matching is `str.lower()` equality
+    (Unicode case folding only relates ASCII letters to non-ASCII ones, such as `ſ` to `s`);
+    anything else is searched with the regular expression itself."""
+
+    __slots__ = ("ascii", "needles", "store_dir")
+
+    def __init__(self, store_dir: str) -> None:
+        parts = (*store_markers(store_dir), os.path.normpath(store_dir))
+        self.store_dir = store_dir
+        self.needles = tuple(dict.fromkeys(p.lower() for p in parts))
+        self.ascii = all(p.isascii() for p in parts)
+
+    def search(self, text: str) -> bool:
+        if not (self.ascii and text.isascii()):
+            return _marker_re(self.store_dir).search(text) is not None
+        low = text.lower()
+        for n in self.needles:
+            if n in low:
+                return True
+        i = low.find("state.db")
+        while i != -1:
+            if i == 0 or low[i - 1] not in _WORD_CHARS:
+                return True
+            i = low.find("state.db", i + 1)
+        return False
+
+
+@lru_cache(maxsize=64)
+def markers_of(store_dir: str) -> StoreMarkers:
+    return StoreMarkers(store_dir)
+
+
+def inside(path: str, directory: str) -> bool:
+    d = directory.rstrip(os.sep)
+    return path == d or path.startswith(d + os.sep)
+
+
+def protected_paths(ctx: Any) -> frozenset[str]:
+    return _protected(ctx.project_root, ctx.protected_files)
+
+
+def _protected(project_root: str, files: Any) -> frozenset[str]:
+    try:
+        return _protected_cached(project_root, files)
+    except TypeError:  # a set or list rather than a frozenset
+        return _protected_cached(project_root, frozenset(files))
+
+
+@lru_cache(maxsize=64)
+def _protected_cached(project_root: str, files: Any) -> frozenset[str]:
+    root = os.path.realpath(project_root)
+    out = {os.path.realpath(p) for p in files}
+    out.update(os.path.join(root, f) for f in CONFIG_FILES)
+    out.update(os.path.realpath(os.path.expanduser(f)) for f in HOME_CONFIG_FILES)
+    return frozenset(out)
+
+
+@lru_cache(maxsize=64)
+def _protected_folded(protected: frozenset[str]) -> frozenset[str]:
+    return frozenset(p.casefold() for p in protected)
+
+
+@lru_cache(maxsize=16)
+def _home_claude() -> str:
+    return os.path.realpath(os.path.expanduser("~/.claude"))
+
+
+@lru_cache(maxsize=64)
+def protected_relative(project_root: str, protected: frozenset[str]) -> frozenset[str | None]:
+    return frozenset(project_relative(p, project_root) for p in protected)
+
+
+@lru_cache(maxsize=64)
+def real_store(store_dir: str) -> str:
+    return os.path.realpath(store_dir)
+
+
+@lru_cache(maxsize=64)
+def _store_facts(store_dir: str) -> tuple[str, str, StoreMarkers]:
+    store = real_store(store_dir).rstrip(os.sep) or os.sep
+    return store, store + os.sep, markers_of(store_dir)
+
+
+class CtxFacts:
+    """What every decision needs to know about a `GateContext` that does not change while a
+    process runs (each is what the per-value caches above already keep for the process's
+    life: the project root's, store's and protected files' real paths), gathered once so a
+    decision reads attributes instead of calling half a dozen caches. Nothing here is about
+    the path being decided: that is resolved afresh on every decision."""
+
+    __slots__ = (
+        "folded",
+        "holders",
+        "home_claude",
+        "home_claude_prefix",
+        "markers",
+        "protected",
+        "real_root",
+        "real_store",
+        "real_store_prefix",
+        "store",
+        "store_prefix",
+    )
+
+    def __init__(self, project_root: str, store_dir: str, protected: frozenset[str]) -> None:
+        self.real_root = _real_root(project_root)
+        self.store, self.store_prefix, self.markers = _store_facts(store_dir)
+        self.protected = protected
+        self.folded = _protected_folded(protected)
+        # `any(f.startswith(d + "/") for f in protected)` is `d + "/" in holders`
+        self.holders = frozenset(f[:i + 1] for f in protected
+                                 for i in range(len(f)) if f[i] == os.sep)
+        self.real_store = real_store(store_dir)
+        self.real_store_prefix = self.real_store + os.sep
+        hc = _home_claude().rstrip(os.sep)
+        self.home_claude, self.home_claude_prefix = hc, hc + os.sep
+
+
+@lru_cache(maxsize=64)
+def _ctx_facts(project_root: str, store_dir: str, protected_files: Any) -> CtxFacts:
+    return CtxFacts(project_root, store_dir, _protected(project_root, protected_files))
+
+
+_LAST_CTX: list = [None, None]  # [GateContext, CtxFacts] of the last decision
+
+
+def ctx_facts(ctx: Any) -> CtxFacts:
+    """`CtxFacts` of `ctx`: by identity when it is the context of the last decision (a
+    `GateContext` is immutable; one with a mutable `protected_files` is never kept), else by
+    value."""
+    last = _LAST_CTX
+    if last[0] is ctx:
+        return last[1]
+    pf = ctx.protected_files
+    if type(pf) is frozenset:
+        facts = _ctx_facts(ctx.project_root, ctx.store_dir, pf)
+        last[0], last[1] = ctx, facts
+        return facts
+    return _ctx_facts(ctx.project_root, ctx.store_dir, frozenset(pf))
+

@@ -1,0 +1,164 @@
+"""Check 5, `allowed_commands` (DESIGN section 4): every command a line would run must start
+with an allowed prefix, token by token after unquoting; anything the analysis could not see
+through refuses the line."""
+
+from __future__ import annotations
+
+from .._lazy import LazyRe, lru_cache
+from .records import Verdict
+
+TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+
+    from .records import Command, ShellAnalysis, Word
+
+#: Harmless builtins that never need to be listed: they run nothing and write nothing.
+IMPLICIT_COMMANDS = frozenset({"true", "false", ":"})
+
+#: Variables whose value changes what a command runs or loads. Setting them (`VAR=x cmd`,
+#: `VAR=x; cmd`, `env VAR=x cmd`) would let an allowed command run arbitrary code.
+_DANGEROUS_VAR_RE = LazyRe(
+    r"^(PATH|LD_\w*|DYLD_\w*|BASH_ENV|ENV|IFS|CDPATH|GLOBIGNORE|SHELLOPTS|BASHOPTS|PS[0-4]|"
+    r"PROMPT_COMMAND|BASH_FUNC_\w*|BASH_LOADABLES_PATH|HOME|XDG_\w+|GIT_\w*|PYTHON\w*|NODE_\w*|"
+    r"NPM_\w*|npm_\w*|PERL\w*|RUBY\w*|GEM_\w*|BUNDLE_\w*|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|"
+    r"\w*_OPTIONS|\w*_OPTS|PAGER|\w*PAGER|EDITOR|VISUAL|BROWSER|LESS\w*|MANPAGER|SHELL|"
+    r"TERMINFO\w*|GCONV_PATH|HOSTALIASES|LOCPATH|NLSPATH|MALLOC_\w+|SSH_ASKPASS\w*|"
+    r"SUDO_ASKPASS|GNUPGHOME|TMPDIR|PYTEST_\w*|COV_\w*|TOX_\w*|VIRTUAL_ENV|CONDA_\w*|"
+    r"PIP_\w*|UV_\w*|CARGO_\w*|RUSTC\w*|RUSTFLAGS|CC|CXX|LD|MAKEFLAGS|MAKE|GOFLAGS|"
+    r"DOCKER_HOST|KUBECONFIG|STATEWRIGHT_\w*|CLAUDE_\w*)$")
+
+
+def dangerous_assignment(name: str) -> bool:
+    return bool(_DANGEROUS_VAR_RE.match(name))
+
+
+#: characters `shlex.split` treats as plain word characters (no quoting, escaping, comments
+#: or unusual whitespace): a prefix made of these and spaces splits on its spaces
+_PLAIN_PREFIX_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                "0123456789-_./:=@+,%^ ")
+
+
+@lru_cache(maxsize=1024)
+def _prefix_tokens(prefix: str) -> tuple[str, ...]:
+    if type(prefix) is str and _PLAIN_PREFIX_CHARS.issuperset(prefix):
+        return tuple(t for t in prefix.split(" ") if t)  # what shlex.split gives, without it
+    import shlex
+
+    try:
+        return tuple(shlex.split(prefix))
+    except ValueError:
+        return tuple(prefix.split())
+
+
+def match_prefix(argv: tuple[Word, ...], allowed: tuple[str, ...]) -> str | None:
+    """The longest allowed prefix that `argv` starts with, token by token after unquoting.
+
+    Every token of the prefix must be matched by a literal word of exactly that value.
+    """
+    if not argv or not argv[0].literal:
+        return None
+    best: str | None = None
+    best_len = -1
+    n = len(argv)
+    for p, toks in _prefix_index(tuple(allowed)).get(argv[0].value, ()):
+        k = len(toks)
+        if k > n or k <= best_len:
+            continue
+        i = 1
+        while i < k:
+            w = argv[i]
+            if not w.literal or w.value != toks[i]:
+                break
+            i += 1
+        else:
+            best, best_len = p, k
+    return best
+
+
+@lru_cache(maxsize=256)
+def _prefix_index(allowed: tuple[str, ...]) -> dict[str, tuple[tuple[str, tuple[str, ...]], ...]]:
+    """Allowed prefixes grouped by their first token (in the order given)."""
+    out: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+    for p in allowed:
+        toks = _prefix_tokens(p)
+        if toks:
+            out.setdefault(toks[0], []).append((p, toks))
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def check_commands(analysis: ShellAnalysis, allowed_commands: tuple[str, ...] | list[str],
+                   cd_check: Callable[[Command], str | None] | None = None) -> Verdict:
+    """Check 5: every command must match an allowed prefix; fail closed on any doubt.
+
+    `cd_check(command)` (given by the gate) decides a `cd` that no allowed prefix covers: it
+    returns None when the directory change stays inside the project, else why it is refused.
+    """
+    allowed = tuple(allowed_commands)
+    trace: list[str] = []
+    denied: list[str] = []
+    for p in analysis.problems:
+        trace.append(f"problem: {p} -> deny")
+        denied.append(p)
+    matched: dict[int, int] = {}  # command index -> number of tokens its prefix covered
+    for idx, c in enumerate(analysis.commands):
+        shown = " ".join(w.text for w in c.argv)[:120]
+        where = f" [{c.context}]" if c.context not in ("top", "pipeline") else ""
+        if c.kind != "unset" and c.name_literal:
+            for nm, _value in c.assignments:
+                if dangerous_assignment(nm):
+                    why = f"`{nm}=...` changes what `{c.name}` runs"
+                    trace.append(f"`{shown}`{where}: {why} -> deny")
+                    denied.append(why)
+        covered, note, refusal = _judge(c, matched, allowed, cd_check, shown)
+        if covered:
+            matched[idx] = covered
+        trace.append(f"`{shown}`{where}: {note}" + (" -> deny" if refusal else ""))
+        if refusal:
+            denied.append(refusal)
+    for nm, _value in analysis.assignments:
+        if dangerous_assignment(nm) and not any(
+                nm == a for c in analysis.commands for a, _ in c.assignments):
+            why = f"assigning `{nm}` changes what later commands run"
+            trace.append(f"`{nm}=`: {why} -> deny")
+            denied.append(why)
+    if not analysis.commands and not analysis.problems:
+        trace.append("no commands")
+    if denied:
+        uniq = list(dict.fromkeys(denied))
+        return Verdict(False, "; ".join(uniq[:4]) + (" ..." if len(uniq) > 4 else ""),
+                       tuple(trace))
+    return Verdict(True, "", tuple(trace))
+
+
+def _judge(c: Command, matched: dict[int, int], allowed: tuple[str, ...],
+           cd_check: Callable[[Command], str | None] | None, shown: str
+           ) -> tuple[int, str, str | None]:
+    """One command: (the number of its words an allowed prefix covers, what the trace says,
+    why it is refused or None)."""
+    if c.kind == "unset":
+        return 1, "unset is always allowed", None
+    if not c.name_literal:
+        why = f"`{c.argv[0].text}`: the command name is not a literal word"
+        return 0, why, why
+    name = c.name
+    if c.parent is not None and matched.get(c.parent, 0) > c.offset:
+        return len(c.argv), "covered by the allowed prefix of its wrapper", None
+    p = match_prefix(c.argv, allowed)
+    if p is not None:
+        return len(_prefix_tokens(p)), f"allowed by `{p}`", None
+    if c.function_call and c.parent is None:
+        return 1, (f"calls the function `{name}` defined in this line (its body is checked "
+                   "command by command)"), None
+    if name == "cd" and cd_check is not None and c.parent is None:
+        refused = cd_check(c)
+        if refused is None:
+            return 1, "changes directory inside the project", None
+        return 0, refused, refused
+    if name in IMPLICIT_COMMANDS:
+        return 1, f"`{name}` is always allowed", None
+    if "/" in name:
+        why = f"`{name}` is a path; only the bare names in allowed_commands may run"
+    else:
+        why = f"`{shown[:60]}` does not match any allowed command"
+    return 0, "no allowed prefix matches", why

@@ -1,0 +1,46 @@
+"""Following `cd` through a line (DESIGN section 4 "Paths"): the directories its relative paths
+may be resolved against, and whether a change of directory could not be followed."""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
+if TYPE_CHECKING:  # pragma: no cover
+    from .records import Command, ShellAnalysis
+
+#: the commands that change the working directory
+DIR_CHANGERS = frozenset({"cd", "pushd", "popd"})
+
+
+class DirWalk:
+    """The working directory as the commands of a line change it: `cd DIR` with one literal
+    argument moves it (lexically, as the analysis cannot know the file system at run time);
+    any other `cd`, `pushd` or `popd` loses track (`lost`: count the directory as unknown).
+    `seen`: every directory it has been in, in order."""
+
+    __slots__ = ("cwd", "lost", "seen")
+
+    def __init__(self, start: str) -> None:
+        self.cwd = start
+        self.seen = [start]
+        self.lost = False
+
+    def follow(self, c: Command) -> None:
+        if not c.name_literal or c.name not in DIR_CHANGERS:
+            return
+        if c.name == "cd" and len(c.args) == 1 and c.args[0].literal:
+            self.cwd = os.path.normpath(os.path.join(self.cwd, c.args[0].value))
+            if self.cwd not in self.seen:
+                self.seen.append(self.cwd)
+        else:
+            self.lost = True
+
+
+def line_cwds(analysis: ShellAnalysis, start: str) -> tuple[list[str], bool]:
+    """(every directory a relative path in the line may be resolved against, whether a
+    directory change could not be followed)."""
+    walk = DirWalk(start)
+    for c in analysis.commands:
+        walk.follow(c)
+    return walk.seen, walk.lost

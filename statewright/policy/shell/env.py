@@ -1,0 +1,134 @@
+"""Check 6, `blocked_env` (DESIGN section 4): no expansion of a blocked variable in any form,
+no environment dump, no read of a process environment, no interpreter code naming it; and the
+rewritten command that runs with the blocked variables unset (`updatedInput`)."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+
+from .. import programs
+from .._lazy import LazyRe, lru_cache
+from .records import Verdict
+
+TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
+if TYPE_CHECKING:  # pragma: no cover
+    from .records import ShellAnalysis, Word
+
+#: programs that run code given in their arguments or input (Python by any name: see
+#: `programs.is_python`)
+_INTERPRETERS = {"python", "python2", "python3", "node", "nodejs", "deno", "bun", "perl", "ruby",
+                 "php", "lua", "luajit", "Rscript", "R", "osascript", "awk", "gawk", "mawk", "nawk",
+                 "jq", "tclsh", "wish", "pwsh", "powershell", "julia", "groovy", "scala", "java",
+                 "jshell", "irb", "sed", "expect", "gdb"}
+_ENV_API_RE = LazyRe(
+    r"environ|getenv|ENVIRON|process\.env|%ENV|\$ENV|ENV\[|ENV\.|\bENV\b|Deno\.env|"
+    r"Sys\.getenv|\$env:|System\.getenv|\benv\b|os\.Environ|printenv|/proc/")
+
+
+@lru_cache(maxsize=256)
+def _name_re(name: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![A-Za-z0-9_])" + re.escape(name) + r"(?![A-Za-z0-9_])")
+
+
+def _mentions(text: str, names: tuple[str, ...]) -> list[str]:
+    return [n for n in names if n in text and _name_re(n).search(text)]
+
+
+def _could_be_proc_environ(w: Word) -> bool:
+    if "environ" in w.value or w.value.startswith("/proc") or "/proc/" in w.value:
+        return True
+    if not (w.glob or w.dynamic):
+        return False
+    comps = [c for c in w.pattern.split("/") if c]
+    if len(comps) < 2:
+        return False
+    for target in (["proc", "self", "environ"], ["proc", "1", "environ"],
+                   ["proc", "self", "task", "1", "environ"], ["proc", "thread-self", "environ"]):
+        if len(comps) <= len(target) and all(
+                fnmatch.fnmatchcase(t, c)
+                for t, c in zip(target[-len(comps):], comps, strict=True)):
+            if comps[-1] != "*" or len(comps) >= 3:
+                return True
+    return False
+
+
+def check_env(analysis: ShellAnalysis, blocked_env: tuple[str, ...] | list[str]) -> Verdict:
+    """Check 6: refuse anything that could read a blocked variable."""
+    blocked = tuple(blocked_env)
+    if not blocked:
+        return Verdict(True, "", ("no blocked variables",))
+    trace: list[str] = []
+    denied: list[str] = []
+    for v in analysis.variables:
+        if v.startswith("!"):
+            why = f"indirect expansion `${{{v}}}` could read any variable"
+            trace.append(why + " -> deny")
+            denied.append(why)
+        elif v in blocked:
+            why = f"expands the blocked variable `{v}`"
+            trace.append(why + " -> deny")
+            denied.append(why)
+    named = _mentions(analysis.source, blocked)
+    for c in analysis.commands:
+        if c.stdin_text:
+            named += _mentions(c.stdin_text, blocked)
+        for w in c.argv:
+            named += _mentions(w.value, blocked)
+    for n in dict.fromkeys(named):
+        why = f"names the blocked variable `{n}`"
+        trace.append(why + " -> deny")
+        denied.append(why)
+    for c in analysis.commands:
+        if not c.name_literal:
+            continue
+        d = programs.env_dump(c.name, [a.value for a in c.args])
+        if d:
+            trace.append(d + " -> deny")
+            denied.append(d)
+        if c.name in _INTERPRETERS or programs.is_python(c.name):
+            code = " ".join(a.value for a in c.args) + "\n" + (c.stdin_text or "")
+            if _ENV_API_RE.search(code):
+                why = f"`{c.name}` is given code that reads the environment"
+                trace.append(why + " -> deny")
+                denied.append(why)
+    for w in analysis.words:
+        if _could_be_proc_environ(w):
+            why = f"`{w.text}` could read a process environment (/proc/*/environ)"
+            trace.append(why + " -> deny")
+            denied.append(why)
+    for r in analysis.redirects:
+        if r.target is not None and _could_be_proc_environ(r.target):
+            why = "redirects from a process environment (/proc/*/environ)"
+            trace.append(why + " -> deny")
+            denied.append(why)
+    if denied:
+        uniq = list(dict.fromkeys(denied))
+        return Verdict(False, "; ".join(uniq[:4]), tuple(trace))
+    trace.append(f"no read of {', '.join(blocked)} found")
+    return Verdict(True, "", tuple(trace))
+
+
+# --------------------------------------------------------------------------------------------
+# rewriting (updatedInput)
+
+
+def rewrite_for_env(command: str, blocked_env: tuple[str, ...] | list[str],
+                    env_overrides: dict[str, str]) -> str:
+    """The command run with the blocked variables unset and the overrides exported."""
+    parts: list[str] = []
+    # a variable name is its own shell quoting (`shlex.quote(n) == n` for these names)
+    names = [n for n in blocked_env if _VAR_NAME_RE.fullmatch(n)]
+    if names:
+        parts.append("unset " + " ".join(names))
+    for k, v in env_overrides.items():
+        if _VAR_NAME_RE.fullmatch(k):
+            import shlex
+
+            parts.append(f"export {k}={shlex.quote(str(v))}")
+    if not parts:
+        return command
+    return "; ".join(parts) + "\n" + command
+
+
+_VAR_NAME_RE = LazyRe(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -1,0 +1,173 @@
+"""The records a shell analysis is made of: `Word`, `Redirect`, `Command`, `ShellAnalysis`, and
+the `Verdict` of a check. Immutable `statewright._record` records (not dataclasses: see its
+docstring)."""
+
+from __future__ import annotations
+
+from ..._record import Record, _set
+
+_EMPTY: frozenset = frozenset()
+
+
+class Word(Record):
+    """One shell word after unquoting.
+
+    `value` is the unquoted text with every dynamic part (expansions, substitutions) removed;
+    `pattern` is an fnmatch pattern of what the word could expand to (dynamic parts become `*`,
+    quoted glob characters are escaped); `literal` is true when the word is fixed text with no
+    expansion, glob, brace expansion or leading tilde.
+    """
+
+    __slots__ = __match_args__ = _fields = ("text", "value", "pattern", "literal", "dynamic",
+                                            "glob", "tilde")
+    text: str
+    value: str
+    pattern: str
+    literal: bool
+    dynamic: bool
+    glob: bool
+    tilde: bool
+
+    def __init__(self, text: str, value: str, pattern: str, literal: bool,
+                 dynamic: bool = False, glob: bool = False, tilde: bool = False) -> None:
+        _set(self, "text", text)
+        _set(self, "value", value)
+        _set(self, "pattern", pattern)
+        _set(self, "literal", literal)
+        _set(self, "dynamic", dynamic)  # contains $var, ${...}, $(...), `...`, $((...))
+        _set(self, "glob", glob)  # unquoted * ? [
+        _set(self, "tilde", tilde)  # leading unquoted ~
+
+
+class Redirect(Record):
+    """One redirection, or a file an option or argument says the command writes."""
+
+    __slots__ = __match_args__ = _fields = ("op", "fd", "target", "output")
+    op: str
+    fd: str | None
+    target: Word | None
+    output: bool
+
+    def __init__(self, op: str, fd: str | None, target: Word | None, output: bool) -> None:
+        _set(self, "op", op)  # '>', '>>', '<', '&>', '>&', '<<', '<<<', ...
+        _set(self, "fd", fd)
+        _set(self, "target", target)  # None for here-docs
+        _set(self, "output", output)  # writes (or truncates) its target
+
+
+class Command(Record):
+    """One command that would run. `argv[0]` is the command name (as a Word)."""
+
+    __slots__ = __match_args__ = _fields = ("argv", "text", "context", "assignments",
+                                            "redirects", "stdin", "stdin_text", "parent",
+                                            "offset", "function_call", "kind")
+    argv: tuple[Word, ...]
+    text: str
+    context: str
+    assignments: tuple[tuple[str, Word], ...]
+    redirects: tuple[Redirect, ...]
+    stdin: str
+    stdin_text: str | None
+    parent: int | None
+    offset: int
+    function_call: bool
+    kind: str
+
+    def __init__(self, argv: tuple[Word, ...], text: str, context: str = "top",
+                 assignments: tuple[tuple[str, Word], ...] = (),
+                 redirects: tuple[Redirect, ...] = (), stdin: str = "inherit",
+                 stdin_text: str | None = None, parent: int | None = None, offset: int = 0,
+                 function_call: bool = False, kind: str = "simple") -> None:
+        _set(self, "argv", argv)
+        _set(self, "text", text)
+        # where it sits: top, $(...), pipeline, function f, sh -c, env, ...
+        _set(self, "context", context)
+        _set(self, "assignments", assignments)  # `VAR=value cmd`
+        _set(self, "redirects", redirects)
+        _set(self, "stdin", stdin)  # inherit | pipe | heredoc | herestring | file
+        _set(self, "stdin_text", stdin_text)  # literal here-doc / here-string text fed to it
+        _set(self, "parent", parent)  # index of the wrapper command this one was found inside
+        _set(self, "offset", offset)  # position in the parent's argv where this command starts
+        _set(self, "function_call", function_call)  # calls a function defined in the same line
+        _set(self, "kind", kind)  # simple | declaration | unset
+
+    @property
+    def name(self) -> str:
+        return self.argv[0].value if self.argv else ""
+
+    @property
+    def name_literal(self) -> bool:
+        return bool(self.argv) and self.argv[0].literal
+
+    @property
+    def args(self) -> tuple[Word, ...]:
+        return self.argv[1:]
+
+    def values(self) -> list[str]:
+        return [w.value for w in self.argv]
+
+
+class ShellAnalysis(Record):
+    """Everything a command line would run, read and write, as far as the text tells."""
+
+    __slots__ = __match_args__ = _fields = ("source", "commands", "redirects", "assignments",
+                                            "variables", "functions", "words", "problems",
+                                            "changes_dir")
+    source: str
+    commands: tuple[Command, ...]
+    redirects: tuple[Redirect, ...]
+    assignments: tuple[tuple[str, Word], ...]
+    variables: tuple[str, ...]
+    functions: frozenset[str]
+    words: tuple[Word, ...]
+    problems: tuple[str, ...]
+    changes_dir: bool
+
+    def __init__(self, source: str, commands: tuple[Command, ...] = (),
+                 redirects: tuple[Redirect, ...] = (),
+                 assignments: tuple[tuple[str, Word], ...] = (),
+                 variables: tuple[str, ...] = (), functions: frozenset[str] = _EMPTY,
+                 words: tuple[Word, ...] = (), problems: tuple[str, ...] = (),
+                 changes_dir: bool = False) -> None:
+        _set(self, "source", source)
+        _set(self, "commands", commands)
+        _set(self, "redirects", redirects)  # every redirection in the line
+        # every assignment (standalone and prefix)
+        _set(self, "assignments", assignments)
+        _set(self, "variables", variables)  # every variable expanded (`!name` for indirect)
+        _set(self, "functions", functions)
+        _set(self, "words", words)  # every word seen (arguments, targets, values)
+        # why the line cannot be trusted (parse errors, opaque code)
+        _set(self, "problems", problems)
+        _set(self, "changes_dir", changes_dir)  # contains cd/pushd/popd
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+class Verdict(Record):
+    """What check 5 or 6 says about a line."""
+
+    __slots__ = __match_args__ = _fields = ("allowed", "reason", "trace")
+    allowed: bool
+    reason: str
+    trace: tuple[str, ...]
+
+    def __init__(self, allowed: bool, reason: str = "", trace: tuple[str, ...] = ()) -> None:
+        _set(self, "allowed", allowed)
+        _set(self, "reason", reason)  # for the agent (empty when allowed)
+        _set(self, "trace", trace)  # one line per command / rule, for `statewright check`
+
+
+def has_surrogate(text: str) -> bool:
+    """Whether `text` holds a lone surrogate (U+D800..U+DFFF), the only code points UTF-8
+    cannot encode: such text is valid JSON but not valid Unicode."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+

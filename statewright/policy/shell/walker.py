@@ -1,0 +1,423 @@
+"""The walk: `analyze(line)` turns a parse tree into a `ShellAnalysis`.
+
+`Walker` visits the tree node by node (one method per kind of node that matters; anything else
+is walked for what it holds), records every command with its unquoted argv, every redirection,
+assignment, variable expansion, word and function, and hands each command to `wrappers` to
+find the commands it runs itself. Anything the walk cannot see through is a problem.
+"""
+
+from __future__ import annotations
+
+from .. import programs
+from .._lazy import CACHE_MAX_LINE, lru_cache
+from .cwds import DIR_CHANGERS
+from .parser import bash_parser, first_error, has_missing
+from .records import Command, Redirect, ShellAnalysis, Word, has_surrogate
+from .words import literal_word, make_word, part_word
+from .wrappers import inner_commands
+
+TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+    from typing import Any
+
+_OUTPUT_OPS = {">", ">>", ">|", "&>", "&>>", "<>", ">&"}
+_WORD_NODES = {"word", "string", "raw_string", "ansi_c_string", "concatenation", "number",
+               "simple_expansion", "expansion", "command_substitution", "process_substitution",
+               "arithmetic_expansion", "translated_string", "brace_expression"}
+_MAX_DEPTH = 8
+_LEAF_WORDS = frozenset({"word", "raw_string"})  # `number` may hold `16#$(cmd)`
+_PLAIN_WORDS = frozenset({"word", "concatenation", "string", "raw_string", "ansi_c_string",
+                          "number", "translated_string"})
+_REDIRECT_NODES = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
+
+
+def analyze(command_line: str) -> ShellAnalysis:
+    """Parse `command_line` and list everything that would run. Never raises on any input.
+
+    The analysis is a pure function of the text and immutable, so it is cached (LRU) for lines
+    up to 4 KiB (256 lines): a long-running front end (the proxy, `statewright check`) sees the
+    same lines again and again."""
+    if type(command_line) is str and len(command_line) <= CACHE_MAX_LINE:
+        return _analyze_cached(command_line)
+    return _analyze(command_line)
+
+
+@lru_cache(maxsize=256)
+def _analyze_cached(command_line: str) -> ShellAnalysis:
+    return _analyze(command_line)
+
+
+def _analyze(command_line: str) -> ShellAnalysis:
+    w = Walker()
+    try:
+        w.run(command_line, "top", 0)
+    except RecursionError:
+        w.problems.append("shell code nested too deeply to analyse")
+    return ShellAnalysis(
+        source=command_line, commands=tuple(w.commands), redirects=tuple(w.redirects),
+        assignments=tuple(w.assignments), variables=tuple(w.variables),
+        functions=frozenset(w.functions), words=tuple(w.words), problems=tuple(w.problems),
+        changes_dir=w.changes_dir,
+    )
+
+
+def _text(node: Any) -> str:
+    return node.text.decode("utf-8", "replace")
+
+
+class Walker:
+    """What the walk has found so far (the fields of `ShellAnalysis`, as lists)."""
+
+    def __init__(self) -> None:
+        self.commands: list[Command] = []
+        self.redirects: list[Redirect] = []
+        self.assignments: list[tuple[str, Word]] = []
+        self.variables: list[str] = []
+        self.functions: set[str] = set()
+        self.words: list[Word] = []
+        self.problems: list[str] = []
+        self.changes_dir = False
+
+    # -- entry ------------------------------------------------------------------------------
+    def run(self, source: str, context: str, depth: int, parent: int | None = None,
+            offset: int = 0) -> None:
+        """Parse `source` and walk it. `parent`: the index of the command that runs this code
+        (`sh -c`, `eval`, ...), which then owns its top-level commands."""
+        if depth > _MAX_DEPTH:
+            self.problems.append("shell code nested too deeply to analyse")
+            return
+        if "\x00" in source:
+            self.problems.append("NUL byte in the command line")
+            return
+        if has_surrogate(source):
+            # not valid Unicode: what the shell would run (the front end re-encodes it) is not
+            # the text analysed here
+            self.problems.append("the command line holds text that is not valid Unicode "
+                                 "(a lone surrogate)")
+            return
+        tree = bash_parser().parse(source.encode("utf-8", "surrogatepass"))
+        root = tree.root_node
+        if root.has_error or has_missing(root):
+            where = first_error(root)
+            self.problems.append(f"the command line does not parse cleanly ({where})")
+        start = len(self.commands)
+        self.node(root, context, depth, stdin="inherit")
+        if parent is not None:
+            # the top-level commands of re-parsed code belong to the command that runs it
+            for i in range(start, len(self.commands)):
+                c = self.commands[i]
+                if c.parent is None:
+                    self.commands[i] = c.replace(parent=parent, offset=offset)
+
+    # -- what wrappers and evaluators run (used by `wrappers`) -------------------------------
+    def sub(self, parent: int, words: list[Word], start: int, label: str, depth: int) -> None:
+        """The command `words[start:]` that the command at index `parent` runs itself."""
+        rest = words[start:]
+        if not rest:
+            return
+        self.add_inner(parent, tuple(rest), label, start + 1, depth)
+
+    def add_inner(self, parent: int, argv: tuple[Word, ...], label: str, offset: int,
+                  depth: int) -> None:
+        self.commands.append(Command(argv=argv, text=" ".join(a.text for a in argv),
+                                     context=label, parent=parent, offset=offset))
+        inner_commands(self, self.commands[-1], len(self.commands) - 1, depth + 1)
+
+    def code(self, parent: int, words: list[Word], label: str, offset: int, depth: int) -> None:
+        """Shell code given as words (`sh -c CODE`, `eval WORDS`): parsed and walked."""
+        if not all(w.literal for w in words):
+            self.problems.append(f"{label}: the code it runs is not literal text")
+            return
+        self.run(" ".join(w.value for w in words), label, depth + 1, parent=parent,
+                 offset=offset)
+
+    # -- nodes ------------------------------------------------------------------------------
+    def children(self, node: Any, context: str, depth: int) -> None:
+        for ch in node.named_children:
+            self.node(ch, context, depth)
+
+    def node(self, node: Any, context: str, depth: int, stdin: str = "inherit",
+             redirects: tuple[Redirect, ...] = (), stdin_text: str | None = None) -> None:
+        t = node.type
+        if t == "command":
+            self._command(node, context, depth, stdin, redirects, stdin_text)
+        elif t == "declaration_command" or t == "unset_command":
+            self._declaration(node, context, depth, redirects)
+        elif t == "redirected_statement":
+            self._redirected(node, context, depth, stdin)
+        elif t == "comment":
+            return
+        else:
+            visit = _VISIT.get(t)
+            if visit is not None:
+                visit(self, node, context, depth, stdin)
+            else:
+                self.children(node, context, depth)
+
+    def _pipeline(self, node: Any, context: str, depth: int, stdin: str) -> None:
+        first = True
+        for ch in node.named_children:
+            self.node(ch, context if context != "top" else "pipeline", depth,
+                      stdin=stdin if first else "pipe")
+            first = False
+
+    def _function(self, node: Any, context: str, depth: int, stdin: str) -> None:
+        name_node = node.child_by_field_name("name") or node.named_children[0]
+        name = _text(name_node)
+        self.functions.add(name)
+        for ch in node.named_children:
+            if ch is not name_node and ch.id != name_node.id:
+                self.node(ch, f"function {name}", depth)
+
+    def _variable_name(self, node: Any, context: str, depth: int, stdin: str) -> None:
+        # a bare name inside arithmetic ($((V)), ((V++)), array subscripts) is a read
+        self.variables.append(_text(node))
+
+    def _heredoc_body(self, node: Any, context: str, depth: int, stdin: str) -> None:
+        self.children(node, context, depth)
+        for ch in node.named_children:
+            if ch.type == "heredoc_content" and "`" in _text(ch):
+                self.problems.append("backticks inside a here-document are not analysed")
+
+    def _for(self, node: Any, context: str, depth: int, stdin: str) -> None:
+        # the loop variable is assigned, not read
+        for ch in node.named_children:
+            if ch.type == "variable_name":
+                self.assignments.append((ch.text.decode(), literal_word("")))
+                continue
+            self.node(ch, context, depth)
+
+    def _word(self, node: Any, context: str, depth: int, stdin: str) -> None:
+        self.words.append(make_word(node, self.problems))
+        self.children(node, context, depth)
+
+    def _after_word(self, node: Any, context: str, depth: int) -> None:
+        """Walk what is nested in a word already recorded (without recording it again)."""
+        t = node.type
+        if t in _LEAF_WORDS:
+            return  # nothing nested in a bare word, number or single-quoted string
+        if t in _PLAIN_WORDS:
+            self.children(node, context, depth)
+        else:
+            self.node(node, context, depth)
+
+    def _expansion(self, node: Any, context: str, depth: int, stdin: str = "inherit") -> None:
+        names = [c for c in node.named_children if c.type == "variable_name"]
+        indirect = any(not c.is_named and c.type == "!" for c in node.children)
+        if names:
+            nm = _text(names[0])
+            self.variables.append(("!" + nm) if indirect else nm)
+        elif indirect:
+            # ${!...} with specials ($@, $1, $$): record the raw text
+            self.variables.append("!" + _text(node))
+        for ch in node.named_children:
+            if ch.type == "variable_name":
+                continue
+            self.node(ch, context, depth)
+
+    def _assignment_node(self, node: Any, context: str, depth: int, stdin: str) -> None:
+        self._assignment(node, context, depth)
+
+    def _assignment(self, node: Any, context: str, depth: int) -> tuple[str, Word]:
+        name_node = node.named_children[0] if node.named_children else None
+        name = ""
+        if name_node is not None:
+            if name_node.type == "subscript":
+                sub = name_node.named_children
+                name = _text(sub[0]) if sub else ""
+                for s in sub[1:]:
+                    self.node(s, context, depth)
+            else:
+                name = _text(name_node)
+        vals = node.named_children[1:]
+        if vals:
+            value = make_word(vals[0], self.problems) if vals[0].type in _WORD_NODES else Word(
+                text=_text(vals[0]), value="", pattern="*", literal=False, dynamic=True)
+            for v in vals:
+                self.node(v, context, depth)
+        else:
+            value = literal_word("")
+        self.assignments.append((name, value))
+        self.words.append(value)
+        return name, value
+
+    # -- redirections -----------------------------------------------------------------------
+    def _redirect(self, node: Any, context: str, depth: int) -> Redirect | None:
+        t = node.type
+        if t == "file_redirect":
+            return self._file_redirect(node, context, depth)
+        if t == "herestring_redirect":
+            for ch in node.named_children:
+                self.node(ch, context, depth)
+            return Redirect(op="<<<", fd=None, target=None, output=False)
+        if t == "heredoc_redirect":
+            return Redirect(op="<<", fd=None, target=None, output=False)
+        return None
+
+    def _file_redirect(self, node: Any, context: str, depth: int) -> Redirect:
+        fd = None
+        op = ""
+        target = None
+        for ch in node.children:
+            if ch.type == "file_descriptor":
+                fd = ch.text.decode()
+            elif not ch.is_named:
+                op = ch.text.decode()
+            elif target is None:
+                target = make_word(ch, self.problems)
+                self.words.append(target)
+                self.node(ch, context, depth)
+        output = op in _OUTPUT_OPS or (op.startswith(">") and op != ">&-")
+        if op in (">&", "<&", ">&-", "<&-") and target is not None and (
+                target.value.isdigit() or target.value == "-"):
+            output = False  # fd duplication / closing, not a file
+        r = Redirect(op=op, fd=fd, target=target, output=output)
+        self.redirects.append(r)
+        return r
+
+    def _redirected(self, node: Any, context: str, depth: int, stdin: str) -> None:
+        body = node.child_by_field_name("body")
+        redirects: list[Redirect] = []
+        stdin_kind = stdin
+        stdin_text: str | None = None
+        later: list[Any] = []
+        for ch in node.named_children:
+            if body is not None and ch.id == body.id:
+                continue
+            if ch.type == "heredoc_redirect":
+                stdin_text = self._heredoc(ch, context, depth, redirects, later, stdin_text)
+                stdin_kind = "heredoc"
+                redirects.append(Redirect(op="<<", fd=None, target=None, output=False))
+            elif ch.type == "herestring_redirect":
+                stdin_text = self._herestring_text(ch, stdin_text)
+                stdin_kind = "herestring"
+                r = self._redirect(ch, context, depth)
+                if r is not None:
+                    redirects.append(r)
+            elif ch.type == "file_redirect":
+                r = self._redirect(ch, context, depth)
+                if r is not None:
+                    redirects.append(r)
+                    if r.op == "<" and stdin_kind == "inherit":
+                        stdin_kind = "file"
+            else:
+                self.node(ch, context, depth)
+        if body is not None:
+            self.node(body, context, depth, stdin=stdin_kind, redirects=tuple(redirects),
+                      stdin_text=stdin_text)
+        for h in later:
+            if h.type == "pipeline":
+                for p in h.named_children:
+                    self.node(p, context if context != "top" else "pipeline", depth,
+                              stdin="pipe")
+            else:
+                self.node(h, context, depth, stdin="pipe")
+
+    def _heredoc(self, node: Any, context: str, depth: int, redirects: list[Redirect],
+                 later: list[Any], text: str | None) -> str | None:
+        """Walk a here-document; returns its text (`text` when it has none). What hangs off
+        it (`cat <<EOF | sh`: the pipeline) goes to `later`, to be walked after the command
+        it feeds."""
+        quoted = False
+        for h in node.named_children:
+            if h.type == "heredoc_start":
+                quoted = any(q in h.text.decode() for q in "'\"\\")
+            elif h.type == "heredoc_body":
+                text = _text(h)
+                self.node(h, context, depth)
+                if not quoted and h.named_children == [] and ("$" in text or "`" in text):
+                    self.problems.append("unparsed expansion in a here-document")
+            elif h.type in ("file_redirect", "herestring_redirect"):
+                r = self._redirect(h, context, depth)
+                if r is not None:
+                    redirects.append(r)
+            elif h.type != "heredoc_end":
+                later.append(h)
+        return text
+
+    def _herestring_text(self, node: Any, text: str | None) -> str | None:
+        """The literal text a here-string feeds (None if not literal; `text` if none)."""
+        for s in node.named_children:
+            w = make_word(s, self.problems)
+            text = w.value if w.literal else None
+        return text
+
+    # -- commands ---------------------------------------------------------------------------
+    def _declaration(self, node: Any, context: str, depth: int,
+                     redirects: tuple[Redirect, ...]) -> None:
+        kw = next((c.text.decode() for c in node.children if not c.is_named), "")
+        argv = [literal_word(kw)]
+        for ch in node.named_children:
+            if ch.type == "variable_assignment":
+                name, value = self._assignment(ch, context, depth)
+                argv.append(Word(text=_text(ch), value=name + "=" + value.value, pattern="*",
+                                 literal=value.literal, dynamic=value.dynamic))
+            elif ch.type == "variable_name":
+                argv.append(literal_word(_text(ch)))
+            else:
+                w = make_word(ch, self.problems)
+                self.words.append(w)
+                argv.append(w)
+                self.node(ch, context, depth)
+        self.commands.append(Command(argv=tuple(argv), text=_text(node), context=context,
+                                     redirects=redirects,
+                                     kind="unset" if kw == "unset" else "declaration"))
+
+    def _command(self, node: Any, context: str, depth: int, stdin: str,
+                 redirects: tuple[Redirect, ...], stdin_text: str | None) -> None:
+        assigns: list[tuple[str, Word]] = []
+        argv: list[Word] = []
+        extra_redirects = list(redirects)
+        for ch in node.named_children:
+            t = ch.type
+            if t == "variable_assignment":
+                assigns.append(self._assignment(ch, context, depth))
+            elif t in _REDIRECT_NODES:
+                if t == "herestring_redirect":
+                    stdin = "herestring"
+                    stdin_text = self._herestring_text(ch, stdin_text)
+                r = self._redirect(ch, context, depth)
+                if r is not None:
+                    extra_redirects.append(r)
+            else:
+                word_node = ch
+                if t == "command_name":
+                    word_node = ch.named_children[0] if ch.named_children else ch
+                w = make_word(word_node, self.problems)
+                argv.append(w)
+                self.words.append(w)
+                self._after_word(word_node, context, depth)
+        if not argv:
+            return
+        name = argv[0].value if argv[0].literal else None
+        cmd = Command(argv=tuple(argv), text=_text(node), context=context,
+                      assignments=tuple(assigns), redirects=tuple(extra_redirects), stdin=stdin,
+                      stdin_text=stdin_text,
+                      function_call=name in self.functions if name else False)
+        idx = len(self.commands)
+        self.commands.append(cmd)
+        if name in DIR_CHANGERS:
+            self.changes_dir = True
+        # files an option or argument says the command writes (`git diff --output=F`,
+        # `sort -o F`, `tee F`): recorded as output redirects, so they obey the same rule
+        # (inside the project, not into `.git/`, `.claude/`, the store or a protected file)
+        if cmd.name_literal:
+            for op, word, part in programs.option_outputs(cmd.name, cmd.args):
+                target = word if part is None else part_word(word, part)
+                self.redirects.append(Redirect(op=op, fd=None, target=target, output=True))
+        inner_commands(self, cmd, idx, depth)
+
+
+#: the other kinds of node that need more than a walk through their children
+_VISIT: dict[str, Callable[[Walker, Any, str, int, str], None]] = {
+    "pipeline": Walker._pipeline,
+    "function_definition": Walker._function,
+    "variable_assignment": Walker._assignment_node,
+    "simple_expansion": Walker._expansion,
+    "expansion": Walker._expansion,
+    "variable_name": Walker._variable_name,
+    "heredoc_body": Walker._heredoc_body,
+    "for_statement": Walker._for,
+    **dict.fromkeys(_PLAIN_WORDS, Walker._word),
+}

@@ -1,0 +1,310 @@
+"""Commands that run other commands: shells given code (`sh -c`, here-documents fed to `bash`),
+evaluators (`eval`), wrappers (`env`, `sudo`, `timeout`, `nice`, `xargs`, `find -exec`, ...).
+
+`inner_commands(walker, cmd, idx, depth)` finds what `cmd` runs itself and adds it to the walk
+as commands whose `parent` is `idx`; what it cannot see through is a problem. One handler per
+family of wrappers, chosen by the command's name; a program that is no wrapper may still run
+code because of its options (`git -c`): that knowledge is `programs.runs_code`.
+"""
+
+from __future__ import annotations
+
+from .. import programs
+from .records import Command
+from .words import literal_word
+
+TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+
+    from .records import Word
+    from .walker import Walker
+
+    Handler = Callable[[Walker, Command, int, int, list[Word], list[str]], None]
+
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh",
+                    "rbash"})
+
+
+def inner_commands(w: Walker, cmd: Command, idx: int, depth: int) -> None:
+    """Find the commands that `cmd` (at index `idx` of the walk) runs itself."""
+    if not cmd.name_literal:
+        return
+    args = list(cmd.args)
+    vals = [a.value for a in args]
+    handler = _HANDLERS.get(cmd.name)
+    if handler is not None:
+        handler(w, cmd, idx, depth, args, vals)
+        return
+    why = programs.runs_code(cmd.name, vals)
+    if why:
+        w.problems.append(why)
+
+
+def _opaque(w: Walker, cmd: Command, why: str) -> None:
+    w.problems.append(f"`{cmd.name}`: {why}")
+
+
+def _shell(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+           vals: list[str]) -> None:
+    """`sh -c CODE` runs CODE; `sh` with no script reads commands from its input."""
+    name = cmd.name
+    i = 0
+    while i < len(vals):
+        v = vals[i]
+        if v == "-c" or (v.startswith("-") and not v.startswith("--") and "c" in v[1:]):
+            if i + 1 < len(args):
+                w.code(idx, [args[i + 1]], f"{name} -c", i + 2, depth)
+            else:
+                _opaque(w, cmd, "-c without code")
+            return
+        if v in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+            i += 2
+            continue
+        if v.startswith(("-", "+")) and v not in ("-", "--"):
+            if "s" in v[1:] and not v.startswith("--"):
+                break  # -s: read commands from stdin
+            i += 1
+            continue
+        if v == "--":
+            i += 1
+        if i < len(vals):
+            return  # runs a script file: the shell itself must be allowed
+        break
+    # reads commands from stdin
+    if cmd.stdin in ("heredoc", "herestring") and cmd.stdin_text is not None:
+        w.run(cmd.stdin_text, f"{name} <<", depth + 1, parent=idx, offset=len(cmd.argv))
+    else:
+        _opaque(w, cmd, "reads commands from its input, which cannot be checked")
+
+
+def _busybox(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+             vals: list[str]) -> None:
+    if vals[:1] and vals[0] in SHELLS:  # `busybox sh ...` is that shell
+        _shell(w, cmd, idx, depth, args[1:], vals[1:])
+    else:
+        w.sub(idx, args, 0, cmd.name, depth)
+
+
+def _eval(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+          vals: list[str]) -> None:
+    w.code(idx, args, "eval", 1, depth)
+
+
+def _prefix_runner(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+                   vals: list[str]) -> None:
+    """`exec`, `command`, `nohup`, `time`, `flock`, ...: options, then the command they run."""
+    base = cmd.name
+    i = 0
+    if base == "exec":
+        while i < len(vals) and vals[i].startswith("-"):
+            i += 2 if vals[i] == "-a" else 1
+    elif base == "command":
+        if any(v in ("-v", "-V") for v in vals[:1]):
+            return  # lookup only
+        while i < len(vals) and vals[i].startswith("-"):
+            i += 1
+    elif base in ("time", "setsid"):
+        while i < len(vals) and vals[i].startswith("-"):
+            i += 2 if vals[i] in ("-f", "-o", "--format", "--output") else 1
+    elif base == "flock":
+        while i < len(vals) and vals[i].startswith("-"):
+            if vals[i] in ("-c", "--command"):
+                w.code(idx, args[i + 1:i + 2], "flock -c", i + 2, depth)
+                return
+            i += 2 if vals[i] in ("-w", "--timeout", "-E") else 1
+        i += 1  # the lock file
+    elif base == "chroot":
+        i = 1
+    elif i < len(vals) and vals[i] == "--":
+        i += 1
+    if i < len(vals) and vals[i] == "--":
+        i += 1
+    w.sub(idx, args, i, base, depth)
+
+
+_SUDO_WITH_ARG = frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-R", "-T"})
+
+
+def _sudo(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+          vals: list[str]) -> None:
+    i = 0
+    while i < len(vals) and vals[i].startswith("-") and vals[i] != "--":
+        if vals[i] in ("-s", "-i", "--shell", "--login", "-e", "--edit"):
+            _opaque(w, cmd, "starts a shell or editor")
+            return
+        i += 2 if vals[i] in _SUDO_WITH_ARG else 1
+    if i < len(vals) and vals[i] == "--":
+        i += 1
+    while i < len(vals) and "=" in vals[i] and not vals[i].startswith("="):
+        i += 1
+    w.sub(idx, args, i, cmd.name, depth)
+
+
+def _su(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+        vals: list[str]) -> None:
+    for j, v in enumerate(vals):
+        if v in ("-c", "--command", "--session-command"):
+            w.code(idx, args[j + 1:j + 2], "su -c", j + 2, depth)
+            return
+    _opaque(w, cmd, "starts a shell")
+
+
+def _env(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+         vals: list[str]) -> None:
+    """`env [-u NAME] [NAME=VALUE]... COMMAND`: the assignments are recorded as such."""
+    i = 0
+    while i < len(vals):
+        v = vals[i]
+        if v in ("-S", "--split-string") or v.startswith(("-S", "--split-string=")):
+            _opaque(w, cmd, "-S splits a string into a command")
+            return
+        if v in ("-u", "--unset", "-C", "--chdir"):
+            i += 2
+            continue
+        if v == "--":
+            i += 1
+            break
+        if v.startswith("-") and v != "-":
+            i += 1
+            continue
+        if v == "-":
+            i += 1
+            continue
+        if "=" in v and not v.startswith("="):
+            nm, value = v.split("=", 1)
+            w.assignments.append((nm, literal_word(value)))
+            i += 1
+            continue
+        break
+    while i < len(vals) and "=" in vals[i] and not vals[i].startswith("="):
+        nm, value = vals[i].split("=", 1)
+        w.assignments.append((nm, literal_word(value)))
+        i += 1
+    w.sub(idx, args, i, cmd.name, depth)
+
+
+#: the options of each option-then-command wrapper that take a value
+_RUNNER_WITH_ARG = {
+    "nice": frozenset({"-n", "--adjustment"}),
+    "ionice": frozenset({"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"}),
+    "stdbuf": frozenset({"-i", "-o", "-e"}),
+    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
+}
+#: wrappers that run their command in ways the analysis does not follow
+_OPAQUE_RUNNERS = frozenset({"runuser", "sg", "newgrp", "pkexec", "gdb", "nsenter", "unshare",
+                             "systemd-run", "firejail"})
+
+
+def _option_runner(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+                   vals: list[str]) -> None:
+    """`nice`, `timeout`, `strace`, ...: options (and a duration, mask or priority), then the
+    command they run."""
+    base = cmd.name
+    i = 0
+    with_arg = _RUNNER_WITH_ARG.get(base, frozenset())
+    while i < len(vals) and vals[i].startswith("-") and vals[i] != "--":
+        i += 2 if vals[i] in with_arg else 1
+    if i < len(vals) and vals[i] == "--":
+        i += 1
+    if base == "timeout" and i < len(vals):
+        i += 1  # the duration
+    if base in ("taskset", "chrt") and i < len(vals):
+        i += 1  # mask / priority
+    if base in _OPAQUE_RUNNERS:
+        if base == "runuser" and "-c" in vals:
+            at = vals.index("-c")
+            w.code(idx, args[at + 1:at + 2], "runuser -c", at + 2, depth)
+            return
+        _opaque(w, cmd, "runs commands in ways that are not analysed")
+        return
+    w.sub(idx, args, i, base, depth)
+
+
+_XARGS_WITH_ARG = frozenset({"-a", "-d", "-E", "-e", "-I", "-L", "-l", "-n", "-P", "-s",
+                             "--arg-file", "--delimiter", "--eof", "--max-lines", "--max-args",
+                             "--max-procs", "--max-chars", "--process-slot-var"})
+
+
+def _xargs(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+           vals: list[str]) -> None:
+    i = 0
+    while i < len(vals) and vals[i].startswith("-") and vals[i] != "--":
+        i += 2 if vals[i] in _XARGS_WITH_ARG else 1
+    if i < len(vals) and vals[i] == "--":
+        i += 1
+    if i >= len(vals):
+        w.commands.append(Command(argv=(literal_word("echo"),), text="echo",
+                                  context="xargs (default command)", parent=idx,
+                                  offset=len(cmd.argv)))
+    else:
+        w.sub(idx, args, i, cmd.name, depth)
+
+
+def _find(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+          vals: list[str]) -> None:
+    """`find ... -exec CMD ;` (and `-execdir`, `-ok`, `-okdir`) runs CMD."""
+    j = 0
+    while j < len(vals):
+        if vals[j] in ("-exec", "-execdir", "-ok", "-okdir"):
+            k = j + 1
+            while k < len(vals) and vals[k] not in (";", "+"):
+                k += 1
+            inner = args[j + 1:k]
+            if inner:
+                w.add_inner(idx, tuple(inner), f"find {vals[j]}", j + 2, depth)
+            j = k + 1
+            continue
+        j += 1
+
+
+def _watch(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+           vals: list[str]) -> None:
+    i = 0
+    while i < len(vals) and vals[i].startswith("-"):
+        i += 2 if vals[i] in ("-n", "--interval", "-d", "--differences", "-q") else 1
+    w.code(idx, args[i:], "watch", i + 1, depth)
+
+
+def _script(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+            vals: list[str]) -> None:
+    for j, v in enumerate(vals):
+        if v in ("-c", "--command"):
+            w.code(idx, args[j + 1:j + 2], "script -c", j + 2, depth)
+            return
+    _opaque(w, cmd, "starts an interactive shell")
+
+
+def _from_input(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+                vals: list[str]) -> None:
+    _opaque(w, cmd, "builds commands from its input")
+
+
+def _runs_a_file(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+                 vals: list[str]) -> None:
+    pass  # `source FILE`: runs a file; the command itself must be allowed
+
+
+_HANDLERS: dict[str, Handler] = {
+    **dict.fromkeys(SHELLS, _shell),
+    "busybox": _busybox,
+    "eval": _eval,
+    **dict.fromkeys(("exec", "command", "builtin", "nohup", "time", "setsid", "coproc",
+                     "chroot", "unbuffer", "caffeinate", "flock"), _prefix_runner),
+    "sudo": _sudo,
+    "doas": _sudo,
+    "su": _su,
+    "env": _env,
+    **dict.fromkeys(("nice", "ionice", "stdbuf", "timeout", "taskset", "chrt", "prlimit",
+                     "cpulimit", "unshare", "nsenter", "firejail", "torsocks", "proxychains",
+                     "strace", "ltrace", "valgrind", "gdb", "catchsegv", "faketime",
+                     "xvfb-run", "dbus-run-session", "systemd-run", "runuser", "pkexec", "sg",
+                     "newgrp"), _option_runner),
+    "xargs": _xargs,
+    "find": _find,
+    "watch": _watch,
+    "script": _script,
+    **dict.fromkeys(("parallel", "rush", "sem"), _from_input),
+    "source": _runs_a_file,
+    ".": _runs_a_file,
+}
