@@ -19,15 +19,13 @@ import os
 from ._json import loads
 from ._record import Record, _set
 from .errors import INVALID_ARGUMENTS, StatewrightError
+from .names import CONFIG_FILE, STATE_DIR, STORE_FILE
 
 TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-CONFIG_FILE = "statewright.json"
-STATE_DIR = ".statewright"
-STORE_FILE = "state.db"
 _CONFIG_KEYS = {"$schema", "mcpServers", "workflows", "fail_open", "shell_tools"}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from ...names import CONFIG_FILE, STATE_DIR, STORE_FILE
 from .._lazy import lru_cache
 from ..paths import _real_root, project_relative
 
@@ -18,18 +19,17 @@ if TYPE_CHECKING:  # pragma: no cover
     import re
     from typing import Any
 
-STORE_FILE = "state.db"
 #: config files that switch enforcement off if rewritten (project-relative)
 #: (`.mcp.json` names the `statewright` MCP server whose tools the hook leaves to the proxy:
 #: pointing it at another program would take those tools out of enforcement)
-CONFIG_FILES = ("statewright.json", ".claude/settings.json", ".claude/settings.local.json",
+CONFIG_FILES = (CONFIG_FILE, ".claude/settings.json", ".claude/settings.local.json",
                 ".mcp.json")
 #: the user's own Claude Code configuration (hooks, MCP servers of every scope, plugins)
 HOME_CONFIG_FILES = ("~/.claude.json", "~/.claude/settings.json", "~/.claude/settings.local.json")
 
 def store_markers(store_dir: str) -> tuple[str, ...]:
-    base = os.path.basename(os.path.normpath(store_dir)) or ".statewright"
-    return tuple(dict.fromkeys([base, ".statewright"]))
+    base = os.path.basename(os.path.normpath(store_dir)) or STATE_DIR
+    return tuple(dict.fromkeys([base, STATE_DIR]))
 
 
 @lru_cache(maxsize=64)
