@@ -27,7 +27,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-EVERYTHING = REPO / "tests" / "npm" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+EVERYTHING = (REPO / "tests" / "npm" / "node_modules" / "@modelcontextprotocol"
+              / "server-everything" / "dist" / "index.js")
 BUDGET_MS = 1.5
 
 WORKFLOW = {
@@ -62,15 +63,17 @@ async def _measure(project: Path, calls: int, reps: int) -> list[dict[str, list[
     with open(os.devnull, "w") as devnull:
         from mcp.client.stdio import stdio_client
 
-        async with Client(stdio_client(direct, errlog=devnull), mode="legacy", cache=None) as d, \
-                Client(stdio_client(serve("bench"), errlog=devnull), mode="legacy", cache=None) as p, \
-                Client(stdio_client(serve("idle"), errlog=devnull), mode="legacy", cache=None) as i:
+        def client(params: StdioServerParameters) -> Client:
+            return Client(stdio_client(params, errlog=devnull), mode="legacy", cache=None)
+
+        async with client(direct) as d, client(serve("bench")) as p, client(serve("idle")) as i:
             r = await p.session.call_tool("statewright_load_workflow", {"name": WORKFLOW["id"]})
             assert not r.is_error, r
             for c in (p, i):
                 names = {t.name for t in (await c.list_tools()).tools}
                 assert "every__echo" in names, names
-            targets = [("direct", d, "echo"), ("idle", i, "every__echo"), ("governed", p, "every__echo")]
+            targets = [("direct", d, "echo"), ("idle", i, "every__echo"),
+                       ("governed", p, "every__echo")]
             for _, c, tool in targets:  # warm up every path
                 for _ in range(200):
                     res = await c.session.call_tool(tool, {"message": "warm"})
@@ -96,7 +99,8 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
     calls = int(argv[argv.index("--calls") + 1]) if "--calls" in argv else 1000
     reps = int(argv[argv.index("--reps") + 1]) if "--reps" in argv else 3
     if not EVERYTHING.is_file() or not shutil.which("node"):
-        print("bench_proxy: needs node and tests/npm/node_modules (run `make test` or `make bench`)")
+        print("bench_proxy: needs node and tests/npm/node_modules "
+              "(run `make test` or `make bench`)")
         raise SystemExit(2)
     tmp = Path(tempfile.mkdtemp(prefix="sw-bench-proxy-"))
     try:
@@ -104,7 +108,8 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
         (project / "workflows").mkdir(parents=True)
         (project / "workflows" / "bench-proxy.json").write_text(json.dumps(WORKFLOW))
         (project / "statewright.json").write_text(json.dumps(
-            {"mcpServers": {"every": {"command": shutil.which("node"), "args": [str(EVERYTHING), "stdio"]}}}))
+            {"mcpServers": {"every": {"command": shutil.which("node"),
+                                      "args": [str(EVERYTHING), "stdio"]}}}))
         res = anyio.run(_measure, project, calls, reps)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -123,7 +128,8 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
         ("proxied, governed, p95", _pct(allv["governed"], 0.95), "ms", ""),
         ("added, no workflow, median (typical rep)", med(added_idle), "ms", ""),
         ("added, no workflow, median (best rep)", min(added_idle), "ms", ""),
-        ("added, governed, p95 - direct p95", _pct(allv["governed"], 0.95) - _pct(allv["direct"], 0.95), "ms", ""),
+        ("added, governed, p95 - direct p95",
+         _pct(allv["governed"], 0.95) - _pct(allv["direct"], 0.95), "ms", ""),
         ("governed / direct, median ratio", med(allv["governed"]) / md, "x", ""),
         ("added, governed, median (best rep)", min(added_gov), "ms", ""),
         ("added per governed call, median (typical rep)", med(added_gov), "ms", f"<= {BUDGET_MS}"),
@@ -137,7 +143,8 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
           f"governed {', '.join(f'{x:.3f}' for x in added_gov)} ms)")
     typical = med(added_gov)
     if typical > BUDGET_MS:
-        print(f"OVER BUDGET: the proxy adds {typical:.3f} ms per governed call (budget {BUDGET_MS} ms)")
+        print(f"OVER BUDGET: the proxy adds {typical:.3f} ms per governed call "
+              f"(budget {BUDGET_MS} ms)")
         raise SystemExit(1)
     return rows
 

@@ -10,6 +10,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -25,6 +26,7 @@ def generate(n: int = N_STATES) -> dict:
     for i in range(n - 3):
         nxt, alt = f"s{i + 1}" if i + 1 < n - 3 else "done", f"s{max(i - 1, 0)}"
         kind = i % 5
+        on: dict[str, Any]
         if kind == 0:
             on = {"NEXT": nxt, "BACK": alt}
         elif kind == 1:
@@ -32,12 +34,15 @@ def generate(n: int = N_STATES) -> dict:
         elif kind == 2:
             on = {"NEXT": [{"target": nxt, "guards": [f"g{i % 20}"]}, {"target": alt}]}
         elif kind == 3:
-            on = {"NEXT": {"invoke": "child", "on_complete": nxt, "on_fail": "failed", "input": {"i": i}}}
+            on = {"NEXT": {"invoke": "child", "on_complete": nxt, "on_fail": "failed",
+                           "input": {"i": i}}}
         else:
             on = {"NEXT": nxt, "FAIL": "failed"}
         states[f"s{i}"] = {"allowed_tools": ["Read", "Edit", "Bash", "mcp__github__*"],
-                           "allowed_commands": ["pytest", "npm test"], "blocked_env": ["AWS_SECRET_ACCESS_KEY"],
-                           "max_iterations": 10, "max_edit_lines": 20, "context_budget_bytes": 100000,
+                           "allowed_commands": ["pytest", "npm test"],
+                           "blocked_env": ["AWS_SECRET_ACCESS_KEY"],
+                           "max_iterations": 10, "max_edit_lines": 20,
+                           "context_budget_bytes": 100000,
                            "instructions": f"step {i}", "on": on}
     states["handler"] = {"allowed_tools": ["Read"], "on": {"BACK": "$return"}}
     states["done"] = {"type": "final"}
@@ -59,8 +64,10 @@ def main() -> list[tuple[str, float, str, str]]:
         times.append(time.perf_counter() - t0)
         assert r.ok
     med = statistics.median(times) * 1000
-    rows = [(f"validate {N_STATES}-state workflow (median of 7)", round(med, 1), "ms", "< 1000 ms"),
-            (f"validate {N_STATES}-state workflow (worst of 7)", round(max(times) * 1000, 1), "ms", "< 1000 ms")]
+    rows = [(f"validate {N_STATES}-state workflow (median of 7)", round(med, 1), "ms",
+             "< 1000 ms"),
+            (f"validate {N_STATES}-state workflow (worst of 7)", round(max(times) * 1000, 1), "ms",
+             "< 1000 ms")]
     for row in rows:
         print(" | ".join(str(c) for c in row))
     return rows

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,11 +59,13 @@ def parse_servers(servers: dict[str, Any], environ: dict[str, str] | None = None
     problems: list[str] = []
     specs: list[ServerSpec] = []
     if not isinstance(servers, dict):
-        raise StatewrightError(INVALID_ARGUMENTS, "/mcpServers: must be an object of server objects")
+        raise StatewrightError(INVALID_ARGUMENTS,
+                               "/mcpServers: must be an object of server objects")
     for name, raw in servers.items():
         ptr = f"/mcpServers/{name.replace('~', '~0').replace('/', '~1')}"
         if not isinstance(name, str) or not _SERVER_NAME.match(name):
-            problems.append(f"{ptr}: server names may use only letters, digits, '_' and '-' (1-64 chars)")
+            problems.append(f"{ptr}: server names may use only letters, digits, '_' and '-' "
+                            "(1-64 chars)")
             continue
         if name.lower() in RESERVED_SERVERS:
             # tools under these names are taken for the proxy's own (policy.tools)
@@ -74,14 +77,17 @@ def parse_servers(servers: dict[str, Any], environ: dict[str, str] | None = None
         kind = raw.get("type", "stdio" if "command" in raw else None)
         if kind in ("http", "streamable-http", "streamableHttp", "sse"):
             if kind == "sse":
-                problems.append(f"{ptr}/type: 'sse' servers are not supported; use 'http' (streamable HTTP)")
+                problems.append(f"{ptr}/type: 'sse' servers are not supported; "
+                                "use 'http' (streamable HTTP)")
                 continue
             url = raw.get("url")
             if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-                problems.append(f"{ptr}/url: an http server needs a 'url' starting with http:// or https://")
+                problems.append(f"{ptr}/url: an http server needs a 'url' starting with "
+                                "http:// or https://")
                 continue
             headers = raw.get("headers", {})
-            if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+            if not isinstance(headers, dict) or not all(isinstance(v, str)
+                                                        for v in headers.values()):
                 problems.append(f"{ptr}/headers: must map header names to strings")
                 continue
             specs.append(ServerSpec(name=name, kind="http", url=_expand(url, env),
@@ -119,7 +125,7 @@ def parse_servers(servers: dict[str, Any], environ: dict[str, str] | None = None
 
 # -- names -----------------------------------------------------------------------------------
 
-def forwarded_name(server: str, tool: str, taken: set[str] | frozenset[str] = frozenset()) -> str:
+def forwarded_name(server: str, tool: str, taken: Container[str] = frozenset()) -> str:
     """`<server>__<tool>`, made a legal MCP tool name: characters outside `[A-Za-z0-9._-]` become
     `_`, and a name that is too long (or collides after that) is cut and given a short hash of
     the original so it stays unique and stable across restarts."""

@@ -109,9 +109,10 @@ class Downstream:
         self.raw = RawStdio(s.command or "", list(s.args), env=env, cwd=s.cwd)
         return self.raw
 
-    async def _on_message(self, msg: Any) -> None:
-        if isinstance(msg, types.ServerNotification):
-            inner = getattr(msg, "root", msg)
+    # the parameter is named as in the SDK's MessageHandlerFnT protocol, which mypy checks
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, types.ServerNotification):
+            inner = getattr(message, "root", message)
             if isinstance(inner, types.ToolListChangedNotification):
                 self._refresh_pending = True
                 self._drop_event_for_refresh()
@@ -191,7 +192,8 @@ class Downstream:
         tools: list[types.Tool] = []
         cursor: str | None = None
         for _ in range(100):
-            page = await client.session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
+            page = await client.session.list_tools(
+                params=types.PaginatedRequestParams(cursor=cursor))
             tools.extend(page.tools)
             cursor = page.next_cursor
             if not cursor:
@@ -201,14 +203,15 @@ class Downstream:
     def _fail(self, exc: BaseException, what: str) -> None:
         self.status = "failed"
         self.error = f"{what}: {describe(exc)}"
-        print(f"statewright: downstream server '{self.name}' {self.error}", file=self.errlog, flush=True)
+        print(f"statewright: downstream server '{self.name}' {self.error}",
+              file=self.errlog, flush=True)
 
     def _mark_down(self, exc: BaseException) -> None:
         if self.status == "up":
             self.status = "down"
             self.error = f"connection lost: {describe(exc)}"
-            print(f"statewright: downstream server '{self.name}' {self.error}; it will be restarted "
-                  "on its next call", file=self.errlog, flush=True)
+            print(f"statewright: downstream server '{self.name}' {self.error}; "
+                  "it will be restarted on its next call", file=self.errlog, flush=True)
         self._drop.set()
 
     async def stop(self) -> None:
@@ -230,13 +233,15 @@ class Downstream:
                 raise DownstreamError(f"server '{self.name}' is not running ({self.error}); "
                                       f"retry in {wait:.1f}s")
             self.restarts += 1
-            print(f"statewright: restarting downstream server '{self.name}'", file=self.errlog, flush=True)
+            print(f"statewright: restarting downstream server '{self.name}'",
+                  file=self.errlog, flush=True)
             self._settled = anyio.Event()
             self.status = "connecting"
             self._want_up.set()
             await self._wait_attempt()
         if self.client is None or self.status != "up":
-            raise DownstreamError(f"server '{self.name}' is not running ({self.error or self.status})")
+            raise DownstreamError(f"server '{self.name}' is not running "
+                                  f"({self.error or self.status})")
         return self.client
 
     async def _wait_attempt(self) -> None:
@@ -265,9 +270,11 @@ class Downstream:
             send_raw = getattr(getattr(session, "_dispatcher", None), "send_raw_request", None)
             if send_raw is not None and timeout is None:
                 # the dispatcher's raw request: no pydantic round trip on the hot path
-                raw_result = await send_raw("tools/call", {"name": tool, "arguments": arguments or {}})
+                raw_result = await send_raw("tools/call",
+                                            {"name": tool, "arguments": arguments or {}})
                 if not isinstance(raw_result, dict):
-                    raise DownstreamError(f"server '{self.name}' answered tools/call with a non-object")
+                    raise DownstreamError(f"server '{self.name}' answered tools/call "
+                                          "with a non-object")
                 return raw_result
             result = await session.call_tool(tool, arguments, read_timeout_seconds=timeout)
             return result.model_dump(by_alias=True, exclude_none=True, mode="json")
@@ -315,7 +322,8 @@ class Downstream:
 
 def _is_connection_error(exc: MCPError) -> bool:
     msg = (exc.message or "").lower()
-    return (exc.code == -32000 and ("closed" in msg or "connection" in msg)) or "connection closed" in msg
+    return ((exc.code == -32000 and ("closed" in msg or "connection" in msg))
+            or "connection closed" in msg)
 
 
 def describe(exc: BaseException) -> str:
@@ -342,8 +350,10 @@ class Route:
 class DownstreamManager:
     """Every server of `mcpServers`: parallel start, routing table, status."""
 
-    def __init__(self, specs: list[ServerSpec], *, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-                 on_tools_changed: Callable[[], Awaitable[None]] | None = None, errlog: Any = None) -> None:
+    def __init__(self, specs: list[ServerSpec], *,
+                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+                 on_tools_changed: Callable[[], Awaitable[None]] | None = None,
+                 errlog: Any = None) -> None:
         self._on_tools_changed = on_tools_changed
         self.servers: dict[str, Downstream] = {
             s.name: Downstream(s, connect_timeout=connect_timeout, on_tools_changed=self._changed,

@@ -159,7 +159,8 @@ class FastStdio:
             msg = json.loads(line)
         except ValueError:
             return None
-        if not isinstance(msg, dict) or msg.get("method") != "tools/call" or msg.get("jsonrpc") != "2.0":
+        if (not isinstance(msg, dict) or msg.get("method") != "tools/call"
+                or msg.get("jsonrpc") != "2.0"):
             return None
         rid = msg.get("id")
         params = msg.get("params")
@@ -177,7 +178,8 @@ class FastStdio:
             return None
         return rid, name, route, args, len(line)
 
-    async def _answer(self, rid: Any, name: str, route: Any, args: dict[str, Any], size: int) -> None:
+    async def _answer(self, rid: Any, name: str, route: Any, args: dict[str, Any],
+                      size: int) -> None:
         try:
             body = await self.proxy.forward_raw(route, name, args, size_hint=size)
         except Exception as exc:
@@ -185,13 +187,15 @@ class FastStdio:
             return
         self._reply(rid, body)
 
-    def _reply(self, rid: Any, body: dict[str, Any] | None, exc: BaseException | None = None) -> None:
+    def _reply(self, rid: Any, body: dict[str, Any] | None,
+               exc: BaseException | None = None) -> None:
         """Write the JSON-RPC answer of a fast-path request (the transport buffers it)."""
         if body is not None:
             body.pop("resultType", None)  # not part of handshake-era results
             out = {"jsonrpc": "2.0", "id": rid, "result": body}
         else:
-            out = {"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": f"statewright: {exc}"}}
+            out = {"jsonrpc": "2.0", "id": rid,
+                   "error": {"code": -32603, "message": f"statewright: {exc}"}}
         w = self._writer
         if w is None or w.is_closing():
             return

@@ -26,7 +26,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types as types
@@ -69,7 +69,8 @@ class LineFeed:
     line at once, inside the pipe's callback (no task switch); a line it does not take (False)
     is queued for `get()`. Reading pauses while too many lines wait in the queue."""
 
-    def __init__(self, hot: Callable[[bytes], bool], limit: int = MAX_LINE, backlog: int = 32) -> None:
+    def __init__(self, hot: Callable[[bytes], bool], limit: int = MAX_LINE,
+                 backlog: int = 32) -> None:
         self.hot = hot
         self.limit, self.backlog = limit, backlog
         self.pause: Callable[[], None] | None = None
@@ -152,7 +153,12 @@ class _ProcessProtocol(asyncio.streams.FlowControlMixin, asyncio.SubprocessProto
         self.owner = owner
         self.exited = asyncio.Event()
 
-    def pipe_data_received(self, fd: int, data: bytes) -> None:  # type: ignore[override]
+    if TYPE_CHECKING:
+        # CPython's FlowControlMixin has it (waits while the pipe is paused); typeshed leaves
+        # out the mixin's private members
+        async def _drain_helper(self) -> None: ...
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
         if fd == 1:
             self.owner.feed.feed(data)
 
@@ -209,6 +215,7 @@ class RawStdio:
         self.transport, self._proto = transport, proto
         self._stdin = transport.get_pipe_transport(0)
         out = transport.get_pipe_transport(1)
+        assert isinstance(out, asyncio.ReadTransport)  # stdout=PIPE: a read pipe, never None
         self.feed.pause, self.feed.resume = out.pause_reading, out.resume_reading
         read_send, read_recv, write_send, write_recv = session_streams()
         try:
@@ -272,7 +279,8 @@ class RawStdio:
                     continue
                 else:
                     try:
-                        item = SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+                        item = SessionMessage(
+                            types.jsonrpc_message_adapter.validate_json(line, by_name=False))
                     except ValueError as exc:
                         item = exc
                 try:
@@ -364,7 +372,8 @@ class RawStdio:
     def _cancel_notice(self, rid: int) -> None:
         try:
             self._write(dump_line({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                                   "params": {"requestId": rid, "reason": "cancelled by the client"}}))
+                                   "params": {"requestId": rid,
+                                              "reason": "cancelled by the client"}}))
         except Exception:
             pass
 
@@ -383,8 +392,8 @@ def _deliver(method: str, msg: dict[str, Any] | None, exc: BaseException | None,
             err = msg.get("error")
             if isinstance(err, dict):
                 code = err.get("code")
-                exc = MCPError(code if isinstance(code, int) else -32603, str(err.get("message", "error")),
-                               err.get("data"))
+                exc = MCPError(code if isinstance(code, int) else -32603,
+                               str(err.get("message", "error")), err.get("data"))
             else:
                 exc = MCPError(-32603, f"{method}: malformed answer")
     try:

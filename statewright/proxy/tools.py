@@ -69,11 +69,13 @@ TOOL_SPECS: dict[str, dict[str, Any]] = {
                 "name": {"type": "string", "minLength": 1,
                          "description": "Workflow id, as listed by statewright_list_workflows."},
                 "resume": {"type": "boolean", "default": False,
-                           "description": "Resume the newest paused run of this workflow instead of starting fresh."},
+                           "description": ("Resume the newest paused run of this workflow "
+                                           "instead of starting fresh.")},
                 "branch": {"type": ["string", "null"],
                            "description": "Fork branch to bind to (parallel forks only)."},
                 "input": {**_NULLABLE_OBJECT,
-                          "description": "Initial context data merged into the workflow's context (guards read it)."},
+                          "description": ("Initial context data merged into the workflow's "
+                                          "context (guards read it).")},
             },
             "required": ["name"],
             "additionalProperties": False,
@@ -97,11 +99,14 @@ TOOL_SPECS: dict[str, dict[str, Any]] = {
             "type": "object",
             "properties": {
                 "event": {"type": "string", "minLength": 1,
-                          "description": "Event name, e.g. TESTS_PASS; one of the `transitions[].event` values."},
+                          "description": ("Event name, e.g. TESTS_PASS; one of the "
+                                          "`transitions[].event` values.")},
                 "data": {**_NULLABLE_OBJECT,
-                         "description": "Facts to merge into the run context, e.g. {\"tests_passed\": true}."},
+                         "description": ("Facts to merge into the run context, "
+                                         "e.g. {\"tests_passed\": true}.")},
                 "expected_version": {"type": ["integer", "null"], "minimum": 1,
-                                     "description": "Only fire if the run's `version` is still this (optimistic concurrency)."},
+                                     "description": ("Only fire if the run's `version` is "
+                                                     "still this (optimistic concurrency).")},
             },
             "required": ["event"],
             "additionalProperties": False,
@@ -146,7 +151,8 @@ _TOOLS = {
     name: types.Tool(name=name, title=spec["title"], description=spec["description"],
                      input_schema=spec["schema"],
                      annotations=types.ToolAnnotations(
-                         read_only_hint=name in ("statewright_get_state", "statewright_list_workflows"),
+                         read_only_hint=name in ("statewright_get_state",
+                                                 "statewright_list_workflows"),
                          destructive_hint=False, open_world_hint=False))
     for name, spec in TOOL_SPECS.items()
 }
@@ -169,7 +175,8 @@ def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> list[s
         import jsonschema
 
         try:
-            cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+            cls = jsonschema.validators.validator_for(
+                schema, default=jsonschema.Draft202012Validator)
             cls.check_schema(schema)
             validator = cls(schema)
         except Exception:

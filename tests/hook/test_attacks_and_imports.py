@@ -60,14 +60,14 @@ def realistic(tmp_path_factory: pytest.TempPathFactory) -> Project:
 def test_attack_corpus_sample_is_denied_by_the_hook(realistic: Project) -> None:
     sample = attacks()[::4]  # every 4th line: about 55 attacks across every section
     assert len(sample) >= 40
-    for line, out in zip(sample, _batch(realistic, sample)):
+    for line, out in zip(sample, _batch(realistic, sample), strict=True):
         assert out is not None, f"attack allowed through the hook: {line!r}"
         denied(out)
 
 
 def test_legit_sample_is_allowed_by_the_hook(realistic: Project) -> None:
     sample = legit()[::3]
-    for line, out in zip(sample, _batch(realistic, sample)):
+    for line, out in zip(sample, _batch(realistic, sample), strict=True):
         try:
             allowed(out)
         except AssertionError:
@@ -75,8 +75,8 @@ def test_legit_sample_is_allowed_by_the_hook(realistic: Project) -> None:
 
 
 def _imports_of(proj: Project, payload: dict, event: str = "pre-tool-use") -> set[str]:
-    code = ("import sys; from statewright.hook import main; main([%r]); "
-            "sys.stderr.write('\\nMODULES ' + ' '.join(sorted(sys.modules)))" % event)
+    code = (f"import sys; from statewright.hook import main; main([{event!r}]); "
+            "sys.stderr.write('\\nMODULES ' + ' '.join(sorted(sys.modules)))")
     r = subprocess.run([sys.executable, "-X", "importtime", "-c", code],
                        input=json.dumps(payload).encode(), capture_output=True, env=proj.env, timeout=120)
     assert r.returncode == 0, r.stderr.decode()[-2000:]

@@ -31,7 +31,7 @@ def _at_once(proj: Project, event: str, payloads: list[dict]) -> list[dict | Non
     procs = [subprocess.Popen([bin_path("statewright-hook"), event], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=proj.env)
              for _ in payloads]
-    for p, payload in zip(procs, payloads):
+    for p, payload in zip(procs, payloads, strict=True):
         p.stdin.write(json.dumps(payload).encode())
         p.stdin.close()
     outs = []

@@ -27,7 +27,7 @@ def proj(tmp_path: Path) -> Project:
     (b'"PreToolUse"', "must be a JSON object"),
 ])
 def test_garbage_stdin_is_refused(proj: Project, stdin: bytes, needle: str) -> None:
-    rc, out, err = proj.run_hook(["pre-tool-use"], stdin)
+    rc, out, _err = proj.run_hook(["pre-tool-use"], stdin)
     assert rc == 0
     why = denied(json.loads(out))
     assert needle in why and "fails closed" in why

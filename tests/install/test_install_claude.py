@@ -35,7 +35,7 @@ def test_fresh_project_gets_exec_form_hooks_and_proxy(tmp_path: Path) -> None:
     settings = read(proj / ".claude" / "settings.json")
     hook_bin = bin_path("statewright-hook")
     for event, arg in zip(HOOK_EVENTS, ["pre-tool-use", "post-tool-use", "session-start",
-                                        "user-prompt-submit", "stop"]):
+                                        "user-prompt-submit", "stop"], strict=True):
         groups = settings["hooks"][event]
         assert len(groups) == 1
         (h,) = groups[0]["hooks"]

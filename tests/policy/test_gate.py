@@ -237,7 +237,7 @@ def test_analysis_finds_every_command():
     a = analyze("pytest -v && rm -rf / ; echo $(cat /etc/passwd) | tee x")
     names = [c.name for c in a.commands]
     assert sorted(names) == sorted(["pytest", "rm", "echo", "cat", "tee"])
-    assert [c for c in a.commands if c.name == "rm"][0].values() == ["rm", "-rf", "/"]
+    assert next(c for c in a.commands if c.name == "rm").values() == ["rm", "-rf", "/"]
     a = analyze("f() { rm x; }; if a; then b; fi; case $x in y) c;; esac; d <(e) `g`")
     assert {"rm", "a", "b", "c", "d", "e", "g"} <= {c.name for c in a.commands}
     assert "f" in a.functions

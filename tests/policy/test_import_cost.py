@@ -161,8 +161,8 @@ def test_binding_loader_refuses_a_package_it_cannot_find(monkeypatch):
 
 _STORES = ["/p/.statewright", "/p/.Statewright/", "/p/store", "/p/st-ore.x", "/p/ſtore",
            "/tmp/sw home/.statewright", "relative/.statewright", "/"]
-_TEXT = st.lists(st.sampled_from(list("sSaAtTeEwWrRiIgGhHdDbB.-_/ 0xſKıİ") +
-                                 ["state.db", ".statewright", "store", "STATE.DB"]),
+_TEXT = st.lists(st.sampled_from([*"sSaAtTeEwWrRiIgGhHdDbB.-_/ 0xſKıİ",
+                                  "state.db", ".statewright", "store", "STATE.DB"]),
                  max_size=12).map("".join)
 
 

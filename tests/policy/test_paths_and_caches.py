@@ -116,7 +116,7 @@ def test_repeated_decisions_agree_with_the_first(proj):
              for ln in lines]
     again = [gate(REALISTIC_STATE, Counters(), ToolCall("Bash", {"command": ln}), ctx)
              for ln in lines]
-    for ln, a, b in zip(lines, first, again):
+    for ln, a, b in zip(lines, first, again, strict=True):
         assert (a.allowed, a.rule, a.reason, a.explanation, a.files) == \
                (b.allowed, b.rule, b.reason, b.explanation, b.files), ln
 

@@ -219,7 +219,7 @@ def test_context_budget(pc):
     pc.call("statewright_transition", {"event": "NEXT"})
     pc.call("statewright_transition", {"event": "BUDGET"})
     denied = None
-    for i in range(20):
+    for _ in range(20):
         r = pc.call("every__echo", {"message": "x" * 100})
         if r.is_error:
             denied = text_of(r)

@@ -24,7 +24,7 @@ DATA = st.none() | st.dictionaries(
     st.sampled_from(["test_result", "coverage", "_secret", "severity", "reproduced", "x"]),
     st.sampled_from(["pass", "fail", 0, 95, True, None, "high", [1]]), max_size=3)
 OPS = st.one_of(
-    st.tuples(st.just("fire"), st.sampled_from(EVENTS + ["BRANCH_DONE:lint", "NOPE"]), DATA),
+    st.tuples(st.just("fire"), st.sampled_from([*EVENTS, "BRANCH_DONE:lint", "NOPE"]), DATA),
     st.tuples(st.just("interrupt"), st.sampled_from(["db/migrations/1.sql", ".env", "x.py",
                                                      "statewright.json", "config/app.json"]), st.none()),
     st.tuples(st.just("pause"), st.sampled_from(["agent", "human"]), st.none()),

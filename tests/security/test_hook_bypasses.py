@@ -150,7 +150,7 @@ def test_tool_attacks_denied_by_the_hook_and_the_gate(proj: Project) -> None:
     cases = tool_attacks(str(proj.root))
     outs = _batch(proj, [(t, i) for _, t, i in cases])
     ctx, st = _ctx(proj), _state()
-    for (why, tool, inp), out in zip(cases, outs):
+    for (why, tool, inp), out in zip(cases, outs, strict=True):
         assert out is not None, f"hook allowed: {why}: {tool} {inp!r}"
         denied(out)
         d = gate(st, Counters(), ToolCall(tool, inp), ctx)
@@ -172,7 +172,7 @@ def test_legit_tool_calls_still_pass(proj: Project) -> None:
         ("mcp__fs__read_text_file", {"path": f"{root}/workflows/redteam.json"}),
         ("mcp__fs__write_file", {"path": f"{root}/sub/x.txt", "content": "a\nb\n"}),
     ]
-    for (tool, inp), out in zip(cases, _batch(proj, cases)):
+    for (tool, inp), out in zip(cases, _batch(proj, cases), strict=True):
         try:
             allowed(out)
         except AssertionError:
@@ -236,14 +236,15 @@ SHELL_LEGIT = ["git diff --output=out.diff", "pytest --junitxml=report.xml",
 def test_shell_attacks_denied_by_the_hook_and_the_gate(proj: Project) -> None:
     outs = _batch(proj, [("Bash", {"command": line}) for line in SHELL_ATTACKS])
     ctx, st = _ctx(proj), _state()
-    for line, out in zip(SHELL_ATTACKS, outs):
+    for line, out in zip(SHELL_ATTACKS, outs, strict=True):
         assert out is not None, f"hook allowed: {line!r}"
         denied(out)
         assert not gate(st, Counters(), ToolCall("Bash", {"command": line}), ctx).allowed, line
 
 
 def test_shell_legit_lines_pass(proj: Project) -> None:
-    for line, out in zip(SHELL_LEGIT, _batch(proj, [("Bash", {"command": x}) for x in SHELL_LEGIT])):
+    for line, out in zip(SHELL_LEGIT, _batch(proj, [("Bash", {"command": x}) for x in SHELL_LEGIT]),
+                         strict=True):
         try:
             allowed(out)
         except AssertionError:
@@ -272,7 +273,7 @@ def test_odd_inputs_fail_closed(proj: Project) -> None:
         ("Read", {"file_path": _nested(40, ".statewright/state.db")}),
         ("Read", {"options": _nested(40, "x")}),
     ]
-    for (tool, inp), out in zip(cases, _batch(proj, cases)):
+    for (tool, inp), out in zip(cases, _batch(proj, cases), strict=True):
         assert out is not None, f"allowed: {tool} {str(inp)[:80]}"
         denied(out)
 
@@ -298,7 +299,7 @@ def test_empty_allowed_tools_only_lets_statewrights_own_tools_through(
              "mcp__plugin_x_y__statewright_pause", "mcp__github__create_issue", "Bash",
              "statewright_shell", "mcp__Statewright__statewright_pause"]
     outs = _batch(p, [(n, {}) for n in names])
-    for n, out in zip(names, outs):
+    for n, out in zip(names, outs, strict=True):
         assert out is not None, f"{n} escaped allowed_tools: []"
         denied(out)
     # statewright's own tools, as Claude Code names them, are left alone (never counted)

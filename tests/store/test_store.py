@@ -154,7 +154,7 @@ def test_run_keeps_its_definition_when_the_file_changes(tmp_path):
     (root / "workflows" / "loop.json").write_text(json.dumps(changed))
     rt2 = Runtime.open(root)
     assert rt2.transition(None, "TICK")["state"] == "a"  # still the definition it started with
-    run, c = rt2.effective_run(None)
+    _run, c = rt2.effective_run(None)
     assert "TICK" in c.states["a"].on
     assert c.source_path == str(root / "workflows" / "loop.json")
 

@@ -23,7 +23,7 @@ def main() -> None:
         for k in range(n):
             rt.transition("default", "TICK", {f"p{ident}_{k}": True})
 
-            def bump(run):
+            def bump(run, k=k):  # this round's k, bound now
                 ctx = dict(run.context)
                 ctx["n"] = ctx.get("n", 0) + 1
                 return run.with_(context=ctx), [{"kind": "tool_allowed", "actor": "agent",
