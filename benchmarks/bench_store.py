@@ -1,8 +1,8 @@
 """Store benchmark (DESIGN.md section 8): durable transitions per second through the Runtime
 (one BEGIN IMMEDIATE transaction each: read run, engine, write run + history, COMMIT in WAL
 mode), plus the latency of `get_state`, `effective_run`, a counter update, and the runtime's
-per-tool-call hot path shared by the hook and the proxy: `enforcement.authorize` (read, decide,
-count + history row in one transaction) and `enforcement.record` (bytes in one transaction).
+per-tool-call hot path shared by the hook and the proxy: `Runtime.authorize` (read, decide,
+count + history row in one transaction) and `Runtime.record` (bytes in one transaction).
 
     .venv/bin/python benchmarks/bench_store.py
 
@@ -24,7 +24,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from statewright.policy.types import ToolCall, ToolResult
 from statewright.runtime import Runtime
-from statewright.runtime.enforcement import authorize, record
 
 LOOP = {"id": "bench-loop", "initial": "a",
         "guards": {"ok": {"field": "n", "op": "gte", "value": 0}},
@@ -62,9 +61,13 @@ def main() -> list[tuple[str, float, str, str]]:
         cpu_rate = n / max(time.process_time() - c0, 1e-9)
         get_state = _median_us(lambda: rt.get_state("bench"), 500)
         eff = _median_us(lambda: rt.effective_run("bench"), 500)
-        upd = _median_us(lambda: rt.store.update_run(
-            run_id, lambda r: (r.with_(iterations=r.iterations + 1),
-                               [{"kind": "tool_allowed", "actor": "agent", "data": {}}])), 500)
+        def counter_update() -> None:
+            with rt.store.transaction() as tx:
+                r = tx.require_run(run_id)
+                tx.save_with_events(r, r.with_(iterations=r.iterations + 1),
+                                    [{"kind": "tool_allowed", "actor": "agent", "data": {}}])
+
+        upd = _median_us(counter_update, 500)
         cold = _median_us(lambda: Runtime.open(tmp).effective_run("bench"), 100)
         (tmp / "workflows" / "bench-work.json").write_text(json.dumps(WORK))
         (tmp / "a.py").write_text("print('a')\n")
@@ -73,17 +76,17 @@ def main() -> list[tuple[str, float, str, str]]:
         denied = ToolCall("Edit", {"file_path": str(tmp / "a.py"), "old_string": "a",
                                    "new_string": "b"})
         result = ToolResult("Read", {"file_path": str(tmp / "a.py")}, output_bytes=120)
-        assert authorize(rt, "tools", read).allowed and not authorize(rt, "tools", denied).allowed
-        auth = _median_us(lambda: authorize(rt, "tools", read), 1000)
-        deny = _median_us(lambda: authorize(rt, "tools", denied), 500)
-        rec = _median_us(lambda: record(rt, "tools", result), 1000)
+        assert rt.authorize("tools", read).allowed and not rt.authorize("tools", denied).allowed
+        auth = _median_us(lambda: rt.authorize("tools", read), 1000)
+        deny = _median_us(lambda: rt.authorize("tools", denied), 500)
+        rec = _median_us(lambda: rt.record("tools", result), 1000)
         rows = [
             ("store: durable transitions", round(rate), "transitions/s", ">= 2000"),
             ("store: durable transitions per CPU-second (this process)", round(cpu_rate),
              "transitions/s", "-"),
             ("store: get_state latency (median)", round(get_state, 1), "us", "-"),
             ("store: effective_run latency (median)", round(eff, 1), "us", "-"),
-            ("store: counter update_run latency (median)", round(upd, 1), "us", "-"),
+            ("store: counter update latency (median)", round(upd, 1), "us", "-"),
             ("store: open + effective_run, new Runtime (median)", round(cold, 1), "us", "-"),
             ("runtime: authorize, allowed + counted (median)", round(auth, 1), "us", "-"),
             ("runtime: authorize, denied + recorded (median)", round(deny, 1), "us", "-"),

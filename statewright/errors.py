@@ -31,7 +31,6 @@ UNKNOWN_STATE = "UNKNOWN_STATE"
 RUN_NOT_RUNNING = "RUN_NOT_RUNNING"
 
 
-
 class StatewrightError(Exception):
     """A refusal or failure with a stable code and a message written for its reader."""
 

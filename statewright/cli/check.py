@@ -1,6 +1,6 @@
 """CLI command: `statewright check TOOL INPUT_JSON` — dry-run one decision and explain it.
 
-The same code path as a real call (`runtime.enforcement`, `policy.gate`) with no accounting:
+The same code path as a real call (`Runtime.explain`: `policy.gate`, `fail_open`) with no accounting:
 nothing is counted, nothing is written to history. Exit status 0 when the call would be
 allowed, 1 when it would be refused (or on an error).
 """
@@ -28,7 +28,6 @@ def check_cmd(
     """Dry-run the decision for TOOL with INPUT_JSON in the current state, and explain it."""
     from ..policy.types import ToolCall
     from ..runtime import Runtime
-    from ..runtime.enforcement import explain
 
     tool_input = parse_json_option(input_json, "INPUT_JSON")
     if not isinstance(tool_input, dict):
@@ -37,8 +36,8 @@ def check_cmd(
         raise StatewrightError(INVALID_ARGUMENTS, "TOOL must be a tool name")
     rt = Runtime.open(project=project)
     sess = rt.resolve_session(session)
-    decision, run, wf = explain(rt, sess, ToolCall(tool_name=tool, tool_input=tool_input,
-                                                   source="cli", cwd=os.getcwd()))
+    decision, run, wf = rt.explain(sess, ToolCall(tool_name=tool, tool_input=tool_input,
+                                                  source="cli", cwd=os.getcwd()))
     if as_json:
         print_json({
             "allowed": decision.allowed, "rule": decision.rule, "reason": decision.reason,
@@ -51,10 +50,10 @@ def check_cmd(
 
     verdict = "[bold green]ALLOWED[/]" if decision.allowed else "[bold red]DENIED[/]"
     console.print(f"{verdict}  {escape(tool)}", highlight=False)
-    if run is None:
+    if run is None and decision.rule == "no_active_run":
         console.print(f"session {escape(sess)}: no running workflow, so every call is allowed",
                       highlight=False)
-    else:
+    elif run is not None and wf is not None:
         console.print(f"workflow [bold]{escape(wf.id)}[/], run {run.run_id}, state "
                       f"[bold]{escape(run.state)}[/] ({run.status}); session {escape(sess)}; "
                       f"counters: {run.iterations} call(s), {len(run.files_edited)} file(s), "

@@ -3,36 +3,69 @@
 ```python
 from statewright.engine import fire, Outcome
 out = fire(compiled, run, "READY", {"x": 1}, now=t, actor="agent", expected_version=None,
-           new_id=None, resolve=lookup)        # resolve(workflow_id) -> CompiledWorkflow, for invoke
+           new_id=None, resolve=lookup)  # resolve(workflow_id) -> CompiledWorkflow, for invoke
 if out.accepted: persist out.run, out.events, out.children; stop out.stop
 else: out.code / out.message (a code of DESIGN section 5) and out.events (the `rejected` row)
 ```
 
 Other operations, all returning an `Outcome`: `start`, `pause` (the agent only when
 `agent_may_pause(compiled)`: meta.allow_agent_pause or meta.debug), `resume`, `force_state`,
-`approve`, `reject_approval`, `fire_interrupt` (with the matched `Interrupt`), `child_settled`
-(a fork branch / invoked child ended). `transitions(compiled, run)` lists the current state's
-transitions with `passes`; `guards.evaluate` explains one guard.
+`stop`, `approve`, `reject_approval`, `fire_interrupt` (with the matched `Interrupt`),
+`child_settled` (a fork branch / invoked child ended). `transitions(compiled, run)` lists the
+current state's transitions with `passes`; `guards.evaluate` explains one guard.
+
+Rules the runtime follows when it resolves a session's runs: `Run.followed_child()` (the child
+whose rules apply while a run waits: the invoked run, else the fork's working branch; on the
+record, as the hook reads it on every call), `event_target` (which run of that chain an event
+is for: `BRANCH_DONE:<b>` goes to the fork's owner), `approval_changes` (what an outcome means
+for the approval requests kept beside runs).
+
+Where things are: `run` (the run record and its typed parts), `outcome` (Outcome, Event,
+actors), `moves` (entering states, taking a transition), `machine` (start, fire, interrupts,
+transitions), `fork`, `invoke`, `children` (runs waiting on children), `approvals`, `control`
+(pause, resume, force, stop).
 """
 
-from .run import COMPLETED, FAILED, PAUSED, RUNNING, STATUSES, Run
+from .run import (
+    AGENT,
+    COMPLETED,
+    ENDED,
+    FAILED,
+    HUMAN,
+    PAUSED,
+    RUNNING,
+    STATUSES,
+    SYSTEM,
+    Fork,
+    ForkBranch,
+    Invoke,
+    PendingApproval,
+    Run,
+)
 
 # The machine (and its dataclasses) loads on first use: the hook imports `engine.run` on every
 # tool call and never needs the machine to decide one.
-_MACHINE = frozenset({
-    "AGENT", "HUMAN", "SYSTEM", "Child", "Event", "Outcome", "agent_may_pause", "approve",
-    "available_events", "can_interrupt", "child_settled", "clean_data", "derive_id", "fire", "fire_interrupt",
-    "force_state", "is_waiting", "pause", "reject_approval", "resume", "start", "transitions",
-})
+_LAZY = {
+    "Child": "outcome",
+    "Event": "outcome", "Outcome": "outcome", "clean_data": "outcome", "derive_id": "outcome",
+    "available_events": "moves", "is_waiting": "moves",
+    "can_interrupt": "machine", "child_settled": "children", "fire": "machine",
+    "fire_interrupt": "machine", "start": "machine", "transitions": "machine",
+    "event_target": "fork",
+    "approve": "approvals", "reject_approval": "approvals", "approval_changes": "approvals",
+    "ApprovalDecision": "approvals",
+    "agent_may_pause": "control", "force_state": "control", "pause": "control",
+    "resume": "control", "stop": "control",
+}
 
 
 def __getattr__(name):
-    if name in _MACHINE:
-        from . import machine
-
-        value = getattr(machine, name)
-    elif name == "evaluate_guard":
+    if name == "evaluate_guard":
         from .guards import evaluate as value
+    elif name in _LAZY:
+        from importlib import import_module
+
+        value = getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value
@@ -40,33 +73,11 @@ def __getattr__(name):
 
 
 __all__ = [
-    "AGENT",
-    "COMPLETED",
-    "FAILED",
-    "HUMAN",
-    "PAUSED",
-    "RUNNING",
-    "STATUSES",
-    "SYSTEM",
-    "Child",
-    "Event",
-    "Outcome",
-    "Run",
-    "agent_may_pause",
-    "approve",
-    "available_events",
-    "can_interrupt",
-    "child_settled",
-    "clean_data",
-    "derive_id",
-    "evaluate_guard",
-    "fire",
-    "fire_interrupt",
-    "force_state",
-    "is_waiting",
-    "pause",
-    "reject_approval",
-    "resume",
-    "start",
+    "AGENT", "COMPLETED", "ENDED", "FAILED", "HUMAN", "PAUSED", "RUNNING", "STATUSES", "SYSTEM",
+    "ApprovalDecision", "Child", "Event", "Fork", "ForkBranch", "Invoke", "Outcome",
+    "PendingApproval", "Run", "agent_may_pause", "approval_changes", "approve",
+    "available_events", "can_interrupt", "child_settled", "clean_data",
+    "derive_id", "evaluate_guard", "event_target", "fire", "fire_interrupt",
+    "force_state", "is_waiting", "pause", "reject_approval", "resume", "start", "stop",
     "transitions",
 ]

@@ -63,7 +63,7 @@ def json_equal(a: Any, b: Any) -> bool:
     if ka != kb:
         return False
     if ka == "array":
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
     if ka == "object":
         return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     try:

@@ -1,18 +1,194 @@
 """The run snapshot the engine transforms and the store persists (DESIGN.md section 3).
 
 Plain data, stdlib only. `Run.to_dict()/from_dict()` is the JSON form kept in the store's
-`runs.snapshot` column (and answered by `statewright status --json` in part).
+`runs.snapshot` column (and answered by `statewright status --json` in part). The three
+sub-records a run may carry have a JSON form of their own, nested in the run's:
 
-`Run` is an immutable record (`statewright._record.Record`), not a dataclass: every hook
-process reads one, and `dataclasses` costs more to import than the whole decision takes.
+- `PendingApproval`: a transition parked until a human decides (`requires_approval`);
+- `Fork` (with one `ForkBranch` per branch): the branches a `fork` transition started;
+- `Invoke`: the invoked workflow a parent run waits on.
+
+They are immutable records (`statewright._record.Record`), not dataclasses: every hook
+process reads a run, and `dataclasses` costs more to import than the whole decision takes.
 """
 
 from __future__ import annotations
 
 from .._record import Record, _set
 
+TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
 RUNNING, PAUSED, COMPLETED, FAILED = "running", "paused", "completed", "failed"
 STATUSES = (RUNNING, PAUSED, COMPLETED, FAILED)
+ENDED = (COMPLETED, FAILED)
+# who acted, in history rows (DESIGN section 3): the actor is who really acted
+AGENT, HUMAN, SYSTEM = "agent", "human", "system"
+
+
+class PendingApproval(Record):
+    """A transition waiting for a human (`requires_approval` with `approval_mode: "ui"`)."""
+
+    approval_id: str
+    event: str
+    data: dict[str, Any]
+    message: str | None
+    target: str | None
+    requested_at: float
+
+    __slots__ = __match_args__ = _fields = (
+        "approval_id", "event", "data", "message", "target", "requested_at")
+
+    def __init__(self, approval_id: str, event: str, data: dict[str, Any] | None = None,
+                 message: str | None = None, target: str | None = None,
+                 requested_at: float = 0.0) -> None:
+        _set(self, "approval_id", approval_id)
+        _set(self, "event", event)
+        _set(self, "data", {} if data is None else data)  # the event's data, applied on approval
+        _set(self, "message", message)
+        _set(self, "target", target)
+        _set(self, "requested_at", requested_at)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.asdict()
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PendingApproval:
+        return cls(d["approval_id"], d.get("event", ""), d.get("data"), d.get("message"),
+                   d.get("target"), d.get("requested_at") or 0.0)
+
+
+class ForkBranch(Record):
+    """One branch of a fork: its child run, and once it ended, where it ended."""
+
+    run_id: str
+    initial: str
+    terminal: str
+    status: str
+    state: str | None
+    context: dict[str, Any] | None
+
+    __slots__ = __match_args__ = _fields = (
+        "run_id", "initial", "terminal", "status", "state", "context")
+
+    def __init__(self, run_id: str, initial: str, terminal: str, status: str = RUNNING,
+                 state: str | None = None, context: dict[str, Any] | None = None) -> None:
+        _set(self, "run_id", run_id)
+        _set(self, "initial", initial)
+        _set(self, "terminal", terminal)
+        _set(self, "status", status)
+        # set when the branch's run ended: the state it ended in, its context (joined back)
+        _set(self, "state", state)
+        _set(self, "context", context)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"run_id": self.run_id, "initial": self.initial,
+                             "terminal": self.terminal, "status": self.status}
+        if self.state is not None:  # (absent until the branch ended, as it always was)
+            d["state"] = self.state
+        if self.context is not None:
+            d["context"] = self.context
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ForkBranch:
+        return cls(d["run_id"], d.get("initial", ""), d.get("terminal", ""),
+                   d.get("status", RUNNING), d.get("state"), d.get("context"))
+
+
+class Fork(Record):
+    """The fork a parent run waits on (until `joined`), its branches in definition order."""
+
+    event: str
+    join: str
+    on_complete: str
+    on_fail: str | None
+    order: tuple[str, ...]
+    branches: dict[str, ForkBranch]
+    joined: bool
+
+    __slots__ = __match_args__ = _fields = (
+        "event", "join", "on_complete", "on_fail", "order", "branches", "joined")
+
+    def __init__(self, event: str, join: str, on_complete: str, on_fail: str | None,
+                 order: tuple[str, ...], branches: dict[str, ForkBranch],
+                 joined: bool = False) -> None:
+        _set(self, "event", event)  # the event that forked
+        _set(self, "join", join)  # "all" | "any"
+        _set(self, "on_complete", on_complete)
+        _set(self, "on_fail", on_fail)
+        _set(self, "order", order)
+        _set(self, "branches", branches)
+        _set(self, "joined", joined)
+
+    def with_branch(self, name: str, branch: ForkBranch) -> Fork:
+        """A copy with branch `name` replaced."""
+        return self.replace(branches={**self.branches, name: branch})
+
+    def branch_names(self) -> tuple[str, ...]:
+        """The branch names in definition order."""
+        return self.order or tuple(self.branches)
+
+    def working_branch(self) -> str | None:
+        """While the fork waits: the child run of the first branch (in definition order) still
+        running, the one the parent works in sequential mode."""
+        if self.joined:
+            return None
+        for name in self.branch_names():
+            b = self.branches[name]
+            if b.status == RUNNING:
+                return b.run_id
+        return None
+
+    def running_branches(self) -> list[str]:
+        """While the fork waits: the child runs of the branches still running."""
+        if self.joined:
+            return []
+        return [b.run_id for b in self.branches.values() if b.status == RUNNING]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"event": self.event, "join": self.join, "on_complete": self.on_complete,
+                "on_fail": self.on_fail, "order": list(self.order),
+                "branches": {n: b.to_dict() for n, b in self.branches.items()},
+                "joined": self.joined}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Fork:
+        branches = {n: ForkBranch.from_dict(b) for n, b in (d.get("branches") or {}).items()}
+        return cls(d.get("event", ""), d.get("join", "all"), d.get("on_complete", ""),
+                   d.get("on_fail"), tuple(d.get("order") or branches), branches,
+                   bool(d.get("joined")))
+
+
+class Invoke(Record):
+    """The invoked workflow a parent run waits on."""
+
+    event: str
+    workflow: str
+    on_complete: str | None
+    on_fail: str | None
+    child_run: str
+
+    __slots__ = __match_args__ = _fields = (
+        "event", "workflow", "on_complete", "on_fail", "child_run")
+
+    def __init__(self, event: str, workflow: str, on_complete: str | None,
+                 on_fail: str | None, child_run: str) -> None:
+        _set(self, "event", event)
+        _set(self, "workflow", workflow)
+        _set(self, "on_complete", on_complete)
+        _set(self, "on_fail", on_fail)
+        _set(self, "child_run", child_run)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.asdict()
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Invoke:
+        return cls(d.get("event", ""), d.get("workflow", ""), d.get("on_complete"),
+                   d.get("on_fail"), d.get("child_run", ""))
+
 
 _FIELDS = (
     "run_id", "workflow", "session", "state", "status", "context", "version", "iterations",
@@ -23,6 +199,31 @@ _FIELD_SET = frozenset(_FIELDS)
 
 
 class Run(Record):
+    run_id: str
+    workflow: str
+    session: str
+    state: str
+    status: str
+    context: dict[str, Any]
+    version: int
+    iterations: int
+    files_edited: tuple[str, ...]
+    bytes_read: int
+    denied: int
+    stop_reminders: int
+    transition_count: int
+    interrupt_return: str | None
+    interrupt: str | None
+    pending_approval: PendingApproval | None
+    fork: Fork | None
+    child_run: str | None
+    invoke: Invoke | None
+    parent_run: str | None
+    branch: str | None
+    branch_terminal: str | None
+    created_at: float
+    updated_at: float
+
     __slots__ = __match_args__ = _fields = _FIELDS
 
     def __init__(self, run_id: str, workflow: str, session: str, state: str,
@@ -30,9 +231,9 @@ class Run(Record):
                  iterations: int = 0, files_edited: tuple[str, ...] = (), bytes_read: int = 0,
                  denied: int = 0, stop_reminders: int = 0, transition_count: int = 0,
                  interrupt_return: str | None = None, interrupt: str | None = None,
-                 pending_approval: dict[str, Any] | None = None,
-                 fork: dict[str, Any] | None = None, child_run: str | None = None,
-                 invoke: dict[str, Any] | None = None, parent_run: str | None = None,
+                 pending_approval: PendingApproval | None = None,
+                 fork: Fork | None = None, child_run: str | None = None,
+                 invoke: Invoke | None = None, parent_run: str | None = None,
                  branch: str | None = None, branch_terminal: str | None = None,
                  created_at: float = 0.0, updated_at: float = 0.0) -> None:
         s = _set
@@ -52,13 +253,9 @@ class Run(Record):
         s(self, "transition_count", transition_count)
         s(self, "interrupt_return", interrupt_return)  # state `$return` goes to during an interrupt
         s(self, "interrupt", interrupt)  # name of the active interrupt
-        # {approval_id, event, data, message, target, requested_at}
         s(self, "pending_approval", pending_approval)
-        # {event, join, on_complete, on_fail, branches: {name: {run_id, initial, terminal,
-        # status}}, order: [...]}
         s(self, "fork", fork)
         s(self, "child_run", child_run)  # invoke: the child run the parent waits on
-        # {event, workflow, on_complete, on_fail, child_run} while waiting
         s(self, "invoke", invoke)
         s(self, "parent_run", parent_run)  # set on invoke/fork children
         s(self, "branch", branch)  # fork children: their branch name
@@ -70,13 +267,38 @@ class Run(Record):
         """A copy with some fields changed."""
         return self.replace(**changes)
 
+    def is_waiting(self) -> bool:
+        """The run waits on children (an invoked workflow or an unjoined fork)."""
+        return self.child_run is not None or (self.fork is not None and not self.fork.joined)
+
+    def followed_child(self) -> str | None:
+        """The child run whose rules apply while this run waits: the invoked run, else the
+        fork's working branch. None when it waits on nothing."""
+        if self.child_run:
+            return self.child_run
+        return self.fork.working_branch() if self.fork is not None else None
+
+    def waited_children(self) -> list[str]:
+        """The child runs this run waits on, which stop with it or when it moves away: the
+        invoked run and the running branches of its fork."""
+        kids = [self.child_run] if self.child_run else []
+        return kids + (self.fork.running_branches() if self.fork is not None else [])
+
     def to_dict(self) -> dict[str, Any]:
         d = {f: getattr(self, f) for f in _FIELDS}
         d["files_edited"] = list(self.files_edited)
+        for key in ("pending_approval", "fork", "invoke"):
+            if d[key] is not None:
+                d[key] = d[key].to_dict()
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Run:
         d = {k: v for k, v in d.items() if k in _FIELD_SET}
         d["files_edited"] = tuple(d.get("files_edited") or ())
+        for key, record in (("pending_approval", PendingApproval), ("fork", Fork),
+                            ("invoke", Invoke)):
+            value = d.get(key)
+            if value is not None:
+                d[key] = record.from_dict(value) if value else None
         return cls(**d)

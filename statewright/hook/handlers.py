@@ -157,10 +157,9 @@ def pre_tool_use(data: dict) -> str:
     if rt is None:
         return ""
     from ..policy.types import ToolCall
-    from ..runtime.enforcement import authorize
 
-    decision = authorize(rt, session, ToolCall(tool_name=name, tool_input=inp, source="claude",
-                                               cwd=_cwd(data)))
+    decision = rt.authorize(session, ToolCall(tool_name=name, tool_input=inp, source="claude",
+                                              cwd=_cwd(data)))
     if not decision.allowed:
         return deny_json(decision.reason or "statewright: refused")
     if decision.updated_input is not None:
@@ -181,12 +180,11 @@ def post_tool_use(data: dict) -> str:
     if rt is None:
         return ""  # the proxy accounted the result
     from ..policy.types import ToolResult
-    from ..runtime.enforcement import record
 
     response = data.get("tool_response")
-    outcome = record(rt, session, ToolResult(tool_name=name, tool_input=inp,
-                                             output_bytes=response_size(response),
-                                             is_error=_is_error(response), cwd=_cwd(data)))
+    outcome = rt.record(session, ToolResult(tool_name=name, tool_input=inp,
+                                            output_bytes=response_size(response),
+                                            is_error=_is_error(response), cwd=_cwd(data)))
     if not outcome.messages:
         return ""
     return context_json(POST_TOOL_USE, "\n\n".join(outcome.messages))
@@ -195,7 +193,7 @@ def post_tool_use(data: dict) -> str:
 def session_context(event: str):
     def handler(data: dict) -> str:
         session = _session(data)
-        text = current_briefing(open_runtime(data), session)
+        text = open_runtime(data).briefing(session)
         return context_json(event, text) if text else ""
 
     return handler
@@ -205,9 +203,7 @@ def stop(data: dict) -> str:
     session = _session(data)
     if data.get("stop_hook_active") is True:
         return ""  # already continuing because of a Stop hook: never loop
-    from ..runtime.enforcement import stop_reminder
-
-    reason = stop_reminder(open_runtime(data), session)
+    reason = open_runtime(data).stop_reminder(session)
     if not reason:
         return ""
     return _dump({"decision": "block", "reason": reason})
@@ -220,23 +216,6 @@ _HANDLERS = {
     USER_PROMPT_SUBMIT: session_context(USER_PROMPT_SUBMIT),
     STOP: stop,
 }
-
-
-def current_briefing(rt, session: str) -> str | None:
-    from ..errors import NO_ACTIVE_RUN, StatewrightError
-    from ..runtime.enforcement import briefing, effective
-
-    if effective(rt, session) is None:
-        return None
-    try:
-        answer = rt.get_state(session)
-    except StatewrightError as exc:
-        if exc.code == NO_ACTIVE_RUN:
-            return None
-        raise
-    if answer.get("status") not in (None, "running"):
-        return None
-    return briefing(answer)
 
 
 # -- output ------------------------------------------------------------------------------------
@@ -271,32 +250,25 @@ def _is_error(response) -> bool:
 
 
 def failure_output(event: str, exc: BaseException, data: dict | None) -> str:
-    """The answer when the hook could not do its job: refuse (fail closed) unless fail_open."""
-    from ..runtime.enforcement import describe_exception
+    """The answer when the hook could not do its job: the runtime's `failure_decision` (a
+    refusal with the cause, or an allow under `fail_open`), worded for `event`."""
+    from ..runtime.enforcement import describe_exception, failure_decision
 
+    try:
+        rt = open_runtime(data if isinstance(data, dict) else None)
+    except BaseException:
+        rt = None  # no runtime, no trusted config: failure_decision then fails closed
+    decision = failure_decision(rt, exc)
     cause = describe_exception(exc)
-    if _fail_open(data):
+    if decision.allowed:
         if event == PRE_TOOL_USE:
             return ""
         return _dump({"systemMessage": f"statewright hook failed ({cause}); fail_open is set, so nothing is enforced"})
     if event == PRE_TOOL_USE:
-        return deny_json(f"statewright could not decide this call ({cause}), so it is refused: "
-                         "statewright fails closed. A human can inspect the project with "
-                         "`statewright status`.")
+        return deny_json(decision.reason or f"statewright could not decide this call ({cause})")
     msg = (f"statewright hook failed ({cause}). Until this is fixed, statewright refuses tool "
            "calls in this project (it fails closed).")
     if event in (SESSION_START, USER_PROMPT_SUBMIT, POST_TOOL_USE):
         return _dump({"systemMessage": msg, "hookSpecificOutput": {"hookEventName": event,
                                                                    "additionalContext": msg}})
     return _dump({"systemMessage": msg})  # Stop: never trap the agent on a broken store
-
-
-def _fail_open(data: dict | None) -> bool:
-    """Does the project config set fail_open? Any doubt (no config, unreadable config) -> no."""
-    try:
-        from ..config import load_config, project_root_dir
-
-        root = project_root_dir(cwd=_cwd(data or {}) if isinstance(data, dict) else None)
-        return load_config(root).fail_open is True
-    except BaseException:
-        return False

@@ -34,7 +34,6 @@ from ..errors import (
     StatewrightError,
 )
 from ..policy.types import ToolCall, ToolResult
-from ..runtime.enforcement import enforced_state
 from . import tools as own
 from .downstream import DownstreamError, DownstreamManager, Route, ServerSpec, describe
 
@@ -157,9 +156,7 @@ class Proxy:
             return ("none",)
         run, wf = eff
         try:
-            state = enforced_state(run, wf)
-            self._quiet = state is None or not (state.max_iterations or state.context_budget_bytes
-                                                or state.max_files_per_state)
+            self._quiet = self.rt.record_is_quiet(run, wf)
         except Exception:
             self._quiet = False
         return (run.run_id, run.state, run.status, run.version, wf.digest, wf.debug)
@@ -202,7 +199,7 @@ class Proxy:
             if eff is not None:
                 run, wf = eff
                 debug = wf.debug and run.status == "running"
-                state = enforced_state(run, wf)
+                state = self.rt.enforced_state(run, wf)
                 if state is not None:
                     allowed = _name_filter(state)
         except Exception as exc:

@@ -1,10 +1,16 @@
-"""The runtime service shared by the hook, the proxy and the CLI (docs/internals.md).
+"""The runtime service shared by the hook, the proxy and the CLI: `Runtime` (DESIGN.md
+section 1; docs/internals.md).
 
-Import cost matters (the hook imports this on every tool call): only the stdlib, the engine,
-the store and `definition.compiled` are imported here; `statewright.definition` (pydantic) is
-imported lazily when a workflow file has to be compiled.
+Import cost matters (the hook imports this on every tool call): only the stdlib, `engine.run`,
+the store and `definition.compiled` are imported here; the state machine, the policy layer and
+`statewright.definition` (pydantic) are imported when first needed.
+
+Modules: `service` (the `Runtime` class), `chain` (whose rules apply), `persist` (writing
+engine outcomes), `answer` (the state answer), `enforcement` (authorize / record /
+fail_open), `messages` (what the agent is told).
 """
 
-from .service import DEFAULT_SESSION, Runtime, new_id
+from .chain import DEFAULT_SESSION
+from .service import Runtime, new_id
 
 __all__ = ["DEFAULT_SESSION", "Runtime", "new_id"]

@@ -1,4 +1,5 @@
-"""Tool-call enforcement and accounting for every front end (DESIGN.md section 4).
+"""Tool-call enforcement and accounting (DESIGN.md section 4), behind the `Runtime` methods of
+the same names (`Runtime.authorize`, `.record`, `.explain`, ...): front ends call those.
 
 `authorize(rt, session, call)` decides one tool call in ONE store transaction (BEGIN
 IMMEDIATE): it finds the session's effective run, gathers the facts the pure `policy.gate`
@@ -12,8 +13,9 @@ parse of a shell line) are paid before the lock is taken (`_warm`).
 tool-result bytes, files changed (which may fire an interrupt), and returns the messages the
 agent must read (`[STATEWRIGHT INTERRUPT] ...`, budget warnings).
 
-Every other helper here turns runtime facts into the plain statements front ends show the agent
-(`briefing`, `stop_reminder`), so the hook and the proxy word things the same way.
+`failure_decision` is THE place `fail_open` is honoured: whatever raised while deciding (the
+gate, the store, the runtime, the hook around them), the answer is a refusal with the cause,
+or an allow when the project config sets `"fail_open": true`.
 
 Stdlib + our pure layers only: this module is on the hook's start-up path.
 """
@@ -22,13 +24,24 @@ from __future__ import annotations
 
 import os
 
-from ..engine.run import RUNNING
-from ..errors import StatewrightError
-from ..policy.types import Counters, Decision, GateContext, ToolCall, ToolResult
+from ..engine.run import AGENT, RUNNING
+from ..errors import UNKNOWN_STATE, StatewrightError
+from ..policy.types import Counters, Decision, GateContext
+from .chain import effective_in
+from .messages import agent_events, briefing, budget_warnings, has_budget, interrupt_message
+from .messages import stop_text as _stop_text
+
+TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+    from typing import Any
+
+    from ..definition.compiled import CompiledWorkflow, State
+    from ..engine.run import Run
+    from ..policy.types import ToolCall, ToolResult
+    from .service import Runtime
 
 STOP_REMINDERS_PER_STATE = 3
-# fraction of a budget after which PostToolUse warns the agent
-WARN_AT = 0.8
 
 
 class RecordOutcome:
@@ -37,7 +50,8 @@ class RecordOutcome:
 
     __slots__ = ("bytes_read", "interrupts", "messages", "warnings")
 
-    def __init__(self, messages: list[str] | None = None, interrupts: list[dict] | None = None,
+    def __init__(self, messages: list[str] | None = None,
+                 interrupts: list[dict[str, Any]] | None = None,
                  bytes_read: int = 0, warnings: list[str] | None = None) -> None:
         self.messages = messages or []  # interrupts first, then budget warnings
         self.interrupts = interrupts or []  # [{file, interrupt, state, return_to}]
@@ -49,46 +63,20 @@ class RecordOutcome:
                 f"bytes_read={self.bytes_read!r}, warnings={self.warnings!r})")
 
 
-# -- authorize ---------------------------------------------------------------------------------
+# -- failing -----------------------------------------------------------------------------------
 
-def authorize(rt, session: str, call: ToolCall) -> Decision:
-    """Decide `call` for `session` and account it. Never raises: a failure is a refusal with its
-    cause (fail closed), or an allow when the project config sets `fail_open`."""
-    try:
-        return _decide(rt, session, call, account=True)
-    except BaseException as exc:
-        return failure_decision(rt, exc)
-
-
-def explain(rt, session: str, call: ToolCall) -> tuple[Decision, object | None, object | None]:
-    """Dry run for `statewright check`: the decision, the effective run and its workflow, with
-    no accounting. Errors propagate (the CLI reports them)."""
-    eff = effective(rt, session)
-    if eff is None:
-        return (Decision.allow(rule="no_active_run", reason="no running workflow for this session",
-                               counts_iteration=False), None, None)
-    run, wf = eff
-    return _decide(rt, session, call, account=False, eff=eff), run, wf
-
-
-def effective(rt, session: str):
-    """The session's effective (run, workflow), or None. A project without a store file has no
-    runs: nothing is created on disk for it (a user-scope install touches every project)."""
-    if not os.path.exists(rt.config.store_file):
-        return None
-    return rt.effective_run(session)
-
-
-def failure_decision(rt, exc: BaseException) -> Decision:
+def failure_decision(rt: Runtime | None, exc: BaseException) -> Decision:
+    """The decision when deciding failed with `exc`. `rt`: the project's runtime, None when it
+    could not even be opened (then the config is in doubt, and doubt means closed)."""
     cause = describe_exception(exc)
-    fail_open = False
     try:
-        fail_open = bool(rt is not None and rt.config.fail_open)
+        fail_open = rt is not None and rt.config.fail_open is True
     except BaseException:
         fail_open = False
     if fail_open:
         return Decision.allow(rule="fail_open", counts_iteration=False,
-                              reason=f"statewright could not decide ({cause}); allowed because fail_open is set")
+                              reason=f"statewright could not decide ({cause}); allowed because "
+                                     "fail_open is set")
     return Decision.deny(
         f"statewright could not decide this call ({cause}), so it is refused: statewright fails "
         "closed. A human can inspect the project with `statewright status`.",
@@ -96,38 +84,86 @@ def failure_decision(rt, exc: BaseException) -> Decision:
 
 
 def describe_exception(exc: BaseException) -> str:
+    """The cause as one line a front end can always encode (a lone surrogate quoted from the
+    input would make printing a refusal fail, and a refusal never printed is an allow)."""
     if isinstance(exc, StatewrightError):
-        return f"{exc.code}: {exc.message}"
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+        text = f"{exc.code}: {exc.message}"
+    else:
+        detail = str(exc).strip()
+        text = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def counters_of(run) -> Counters:
+# -- authorize ---------------------------------------------------------------------------------
+
+def authorize(rt: Runtime, session: str, call: ToolCall) -> Decision:
+    """Decide `call` for `session` and account it. Never raises: a failure is
+    `failure_decision`."""
+    try:
+        return _decide_and_account(rt, session, call)
+    except BaseException as exc:
+        return failure_decision(rt, exc)
+
+
+def explain(rt: Runtime, session: str, call: ToolCall) -> tuple[Decision, Run | None,
+                                                                CompiledWorkflow | None]:
+    """Dry run for `statewright check`: the decision, the effective run and its workflow, with
+    no accounting. A failure is `failure_decision` (run and workflow then None)."""
+    try:
+        eff = rt.effective_run(session)
+        if eff is None:
+            return _no_run(), None, None
+        run, wf = eff
+        state = enforced_state(run, wf)
+        if state is None:
+            return _not_running(run), run, wf
+        return _gate()(state, counters_of(run), call, gate_context(rt, state)), run, wf
+    except BaseException as exc:
+        return failure_decision(rt, exc), None, None
+
+
+def enforced_state(run: Run, wf: CompiledWorkflow) -> State | None:
+    """The compiled state whose rules apply to `run`, or None when nothing is enforced."""
+    if run.status != RUNNING:
+        return None
+    state = wf.states.get(run.state)
+    if state is None:
+        raise StatewrightError(UNKNOWN_STATE,
+                               f"run {run.run_id} is in state {run.state!r}, which workflow "
+                               f"{wf.id!r} does not define")
+    return None if state.final else state
+
+
+def record_is_quiet(run: Run, wf: CompiledWorkflow) -> bool:
+    """`record` has nothing to tell the agent about a call on `run` that changes no file:
+    nothing is enforced, or the state has no budget to warn about. (A front end may then
+    answer before recording.)"""
+    state = enforced_state(run, wf)
+    return state is None or not has_budget(state)
+
+
+def counters_of(run: Run) -> Counters:
     return Counters(iterations=run.iterations, files_edited=frozenset(run.files_edited),
                     bytes_read=run.bytes_read, denied=run.denied)
 
 
-def gate_context(rt, session: str, state, protected=None) -> GateContext:
+def gate_context(rt: Runtime, state: State, protected: set[str] | None = None) -> GateContext:
     """The gate's facts. `protected`: the workflow files in use, when the caller already read
     them (inside its transaction); else they are read here."""
     root = rt.root_dir
     if protected is None:
-        protected = rt.protected_files(session)
+        protected = rt.protected_files()
     return GateContext(
         project_root=root,
         store_dir=rt.config.store_dir_str,
         protected_files=frozenset(protected),
         shell_tools=dict(rt.config.shell_tools),
-        events=available_events(state),
+        events=agent_events(state),
         read_text=file_reader(root),
     )
 
 
-def available_events(state) -> tuple[str, ...]:
-    return tuple(e for e in state.on if not e.startswith("BRANCH_DONE:"))
-
-
-def file_reader(root: str):
+def file_reader(root: str) -> Callable[[str], str | None]:
     """`read_text(path)` for the gate: the current text of a file (absolute, or relative to the
     project root), or None when there is no such file."""
 
@@ -142,32 +178,26 @@ def file_reader(root: str):
     return read_text
 
 
-def _decide(rt, session: str, call: ToolCall, *, account: bool, eff=None) -> Decision:
-    from ..policy import gate
+def _gate() -> Callable[..., Decision]:
+    from ..policy import gate  # (the policy layer loads on the first decision, not on import)
 
-    if not account:  # dry run (`statewright check`): read only, nothing recorded
-        if eff is None:
-            eff = effective(rt, session)
-        if eff is None:
-            return _no_run()
-        run, wf = eff
-        state = enforced_state(run, wf)
-        if state is None:
-            return _not_running(run)
-        return gate(state, counters_of(run), call, gate_context(rt, session, state))
+    return gate
 
+
+def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
     if not os.path.exists(rt.config.store_file):
         return _no_run()  # no store, no runs: nothing is created on disk
+    gate = _gate()
     _warm(rt, call)
     with rt.store.transaction() as tx:
-        eff = rt.effective_in(tx, session)
+        eff = effective_in(tx, session)
         if eff is None:
             return _no_run()
         run, wf = eff
         state = enforced_state(run, wf)
         if state is None:
             return _not_running(run)
-        ctx = gate_context(rt, session, state, tx.source_paths_in_use())
+        ctx = gate_context(rt, state, tx.source_paths_in_use())
         d = gate(state, counters_of(run), call, ctx)  # counters read under the write lock
         if d.allowed and not d.counts_iteration:
             return d  # statewright's own tools: not counted, nothing written
@@ -192,12 +222,12 @@ def _no_run() -> Decision:
                           counts_iteration=False)
 
 
-def _not_running(run) -> Decision:
+def _not_running(run: Run) -> Decision:
     return Decision.allow(rule="not_running", counts_iteration=False,
                           reason=f"run {run.run_id} is {run.status}; nothing is enforced")
 
 
-def _warm(rt, call: ToolCall) -> None:
+def _warm(rt: Runtime, call: ToolCall) -> None:
     """Parse a shell line before taking the store's write lock: the first parse in a process
     imports tree-sitter (milliseconds), which should not hold up other processes. The result
     is cached by `policy.shell.analyze`; any problem is left to the real decision."""
@@ -215,25 +245,13 @@ def _warm(rt, call: ToolCall) -> None:
         pass
 
 
-def enforced_state(run, wf):
-    """The compiled state whose rules apply to `run`, or None when nothing is enforced."""
-    if run.status != RUNNING:
-        return None
-    state = wf.states.get(run.state)
-    if state is None:
-        raise StatewrightError("UNKNOWN_STATE",
-                               f"run {run.run_id} is in state {run.state!r}, which workflow "
-                               f"{wf.id!r} does not define")
-    return None if state.final else state
-
-
-def _event(kind: str, data: dict) -> dict:
-    return {"kind": kind, "actor": "agent", "data": data}
+def _event(kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": kind, "actor": AGENT, "data": data}
 
 
 # -- record ------------------------------------------------------------------------------------
 
-def record(rt, session: str, result: ToolResult) -> RecordOutcome:
+def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
     """Account an allowed call's result: bytes read, files changed (interrupts), warnings.
     One write transaction; nothing is written when there is nothing to account."""
     if not os.path.exists(rt.config.store_file):
@@ -242,10 +260,10 @@ def record(rt, session: str, result: ToolResult) -> RecordOutcome:
     files = [] if result.is_error else changed_files(rt, result)  # pure: before the lock
     now = rt.clock()
     messages: list[str] = []
-    interrupts: list[dict] = []
+    interrupts: list[dict[str, Any]] = []
     warnings: list[str] = []
     with rt.store.transaction() as tx:
-        eff = rt.effective_in(tx, session)
+        eff = effective_in(tx, session)
         if eff is None:
             return RecordOutcome()
         run, wf = eff
@@ -262,8 +280,9 @@ def record(rt, session: str, result: ToolResult) -> RecordOutcome:
                     continue
                 answer = rt.fire_interrupt_in(tx, session, rel, now)
                 if answer:
-                    info = {"file": rel, "interrupt": _interrupt_name(answer),
-                            "state": answer.get("state"), "return_to": _return_to(answer)}
+                    it = answer.get("interrupt") or {}
+                    info = {"file": rel, "interrupt": it.get("name"),
+                            "state": answer.get("state"), "return_to": it.get("return_to")}
                     interrupts.append(info)
                     messages.append(interrupt_message(info, answer))
                     break  # a second match while the handler is active does not fire again
@@ -276,7 +295,7 @@ def record(rt, session: str, result: ToolResult) -> RecordOutcome:
                          bytes_read=current.bytes_read, warnings=warnings)
 
 
-def changed_files(rt, result: ToolResult) -> list[str]:
+def changed_files(rt: Runtime, result: ToolResult) -> list[str]:
     """Project-relative files the call changed, as far as its input tells (the edit tools'
     path arguments, per `policy.edits`)."""
     from ..policy.edits import edited_paths
@@ -292,126 +311,15 @@ def changed_files(rt, result: ToolResult) -> list[str]:
     return out
 
 
-def budget_warnings(state, run) -> list[str]:
-    out = []
-    name = state.name
-    if state.max_iterations:
-        left = state.max_iterations - run.iterations
-        if left <= 0:
-            out.append(f"[statewright] The tool-call limit of state {name!r} is reached "
-                       f"({run.iterations}/{state.max_iterations}). Further tool calls are refused "
-                       f"until the run transitions; events available: {_events_text(state)}.")
-        elif run.iterations >= state.max_iterations * WARN_AT:
-            out.append(f"[statewright] {run.iterations} of {state.max_iterations} tool calls of state "
-                       f"{name!r} are used ({left} left). Events available: {_events_text(state)}.")
-    if state.context_budget_bytes:
-        budget = state.context_budget_bytes
-        if run.bytes_read >= budget:
-            out.append(f"[statewright] The context budget of state {name!r} is used up "
-                       f"({run.bytes_read}/{budget} bytes). Further tool calls are refused until "
-                       f"the run transitions; events available: {_events_text(state)}.")
-        elif run.bytes_read >= budget * WARN_AT:
-            out.append(f"[statewright] {run.bytes_read} of {budget} bytes of the context budget of "
-                       f"state {name!r} are used.")
-    if state.max_files_per_state and len(run.files_edited) >= state.max_files_per_state:
-        out.append(f"[statewright] State {name!r} allows {state.max_files_per_state} distinct "
-                   f"file(s); all are used ({', '.join(run.files_edited)}). Only those files may "
-                   "be edited in this state.")
-    return out
+# -- what the agent is told outside a tool call --------------------------------------------------
 
-
-def _events_text(state) -> str:
-    ev = available_events(state)
-    return ", ".join(ev) if ev else "none (a human must move the run on)"
-
-
-def _interrupt_name(answer: dict):
-    it = answer.get("interrupt")
-    if isinstance(it, dict):
-        return it.get("name")
-    return it
-
-
-def _return_to(answer: dict):
-    it = answer.get("interrupt")
-    if isinstance(it, dict):
-        return it.get("return_to") or it.get("interrupt_return")
-    return answer.get("interrupt_return")
-
-
-def interrupt_message(info: dict, answer: dict) -> str:
-    head = f"[STATEWRIGHT INTERRUPT] {info['file']} changed"
-    if info.get("interrupt"):
-        head += f" (interrupt {info['interrupt']!r})"
-    head += f"; the run is now in state {answer.get('state')!r}"
-    if info.get("return_to"):
-        head += f" and `$return` brings it back to {info['return_to']!r}"
-    return head + ".\n" + briefing(answer)
-
-
-# -- what the agent is told --------------------------------------------------------------------
-
-def briefing(answer: dict) -> str:
-    """Factual lines describing a state answer (DESIGN section 5 shape) for the agent."""
-    lines = [f"statewright: workflow {answer.get('workflow')!r} (run {answer.get('run_id')}) is in "
-             f"state {answer.get('state')!r}, status {answer.get('status')}."]
-    if answer.get("is_final"):
-        lines.append("This is a final state: the workflow is finished and nothing is enforced.")
-        return "\n".join(lines)
-    if answer.get("instructions"):
-        lines.append(f"Instructions for this state: {answer['instructions']}")
-    tools = answer.get("allowed_tools")
-    if tools is None:
-        lines.append("Allowed tools: any tool.")
-    elif not tools:
-        lines.append("Allowed tools: only statewright's own tools.")
-    else:
-        lines.append("Allowed tools: " + ", ".join(tools) + " (plus statewright's own tools).")
-    cmds = answer.get("allowed_commands")
-    if cmds is not None:
-        lines.append("Allowed shell commands: " + (", ".join(cmds) if cmds else "none") + ".")
-    if answer.get("blocked_env"):
-        lines.append("Environment variables that may not be read: " + ", ".join(answer["blocked_env"]) + ".")
-    lines.extend(_budget_lines(answer.get("counters") or {}))
-    trans = answer.get("transitions") or []
-    if trans:
-        parts = []
-        for t in trans:
-            s = f"{t.get('event')} -> {t.get('target')}"
-            if t.get("guards"):
-                s += f" (guards: {', '.join(map(str, t['guards']))}; currently {'passing' if t.get('passes') else 'not passing'})"
-            if t.get("requires_approval"):
-                s += " (needs human approval)"
-            parts.append(s)
-        lines.append("Events that move the run on (fire them with the statewright_transition tool "
-                     "or `statewright transition EVENT`): " + "; ".join(parts) + ".")
-    else:
-        lines.append("No event leaves this state; a human must move the run on.")
-    if answer.get("pending_approval"):
-        lines.append("A transition is waiting for human approval; further transitions are refused until then.")
-    return "\n".join(lines)
-
-
-def _budget_lines(c: dict) -> list[str]:
-    out = []
-    if c.get("max_iterations"):
-        out.append(f"Tool calls used in this state: {c.get('iterations', 0)} of {c['max_iterations']}.")
-    if c.get("max_files_per_state"):
-        files = c.get("files_edited") or []
-        n = files if isinstance(files, int) else len(files)
-        out.append(f"Files edited in this state: {n} of {c['max_files_per_state']}.")
-    if c.get("context_budget_bytes"):
-        out.append(f"Tool-result bytes read in this state: {c.get('bytes', 0)} of {c['context_budget_bytes']}.")
-    return out
-
-
-def stop_reminder(rt, session: str) -> str | None:
+def stop_reminder(rt: Runtime, session: str) -> str | None:
     """Stop hook: in a running, non-final state, the reminder to give (counted, at most
     STOP_REMINDERS_PER_STATE per state); None when the agent may stop."""
     if not os.path.exists(rt.config.store_file):
         return None
     with rt.store.transaction() as tx:
-        eff = rt.effective_in(tx, session)
+        eff = effective_in(tx, session)
         if eff is None:
             return None
         run, wf = eff
@@ -419,14 +327,21 @@ def stop_reminder(rt, session: str) -> str | None:
         if state is None or run.stop_reminders >= STOP_REMINDERS_PER_STATE:
             return None
         tx.save_with_events(run, run.with_(stop_reminders=run.stop_reminders + 1), ())
-    events = available_events(state)
-    text = (f"statewright: workflow {wf.id!r} is still in state {run.state!r}, which is not a final "
-            "state, so the work is not finished.")
-    if events:
-        text += (" Events that move it on: " + ", ".join(events) +
-                 " (fire one with the statewright_transition tool once its condition holds).")
-    else:
-        text += " No event leaves this state; a human must move the run on."
-    if state.instructions:
-        text += f" Instructions for this state: {state.instructions}"
-    return text
+    return _stop_text(wf.id, run, state)
+
+
+def current_briefing(rt: Runtime, session: str) -> str | None:
+    """SessionStart / UserPromptSubmit: the briefing on the session's running run, else None."""
+    if rt.effective_run(session) is None:
+        return None
+    try:
+        answer = rt.get_state(session)
+    except StatewrightError as exc:
+        from ..errors import NO_ACTIVE_RUN
+
+        if exc.code == NO_ACTIVE_RUN:
+            return None
+        raise
+    if answer.get("status") not in (None, "running"):
+        return None
+    return briefing(answer)

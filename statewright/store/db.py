@@ -14,8 +14,8 @@ ours with `PRAGMA application_id`):
   decided_at, decided_by, reason)` — `status` is pending / approved / rejected / dropped.
 - `bindings(session PK, run_id, bound_at)` — a session bound to a fork branch's child run.
 
-Every read-modify-write happens inside one `BEGIN IMMEDIATE` transaction (`Store.transaction`,
-`Store.update_run`); WAL mode lets readers proceed meanwhile. Opening is cheap: when
+Every read-modify-write happens inside one `BEGIN IMMEDIATE` transaction (`Store.transaction`);
+WAL mode lets readers proceed meanwhile. Opening is cheap: when
 `user_version` is current no DDL runs and only `synchronous` is set (the busy timeout is set by
 `sqlite3.connect`).
 
@@ -38,13 +38,18 @@ try:
 
     sqlite3.connect  # noqa: B018 - Python >= 3.11 exposes connect() here
 except (ImportError, AttributeError):  # pragma: no cover - other Pythons
-    import sqlite3
+    import sqlite3  # type: ignore[no-redef]
 
 from .._json import dumps as _json_dumps
 from .._json import loads as _loads
 from ..definition.compiled import CompiledWorkflow
-from ..engine.run import PAUSED, RUNNING, Run
+from ..engine.run import PAUSED, RUNNING, PendingApproval, Run
 from ..errors import STORE_ERROR, UNKNOWN_RUN, StatewrightError
+
+TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Iterable
+    from typing import Any
 
 SCHEMA_VERSION = 1
 APPLICATION_ID = 0x53775772  # "SwWr": marks a state.db as statewright's
@@ -107,6 +112,9 @@ CREATE TABLE bindings (
 # version -> DDL that upgrades from version-1. Append, never edit.
 MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1}
 
+_INSERT_EVENT = ("INSERT INTO events(run_id, at, actor, kind, version, state, data)"
+                 " VALUES (?,?,?,?,?,?,?)")
+
 _DEF_CACHE: dict[str, CompiledWorkflow] = {}  # digest -> compiled (immutable, safe to share)
 _DEF_LOCK = allocate_lock()
 
@@ -167,7 +175,8 @@ class Tx:
     def definition_of(self, run_id: str) -> CompiledWorkflow:
         digest = self._digests.get(run_id)
         if digest is None:
-            row = self.conn.execute("SELECT def_digest FROM runs WHERE run_id=?", (run_id,)).fetchone()
+            row = self.conn.execute("SELECT def_digest FROM runs WHERE run_id=?",
+                                    (run_id,)).fetchone()
             if row is None:
                 raise StatewrightError(UNKNOWN_RUN, f"no run with id {run_id}")
             digest = self._digests[run_id] = row[0]
@@ -179,7 +188,8 @@ class Tx:
             return c
         row = self.conn.execute("SELECT body FROM definitions WHERE digest=?", (digest,)).fetchone()
         if row is None:
-            raise StatewrightError(STORE_ERROR, f"definition {digest[:12]} is missing from the store")
+            raise StatewrightError(STORE_ERROR,
+                                   f"definition {digest[:12]} is missing from the store")
         c = CompiledWorkflow.from_dict(_loads(row[0]))
         with _DEF_LOCK:
             _DEF_CACHE[digest] = c
@@ -188,7 +198,8 @@ class Tx:
     def put_definition(self, compiled: CompiledWorkflow) -> str:
         digest, body = definition_digest(compiled)
         self.conn.execute(
-            "INSERT OR IGNORE INTO definitions(digest, workflow, source_path, body) VALUES (?,?,?,?)",
+            "INSERT OR IGNORE INTO definitions(digest, workflow, source_path, body)"
+            " VALUES (?,?,?,?)",
             (digest, compiled.id, compiled.source_path, body))
         with _DEF_LOCK:
             _DEF_CACHE.setdefault(digest, compiled)
@@ -226,7 +237,8 @@ class Tx:
             raise StatewrightError(STORE_ERROR, f"run {run.run_id} changed underneath this "
                                    "transaction (lost update prevented); retry")
 
-    def save_with_events(self, run: Run, new: Run | None, events, now: float | None = None) -> Run:
+    def save_with_events(self, run: Run, new: Run | None, events: Iterable[Any],
+                         now: float | None = None) -> Run:
         """Persist `new` (read as `run` in this transaction; None or `run` itself: unchanged)
         and append `events` (`engine.Event`s or `{kind, actor, data}` dicts) for it, with the
         resulting version and state. Returns the run as stored."""
@@ -242,7 +254,7 @@ class Tx:
             for ev in events:
                 kind, actor, data = _event_fields(ev)
                 rows.append((run.run_id, now, actor, kind, cur.version, cur.state, _dumps(data)))
-            sql = "INSERT INTO events(run_id, at, actor, kind, version, state, data) VALUES (?,?,?,?,?,?,?)"
+            sql = _INSERT_EVENT
             if len(rows) == 1:
                 self.conn.execute(sql, rows[0])
             else:
@@ -252,8 +264,7 @@ class Tx:
     def append_event(self, run_id: str, kind: str, actor: str, data: dict[str, Any], at: float,
                      version: int, state: str | None) -> None:
         self.conn.execute(
-            "INSERT INTO events(run_id, at, actor, kind, version, state, data) VALUES (?,?,?,?,?,?,?)",
-            (run_id, at, actor, kind, version, state, _dumps(data)))
+            _INSERT_EVENT, (run_id, at, actor, kind, version, state, _dumps(data)))
 
     def resolve_session_run(self, session: str, fallback: str | None) -> Run | None:
         """In one query: the running/paused run `session` is bound to (a fork branch), else the
@@ -272,14 +283,6 @@ class Tx:
             (session, fallback if fallback is not None else session, RUNNING, PAUSED)).fetchone()
         return self._run_row(row)
 
-    def session_run(self, session: str, statuses: tuple[str, ...] = (RUNNING, PAUSED)) -> Run | None:
-        """The newest top-level run of `session` whose status is one of `statuses`."""
-        marks = ",".join("?" * len(statuses))
-        row = self.conn.execute(
-            f"SELECT snapshot FROM runs WHERE session=? AND parent_run IS NULL AND status IN ({marks})"
-            " ORDER BY created_at DESC, rowid DESC LIMIT 1", (session, *statuses)).fetchone()
-        return Run.from_dict(_loads(row[0])) if row else None
-
     def latest_session_run(self, session: str) -> Run | None:
         row = self.conn.execute(
             "SELECT snapshot FROM runs WHERE session=? AND parent_run IS NULL"
@@ -294,8 +297,8 @@ class Tx:
 
     def list_runs(self, session: str | None = None, limit: int = 200) -> list[Run]:
         if session is None:
-            rows = self.conn.execute("SELECT snapshot FROM runs ORDER BY created_at DESC, rowid DESC"
-                                     " LIMIT ?", (limit,)).fetchall()
+            rows = self.conn.execute("SELECT snapshot FROM runs ORDER BY created_at DESC,"
+                                     " rowid DESC LIMIT ?", (limit,)).fetchall()
         else:
             rows = self.conn.execute(
                 "SELECT snapshot FROM runs WHERE session=? OR session LIKE ? "
@@ -307,10 +310,11 @@ class Tx:
         rows = self.conn.execute("SELECT snapshot FROM runs WHERE status=?", (RUNNING,)).fetchall()
         return [Run.from_dict(_loads(r[0])) for r in rows]
 
-    def history(self, run_ids: list[str] | None = None, limit: int = 10_000) -> list[dict[str, Any]]:
+    def history(self, run_ids: list[str] | None = None,
+                limit: int = 10_000) -> list[dict[str, Any]]:
         if run_ids is None:
-            rows = self.conn.execute("SELECT seq, run_id, at, actor, kind, version, state, data FROM"
-                                     " events ORDER BY seq LIMIT ?", (limit,)).fetchall()
+            rows = self.conn.execute("SELECT seq, run_id, at, actor, kind, version, state, data"
+                                     " FROM events ORDER BY seq LIMIT ?", (limit,)).fetchall()
         else:
             marks = ",".join("?" * len(run_ids))
             rows = self.conn.execute(
@@ -319,20 +323,33 @@ class Tx:
         return [{"seq": r[0], "run_id": r[1], "at": r[2], "actor": r[3], "kind": r[4],
                  "version": r[5], "state": r[6], "data": _loads(r[7])} for r in rows]
 
+    def run_and_descendants(self, run_id: str, limit: int = 1000) -> list[str]:
+        """`run_id` and the runs it started (fork branches, invoked runs), theirs, and so on,
+        breadth first (at most about `limit` ids)."""
+        ids, frontier = [run_id], [run_id]
+        while frontier and len(ids) < limit:
+            marks = ",".join("?" * len(frontier))
+            rows = self.conn.execute(f"SELECT run_id FROM runs WHERE parent_run IN ({marks})",
+                                     frontier).fetchall()
+            frontier = [r[0] for r in rows if r[0] not in ids]
+            ids += frontier
+        return ids
+
     def source_paths_in_use(self) -> set[str]:
         """Source files of the definitions that running or paused runs use."""
         rows = self.conn.execute(
-            "SELECT DISTINCT d.source_path FROM runs r JOIN definitions d ON d.digest = r.def_digest"
+            "SELECT DISTINCT d.source_path FROM runs r"
+            " JOIN definitions d ON d.digest = r.def_digest"
             " WHERE r.status IN (?, ?) AND d.source_path IS NOT NULL", (RUNNING, PAUSED)).fetchall()
         return {r[0] for r in rows}
 
     # -- approvals --------------------------------------------------------------------------
-    def put_approval(self, run_id: str, pa: dict[str, Any]) -> None:
+    def put_approval(self, run_id: str, pa: PendingApproval) -> None:
         self.conn.execute(
             "INSERT OR REPLACE INTO approvals(approval_id, run_id, event, message, target, data,"
             " status, requested_at) VALUES (?,?,?,?,?,?,'pending',?)",
-            (pa["approval_id"], run_id, pa.get("event", ""), pa.get("message"), pa.get("target"),
-             _dumps(pa.get("data") or {}), pa.get("requested_at") or 0.0))
+            (pa.approval_id, run_id, pa.event, pa.message, pa.target, _dumps(pa.data or {}),
+             pa.requested_at or 0.0))
 
     def decide_approval(self, approval_id: str, status: str, at: float, by: str,
                         reason: str | None = None) -> None:
@@ -358,15 +375,10 @@ class Tx:
 
     # -- bindings ---------------------------------------------------------------------------
     def bind(self, session: str, run_id: str, at: float) -> None:
-        self.conn.execute("INSERT OR REPLACE INTO bindings(session, run_id, bound_at) VALUES (?,?,?)",
-                          (session, run_id, at))
+        self.conn.execute(
+            "INSERT OR REPLACE INTO bindings(session, run_id, bound_at) VALUES (?,?,?)",
+            (session, run_id, at))
 
-    def unbind(self, session: str) -> None:
-        self.conn.execute("DELETE FROM bindings WHERE session=?", (session,))
-
-    def binding(self, session: str) -> str | None:
-        row = self.conn.execute("SELECT run_id FROM bindings WHERE session=?", (session,)).fetchone()
-        return row[0] if row else None
 
 
 class Store:
@@ -374,16 +386,7 @@ class Store:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.file = os.fspath(path)  # the database file, as a str
-        self._path = None
         self._local = _ThreadLocal()
-
-    @property
-    def path(self) -> Path:
-        if self._path is None:
-            from pathlib import Path
-
-            self._path = Path(self.file)
-        return self._path
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Store:
@@ -475,30 +478,6 @@ class Store:
     def read(self) -> _Transaction:
         return _Transaction(self, False)
 
-    def update_run(self, run_id: str,
-                   fn: Callable[[Run], tuple[Run | None, list[Any] | tuple[Any, ...]]],
-                   now: float | None = None) -> Run:
-        """Atomically: load `run_id`, call `fn(run) -> (new_run | None, events)`, save, append.
-
-        `events` are `engine.Event`s or dicts `{kind, actor, data}`; they are appended for this
-        run with the new version. Returning `None` as the run leaves it unchanged (events are
-        still appended). `fn` runs inside BEGIN IMMEDIATE, so concurrent callers serialise."""
-        try:
-            with _Transaction(self, True) as tx:
-                run = tx.require_run(run_id)
-                new, events = fn(run)
-                return tx.save_with_events(run, new, events, now)
-        except sqlite3.Error as exc:
-            raise _store_error(self.file, exc) from None
-
-    # convenient single-shot reads
-    def get_run(self, run_id: str) -> Run | None:
-        try:
-            with self.read() as tx:
-                return tx.get_run(run_id)
-        except sqlite3.Error as exc:
-            raise _store_error(self.file, exc) from None
-
 
 class _Transaction:
     """`Store.transaction()`: a small context manager (not `contextlib`, which the hook would
@@ -509,7 +488,7 @@ class _Transaction:
     def __init__(self, store: Store, write: bool) -> None:
         self.store = store
         self.write = write
-        self.conn = None
+        self.conn: sqlite3.Connection | None = None
 
     def __enter__(self) -> Tx:
         store = self.store
@@ -521,9 +500,11 @@ class _Transaction:
         self.conn = conn
         return Tx(store, conn)
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> None:  # (None: an exception inside the block propagates)
         conn = self.conn
         self.conn = None
+        assert conn is not None, "__exit__ without __enter__"
         if exc_type is not None:
             try:
                 conn.execute("ROLLBACK")
@@ -531,7 +512,7 @@ class _Transaction:
                 pass
             if isinstance(exc, sqlite3.Error):
                 raise _store_error(self.store.file, exc) from None
-            return False
+            return
         try:
             conn.execute("COMMIT")
         except sqlite3.Error as exc2:
@@ -540,7 +521,6 @@ class _Transaction:
             except sqlite3.Error:
                 pass
             raise _store_error(self.store.file, exc2) from None
-        return False
 
 
 def _event_fields(ev: Any) -> tuple[str, str, dict[str, Any]]:

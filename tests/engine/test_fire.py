@@ -137,14 +137,14 @@ def test_approval_ui_parks_then_approved():
     parked = fire(c, run, "PLAN_READY", {"plan": "fix it"}, now=3)
     assert parked.accepted and parked.parked
     r = parked.run
-    assert r.state == "diagnosing" and r.pending_approval["event"] == "PLAN_READY"
+    assert r.state == "diagnosing" and r.pending_approval.event == "PLAN_READY"
     assert r.version == run.version + 1 and kinds(parked) == ["approval_requested"]
     second = fire(c, r, "CANNOT_REPRODUCE", now=4)
     assert second.code == errors.PENDING_APPROVAL
     assert all(not t["passes"] for t in transitions(c, r))
     wrong = approve(c, r, "apr_nope", now=5)
     assert wrong.code == errors.NO_PENDING_APPROVAL
-    ok = approve(c, r, r.pending_approval["approval_id"], now=5)
+    ok = approve(c, r, r.pending_approval.approval_id, now=5)
     assert ok.accepted and ok.run.state == "fixing" and ok.run.context["plan"] == "fix it"
     assert kinds(ok)[:2] == ["approved", "transitioned"] and ok.run.pending_approval is None
 

@@ -9,6 +9,7 @@ import pytest
 
 from statewright import errors
 from statewright.runtime import Runtime
+from statewright.runtime.persist import stop_run
 
 ANSWER_KEYS = {"run_id", "workflow", "state", "status", "version", "is_final", "instructions",
                "allowed_tools", "allowed_commands", "blocked_env", "counters", "transitions",
@@ -121,9 +122,9 @@ def test_interrupt_via_runtime_and_return(rt, project):
 
 
 def test_protected_files_are_the_sources_in_use(rt, project):
-    assert rt.protected_files(None) == set()
+    assert rt.protected_files() == set()
     rt.start("tdd-feature", None)
-    assert rt.protected_files(None) == {str(project / "workflows" / "tdd-feature.json")}
+    assert rt.protected_files() == {str(project / "workflows" / "tdd-feature.json")}
 
 
 def test_sequential_fork_through_the_runtime(rt):
@@ -188,8 +189,10 @@ def test_invoke_through_the_runtime(rt):
 def test_pause_resume_across_sessions(rt):
     rt.start("tdd-feature", "s1")
     rt.transition("s1", "READY", {"failing_test": "t1"})
-    rt.store.update_run(rt.effective_run("s1")[0].run_id,
-                        lambda r: (r.with_(iterations=7), []))
+    run_id = rt.effective_run("s1")[0].run_id
+    with rt.store.transaction() as tx:
+        run = tx.require_run(run_id)
+        tx.save_with_events(run, run.with_(iterations=7), ())
     p = rt.pause("s1")
     assert p["status"] == "paused"
     assert rt.effective_run("s1") is None  # enforcement stops
@@ -346,7 +349,7 @@ def test_get_state_of_a_failed_run_and_the_default_fallback(rt):
     # a run stopped in a non-final state (status failed): still final for the answer
     b = rt.start("guarded-edits", "s9")
     with rt.store.transaction() as tx:
-        rt._stop(tx, b["run_id"], rt.clock(), "stopped by the test")
+        stop_run(tx, b["run_id"], rt.clock(), "stopped by the test")
     g = rt.get_state("s9")
     assert g["run_id"] == b["run_id"] and g["status"] == "failed"
     assert g["is_final"] is True and g["transitions"] == [] and "failed" in g["advice"]

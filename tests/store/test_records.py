@@ -16,7 +16,7 @@ from statewright._record import FrozenInstanceError
 from statewright.config import Config, load_config
 from statewright.definition import compile_dict
 from statewright.definition.compiled import Branch, CompiledWorkflow, Guard, State, Transition
-from statewright.engine.run import Run
+from statewright.engine.run import PendingApproval, Run
 from statewright.policy.types import Counters, Decision, GateContext, ToolCall, ToolResult
 
 REPO = Path(__file__).resolve().parents[2]
@@ -99,7 +99,7 @@ runs = st.builds(
     version=st.integers(1, 10**6), iterations=st.integers(0, 1000),
     files_edited=st.lists(st.text(max_size=6), max_size=3).map(lambda x: tuple(sorted(set(x)))),
     bytes_read=st.integers(0, 10**9), interrupt=st.none() | st.text(max_size=4),
-    pending_approval=st.none() | st.just({"approval_id": "appr_1", "event": "GO"}),
+    pending_approval=st.none() | st.just(PendingApproval("appr_1", "GO")),
     created_at=st.floats(0, 1e10), updated_at=st.floats(0, 1e10),
 )
 

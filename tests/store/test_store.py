@@ -126,23 +126,29 @@ def test_corrupted_pages_are_a_clear_error(tmp_path):
     assert ei.value.code == errors.STORE_ERROR
 
 
-def test_update_run_is_atomic_and_does_not_bump_version(tmp_path):
+def _get_run(rt, run_id):
+    with rt.store.read() as tx:
+        return tx.get_run(run_id)
+
+
+def test_a_counter_update_is_atomic_and_does_not_bump_version(tmp_path):
     root = _project(tmp_path)
     rt = Runtime.open(root)
     rid = rt.start("loop", None)["run_id"]
-    new = rt.store.update_run(rid, lambda r: (r.with_(iterations=r.iterations + 1),
-                                              [{"kind": "tool_allowed", "actor": "agent", "data": {"t": 1}}]))
+    with rt.store.transaction() as tx:
+        run = tx.require_run(rid)
+        new = tx.save_with_events(run, run.with_(iterations=run.iterations + 1),
+                                  [{"kind": "tool_allowed", "actor": "agent", "data": {"t": 1}}])
     assert new.iterations == 1 and new.version == 1
     assert rt.history(rid)[-1]["kind"] == "tool_allowed"
 
-    def boom(r):
-        raise RuntimeError("fn failed")
-
-    with pytest.raises(RuntimeError):
-        rt.store.update_run(rid, boom)
-    assert rt.store.get_run(rid).iterations == 1  # rolled back, nothing half-written
-    with pytest.raises(errors.StatewrightError) as ei:
-        rt.store.update_run("run_nope", lambda r: (r, []))
+    with pytest.raises(RuntimeError), rt.store.transaction() as tx:
+        run = tx.require_run(rid)
+        tx.save_with_events(run, run.with_(iterations=run.iterations + 1), ())
+        raise RuntimeError("failed after the write")
+    assert _get_run(rt, rid).iterations == 1  # rolled back, nothing half-written
+    with pytest.raises(errors.StatewrightError) as ei, rt.store.transaction() as tx:
+        tx.require_run("run_nope")
     assert ei.value.code == errors.UNKNOWN_RUN
 
 
@@ -217,16 +223,16 @@ def test_sigkill_during_a_flurry_never_leaves_a_run_between_events(tmp_path):
         assert p.stdout.readline().strip() == "ready", p.stderr.read()
         # wait until the worker is really streaming transitions (however loaded the machine),
         # then let it run a little longer and kill it mid-stream
-        start_version = Runtime.open(root).store.get_run(rid).version
+        start_version = _get_run(Runtime.open(root), rid).version
         deadline = time.monotonic() + 30
-        while (Runtime.open(root).store.get_run(rid).version < start_version + 4
+        while (_get_run(Runtime.open(root), rid).version < start_version + 4
                and time.monotonic() < deadline):
             time.sleep(0.01)
         time.sleep(delay)
         p.send_signal(signal.SIGKILL)
         p.wait(timeout=30)
         rt = Runtime.open(root)
-        run = rt.store.get_run(rid)
+        run = _get_run(rt, rid)
         hist = rt.history(rid)
         trans = [h for h in hist if h["kind"] == "transitioned"]
         assert run.version == 1 + len(trans) == run.transition_count + 1

@@ -29,7 +29,10 @@ def main() -> None:
                 return run.with_(context=ctx), [{"kind": "tool_allowed", "actor": "agent",
                                                  "data": {"w": ident, "k": k}}]
 
-            rt.store.update_run(run_id, bump)
+            with rt.store.transaction() as tx:
+                run = tx.require_run(run_id)
+                new, events = bump(run)
+                tx.save_with_events(run, new, events)
         print("done", flush=True)
     elif mode == "hang":
         # Transition, but stop for good right after the run row and the first history row were

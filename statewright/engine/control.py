@@ -1,0 +1,89 @@
+"""Control operations (DESIGN.md section 3): pause, resume, force a state, stop a run.
+
+Who may do what is decided here too: a human always may pause and force; the agent may pause
+only where the workflow opts in, and force only under `meta.debug`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..definition.compiled import CompiledWorkflow
+from ..errors import DEBUG_DISABLED, INVALID_ARGUMENTS, RUN_NOT_RUNNING, TOOL_DENIED
+from .moves import enter, settled_events, what_next
+from .outcome import AGENT, HUMAN, SYSTEM, Event, Outcome, clean_data, reject
+from .run import ENDED, FAILED, PAUSED, RUNNING, Run
+
+
+def agent_may_pause(compiled: CompiledWorkflow) -> bool:
+    """Whether the agent itself may pause runs of this workflow: only when the workflow opts in
+    with `meta.allow_agent_pause: true` (or is a `meta.debug` workflow). Pausing stops all
+    enforcement, so letting the governed agent pause would let it lift every rule at will."""
+    return compiled.debug or compiled.meta.get("allow_agent_pause") is True
+
+
+def pause(compiled: CompiledWorkflow, run: Run, *, now: float, actor: str = AGENT) -> Outcome:
+    """Running -> paused. A human (the CLI) always may; anyone else (the agent) only if
+    `agent_may_pause(compiled)`; refused with TOOL_DENIED otherwise."""
+    if actor != HUMAN and not agent_may_pause(compiled):
+        return reject(run, TOOL_DENIED, f"statewright_pause is refused: only a human can pause "
+                      f"this run (`statewright pause` in a terminal). Pausing stops all "
+                      f"enforcement, so workflow '{compiled.id}' must opt in with "
+                      "meta.allow_agent_pause: true before the agent may pause it. Keep working "
+                      "in this state, or ask the user to pause. " + what_next(compiled, run),
+                      actor)
+    if run.status != RUNNING:
+        return reject(run, RUN_NOT_RUNNING, f"run {run.run_id} is {run.status}; only a running "
+                      "run can be paused", actor)
+    new = run.with_(status=PAUSED, version=run.version + 1, updated_at=now)
+    return Outcome(True, new, (Event("paused", actor, {"state": run.state}),))
+
+
+def resume(compiled: CompiledWorkflow, run: Run, *, now: float, actor: str = AGENT,
+           session: str | None = None) -> Outcome:
+    """Paused -> running; iteration counters reset, context and transition_count kept."""
+    if run.status != PAUSED:
+        return reject(run, RUN_NOT_RUNNING, f"run {run.run_id} is {run.status}, not paused", actor)
+    new = run.with_(status=RUNNING, iterations=0, denied=0, stop_reminders=0,
+                    session=session or run.session, version=run.version + 1, updated_at=now)
+    return Outcome(True, new, (Event("resumed", actor, {"state": run.state,
+                                                        "session": new.session}),))
+
+
+def force_state(compiled: CompiledWorkflow, run: Run, state: str, context: Any = None, *,
+                now: float, actor: str = HUMAN) -> Outcome:
+    """Jump to any state, merging `context`. The agent may only when `meta.debug` is true."""
+    if actor == AGENT and not compiled.debug:
+        return reject(run, DEBUG_DISABLED, f"force_state is disabled: workflow '{compiled.id}' "
+                      "does not set meta.debug. " + what_next(compiled, run), actor, target=state)
+    if not isinstance(state, str) or state not in compiled.states:
+        return reject(run, INVALID_ARGUMENTS, f"unknown state '{state}'; states: "
+                      + ", ".join(compiled.states), actor, target=state)
+    if actor == AGENT:
+        clean, err = clean_data(context)
+    else:
+        clean, err = (context or {}, None) if isinstance(context, (dict, type(None))) else (
+            None, f"context must be a JSON object, got {type(context).__name__}")
+    if err or clean is None:
+        return reject(run, INVALID_ARGUMENTS, err or "", actor, target=state)
+    base = run.with_(status=RUNNING if run.status != PAUSED else PAUSED,
+                     context={**run.context, **clean},
+                     child_run=None, invoke=None, interrupt=None, interrupt_return=None)
+    new = enter(compiled, base, state, now).with_(version=run.version + 1)
+    events = [Event("forced", actor, {"from": run.state, "to": state, "context": clean,
+                                      "previous_status": run.status})]
+    if run.pending_approval is not None:
+        events.append(Event("rejected", SYSTEM, {"approval_id": run.pending_approval.approval_id,
+                                                 "reason": "superseded by force-state"}))
+    events += settled_events(base if run.status in ENDED else run, new, SYSTEM)
+    return Outcome(True, new, tuple(events), stop=tuple(run.waited_children()))
+
+
+def stop(run: Run, *, now: float, reason: str) -> Outcome:
+    """End a running or paused run for good (its parent moved on or was stopped): it fails, and
+    the children it waits on stop with it. Not accepted when it has already ended."""
+    if run.status not in (RUNNING, PAUSED):
+        return Outcome(False, run)
+    stopped = run.with_(status=FAILED, version=run.version + 1, updated_at=now)
+    ev = Event("completed", SYSTEM, {"status": FAILED, "reason": reason, "state": run.state})
+    return Outcome(True, stopped, (ev,), stop=tuple(run.waited_children()))

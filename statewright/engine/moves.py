@@ -1,0 +1,107 @@
+"""Moving a run: entering a state (counters reset, status settled), taking a transition to a
+target (`$return` included), creating a run. Every operation of the engine moves through here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..definition.compiled import RETURN_TARGET, CompiledWorkflow, State
+from ..errors import INVALID_TRANSITION
+from .outcome import SYSTEM, Event, Outcome, reject
+from .run import COMPLETED, ENDED, FAILED, PAUSED, RUNNING, Run
+
+
+def state_of(compiled: CompiledWorkflow, run: Run) -> State | None:
+    return compiled.states.get(run.state)
+
+
+def is_waiting(run: Run) -> bool:
+    """The run waits on children (an invoked workflow or an unjoined fork)."""
+    return run.is_waiting()
+
+
+def available_events(compiled: CompiledWorkflow, run: Run) -> list[str]:
+    st = state_of(compiled, run)
+    if st is None or st.final:
+        return []
+    return list(st.on)
+
+
+def what_next(compiled: CompiledWorkflow, run: Run) -> str:
+    """The sentence a refusal ends with: the events the agent can fire instead."""
+    evs = available_events(compiled, run)
+    st = state_of(compiled, run)
+    tail = f" Unknown events go to '{st.safe_next}' (safe_next)." if st and st.safe_next else ""
+    if not evs:
+        return "No events are available from this state." + tail
+    return f"Events available from '{run.state}': {', '.join(evs)}." + tail
+
+
+def enter(compiled: CompiledWorkflow, run: Run, target: str, now: float) -> Run:
+    """Move to `target`: counters reset, transition counted, final/terminal settles status."""
+    new = run.with_(state=target, iterations=0, files_edited=(), bytes_read=0, denied=0,
+                    stop_reminders=0, transition_count=run.transition_count + 1,
+                    pending_approval=None, fork=None, updated_at=now)
+    return new.with_(status=status_after_entry(compiled, new))
+
+
+def status_after_entry(compiled: CompiledWorkflow, run: Run) -> str:
+    st = state_of(compiled, run)
+    if run.branch_terminal is not None and run.state == run.branch_terminal:
+        return COMPLETED
+    if st is not None and st.final:
+        if run.branch_terminal is not None:
+            return FAILED  # a fork branch ended in a final state other than its terminal
+        if run.parent_run is not None and run.state == "failed":
+            return FAILED  # an invoked workflow reporting failure to its parent
+        return COMPLETED
+    return PAUSED if run.status == PAUSED else RUNNING
+
+
+def settled_events(before: Run, after: Run, actor: str) -> list[Event]:
+    """The `completed` history row when this move ended the run."""
+    if after.status in ENDED and before.status not in ENDED:
+        return [Event("completed", actor, {"state": after.state, "status": after.status})]
+    return []
+
+
+def new_run(compiled: CompiledWorkflow, run_id: str, session: str, now: float,
+            context: dict[str, Any], state: str | None = None, **extra: Any) -> Run:
+    run = Run(run_id=run_id, workflow=compiled.id, session=session,
+              state=state or compiled.initial, context=context, created_at=now, updated_at=now,
+              **extra)
+    st = state_of(compiled, run)
+    if (st is not None and st.final) or run.state == run.branch_terminal:
+        run = run.with_(status=status_after_entry(compiled, run))
+    return run
+
+
+def apply_target(compiled: CompiledWorkflow, run: Run, event: str, target: str,
+                 data: dict[str, Any], now: float, actor: str, via: str | None = None,
+                 extra: dict[str, Any] | None = None) -> Outcome:
+    """Take a transition to `target` (or back from an interrupt with `$return`), merging
+    `data` into the context after the move."""
+    kind = "transitioned"
+    new_interrupt, new_return = run.interrupt, run.interrupt_return
+    if target == RETURN_TARGET:
+        if run.interrupt_return is None:
+            return reject(run, INVALID_TRANSITION,
+                          f"'{event}' targets $return but no interrupt is active. "
+                          + what_next(compiled, run), actor, event=event)
+        target, kind = run.interrupt_return, "returned"
+        new_interrupt = new_return = None
+    if target not in compiled.states:
+        return reject(run, INVALID_TRANSITION,
+                      f"'{event}' leads to '{target}', which the workflow does not define",
+                      actor, event=event)
+    new = enter(compiled, run, target, now).with_(
+        context={**run.context, **data}, version=run.version + 1,
+        interrupt=new_interrupt, interrupt_return=new_return)
+    payload: dict[str, Any] = {"event": event, "from": run.state, "to": target, "data": data}
+    if via:
+        payload["via"] = via
+    if extra:
+        payload.update(extra)
+    events = [Event(kind, actor, payload), *settled_events(run, new, SYSTEM)]
+    return Outcome(True, new, tuple(events))
