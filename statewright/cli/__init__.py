@@ -1,42 +1,56 @@
-"""`statewright` command line (typer + rich). Entry point: `main`."""
+"""`statewright` command line (typer + rich). Entry point: `main`, the one error handler."""
 
 from __future__ import annotations
 
 import sys
 
+import typer
+
+from ..errors import StatewrightError
+from . import check, hook_cmd, install, runs, serve, workflows  # noqa: F401  (register commands)
+from .app import ArgumentError, app, err_console
+
+try:
+    from typer import TyperException as UsageErrorBase  # typer >= 0.20 vendors click
+except ImportError:  # pragma: no cover - older typer raises click's own exceptions
+    from click import ClickException as UsageErrorBase  # type: ignore[assignment]
+
 
 def main(argv: list[str] | None = None) -> int:
-    # typer >= 0.20 vendors its own copy of click: usage errors come from typer._click, Exit and
-    # Abort from typer.exceptions. Older typer raises plain click's.
-    try:
-        from typer._click.exceptions import ClickException
-        from typer.exceptions import Abort, Exit
-    except ImportError:  # pragma: no cover
-        from click.exceptions import Abort, ClickException, Exit
-
-    from ..errors import StatewrightError
-    from . import check, hook_cmd, install, runs, serve, workflows  # noqa: F401  (register commands)
-    from .app import app, err_console
-
+    """Run one command. Every failure ends here as one line `error[CODE]: message` on stderr
+    and a non-zero exit status, never a traceback (usage errors: typer's usage text, exit 2)."""
     try:
         rv = app(args=argv, prog_name="statewright", standalone_mode=False)
         return rv if isinstance(rv, int) else 0
-    except Exit as e:
+    except typer.Exit as e:
         return e.exit_code
-    except Abort:
+    except typer.Abort:
         err_console.print("aborted")
         return 130
-    except ClickException as e:  # usage errors: exit 2
-        e.show()
-        return e.exit_code
+    except UsageErrorBase as e:
+        return _show_usage_error(e)
     except StatewrightError as e:
-        err_console.print(f"[bold red]error[/][{e.code}]: {e.message}", highlight=False, soft_wrap=True)
-        return 1
+        _error_line(e.code, e.message)
+        return e.exit_code if isinstance(e, ArgumentError) else 1
     except KeyboardInterrupt:
         return 130
     except Exception as e:  # last line of defence: one line, never a traceback
-        err_console.print(f"[bold red]error[/][INTERNAL]: {type(e).__name__}: {e}", highlight=False, soft_wrap=True)
+        _error_line("INTERNAL", f"{type(e).__name__}: {e}")
         return 1
+
+
+def _error_line(code: str, message: str) -> None:
+    err_console.print(f"[bold red]error[/][{code}]: {message}", highlight=False, soft_wrap=True)
+
+
+def _show_usage_error(e: Exception) -> int:
+    """Typer's own wording of a usage error (usage line, hint, `Error: ...`); exit 2."""
+    show = getattr(e, "show", None)
+    if callable(show):
+        show()
+    else:  # pragma: no cover - every usage error typer raises can show itself
+        _error_line("USAGE", str(e))
+    return int(getattr(e, "exit_code", 2))
 
 
 if __name__ == "__main__":

@@ -1,15 +1,21 @@
-"""The typer application and the helpers every command module shares.
+"""The typer application and what every command module shares: the consoles, the options
+declared once (`--session`, `--project`, `--json`), JSON in and out.
 
-One module per command group registers its commands on `app` when imported (pre-commit style):
+One module per command group registers its commands on `app` when imported:
 workflows.py (validate/list/show/graph), runs.py (start/status/transition/...), check.py,
-install.py, hook_cmd.py, serve.py.
+install.py, hook_cmd.py, serve.py. Errors are not handled here: commands raise
+`StatewrightError` and `statewright.cli.main` prints it.
+
+Commands import the layer they drive (runtime, definition, proxy) when they run, so
+`statewright --help` does not pay for them.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import Any, NoReturn
+from collections.abc import Callable
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -28,15 +34,32 @@ app = typer.Typer(
 console = Console()
 err_console = Console(stderr=True)
 
-# Shared option declarations for run-scoped commands.
-SessionOpt = typer.Option(None, "--session", "-s", help="Session id (default: $STATEWRIGHT_SESSION, else 'default').")
-ProjectOpt = typer.Option(None, "--project", "-p", help="Project root (default: $CLAUDE_PROJECT_DIR or the nearest dir with .statewright/ or statewright.json).")
+# Shared option declarations.
+SessionOpt = typer.Option(
+    None, "--session", "-s", help="Session id (default: $STATEWRIGHT_SESSION, else 'default').")
+ProjectOpt = typer.Option(
+    None, "--project", "-p",
+    help="Project root (default: $CLAUDE_PROJECT_DIR or the nearest dir with .statewright/ or "
+         "statewright.json).")
 
 
-def fail(code: str, message: str, exit_code: int = 1) -> NoReturn:
-    """Print one clear line on stderr and exit. Never a traceback."""
-    err_console.print(f"[bold red]error[/][{code}]: {message}", highlight=False, soft_wrap=True)
-    raise typer.Exit(exit_code)
+def json_option(what: str | None = None) -> Any:
+    """The `--json` flag of a command that answers with data: `Print WHAT as JSON.`"""
+    return typer.Option(False, "--json",
+                        help=f"Print {what} as JSON." if what else "Print JSON.")
+
+
+StateJsonOpt = json_option("the state answer")
+
+
+class ArgumentError(StatewrightError):
+    """A bad argument a command finds itself: `error[INVALID_ARGUMENTS]`, exit status 2 like
+    the usage errors typer finds."""
+
+    exit_code = 2
+
+    def __init__(self, message: str) -> None:
+        super().__init__(INVALID_ARGUMENTS, message)
 
 
 def parse_json_option(value: str | None, what: str) -> Any:
@@ -45,10 +68,28 @@ def parse_json_option(value: str | None, what: str) -> Any:
     try:
         return json.loads(value)
     except json.JSONDecodeError as exc:
-        raise StatewrightError(INVALID_ARGUMENTS, f"{what} is not valid JSON: {exc.msg} (at column {exc.colno})") from None
+        raise StatewrightError(INVALID_ARGUMENTS, f"{what} is not valid JSON: {exc.msg} "
+                               f"(at column {exc.colno})") from None
     except RecursionError:
         raise StatewrightError(INVALID_ARGUMENTS, f"{what} is nested too deeply") from None
 
 
+def object_option(value: str | None, what: str) -> dict[str, Any] | None:
+    """A JSON-object option (`--input`, `--data`, `--context`), or None when not given."""
+    parsed = parse_json_option(value, what)
+    if parsed is not None and not isinstance(parsed, dict):
+        raise StatewrightError(INVALID_ARGUMENTS,
+                               f"{what} must be a JSON object, like '{{\"key\": 1}}'")
+    return parsed
+
+
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
+
+
+def answer(data: Any, as_json: bool, render: Callable[[], None]) -> None:
+    """Print a command's answer: `data` as JSON with `--json`, else its rendering for people."""
+    if as_json:
+        print_json(data)
+    else:
+        render()

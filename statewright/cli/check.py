@@ -8,20 +8,26 @@ allowed, 1 when it would be refused (or on an error).
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.markup import escape
 
 from ..errors import INVALID_ARGUMENTS, StatewrightError
-from .app import ProjectOpt, SessionOpt, app, console, parse_json_option, print_json
+from .app import ProjectOpt, SessionOpt, app, console, json_option, parse_json_option, print_json
+
+if TYPE_CHECKING:
+    from ..policy.types import Decision
 
 
 @app.command("check")
 def check_cmd(
-    tool: str = typer.Argument(..., help="Tool name as the agent calls it: Bash, Edit, mcp__github__create_issue, ..."),
-    input_json: str = typer.Argument(..., metavar="INPUT_JSON",
-                                     help='The tool input as a JSON object, e.g. \'{"command": "npm test"}\'.'),
-    as_json: bool = typer.Option(False, "--json", help="Print the decision as JSON."),
+    tool: str = typer.Argument(
+        ..., help="Tool name as the agent calls it: Bash, Edit, mcp__github__create_issue, ..."),
+    input_json: str = typer.Argument(
+        ..., metavar="INPUT_JSON",
+        help='The tool input as a JSON object, e.g. \'{"command": "npm test"}\'.'),
+    as_json: bool = json_option("the decision"),
     session: str | None = SessionOpt,
     project: str | None = ProjectOpt,
 ) -> None:
@@ -31,7 +37,8 @@ def check_cmd(
 
     tool_input = parse_json_option(input_json, "INPUT_JSON")
     if not isinstance(tool_input, dict):
-        raise StatewrightError(INVALID_ARGUMENTS, "INPUT_JSON must be a JSON object (the tool's input)")
+        raise StatewrightError(INVALID_ARGUMENTS,
+                               "INPUT_JSON must be a JSON object (the tool's input)")
     if not tool.strip():
         raise StatewrightError(INVALID_ARGUMENTS, "TOOL must be a tool name")
     rt = Runtime.open(project=project)
@@ -39,15 +46,25 @@ def check_cmd(
     decision, run, wf = rt.explain(sess, ToolCall(tool_name=tool, tool_input=tool_input,
                                                   source="cli", cwd=os.getcwd()))
     if as_json:
-        print_json({
-            "allowed": decision.allowed, "rule": decision.rule, "reason": decision.reason,
-            "code": decision.code or None, "explanation": list(decision.explanation),
-            "files": list(decision.files), "updated_input": decision.updated_input,
-            "session": sess, "run_id": getattr(run, "run_id", None),
-            "workflow": getattr(wf, "id", None), "state": getattr(run, "state", None),
-        })
-        raise typer.Exit(0 if decision.allowed else 1)
+        print_json(_decision_json(decision, sess, run, wf))
+    else:
+        render_decision(tool, tool_input, decision, sess, run, wf)
+    raise typer.Exit(0 if decision.allowed else 1)
 
+
+def _decision_json(decision: Decision, sess: str, run: Any, wf: Any) -> dict[str, Any]:
+    return {
+        "allowed": decision.allowed, "rule": decision.rule, "reason": decision.reason,
+        "code": decision.code or None, "explanation": list(decision.explanation),
+        "files": list(decision.files), "updated_input": decision.updated_input,
+        "session": sess, "run_id": getattr(run, "run_id", None),
+        "workflow": getattr(wf, "id", None), "state": getattr(run, "state", None),
+    }
+
+
+def render_decision(tool: str, tool_input: dict[str, Any], decision: Decision, sess: str,
+                    run: Any, wf: Any) -> None:
+    """The decision explained for people: verdict, the run it was decided in, why."""
     verdict = "[bold green]ALLOWED[/]" if decision.allowed else "[bold red]DENIED[/]"
     console.print(f"{verdict}  {escape(tool)}", highlight=False)
     if run is None and decision.rule == "no_active_run":
@@ -67,7 +84,8 @@ def check_cmd(
         for line in decision.explanation:
             console.print(f"  - {escape(line)}", highlight=False, soft_wrap=True)
     if decision.files:
-        console.print("files this call edits: " + escape(", ".join(decision.files)), highlight=False)
+        console.print("files this call edits: " + escape(", ".join(decision.files)),
+                      highlight=False)
     if decision.updated_input is not None:
         console.print("the call would run rewritten as:", highlight=False)
         for k, v in decision.updated_input.items():
@@ -75,4 +93,3 @@ def check_cmd(
                 text = str(v).replace("\n", "\n    ")
                 console.print(f"  {escape(k)}: {escape(text)}", highlight=False, soft_wrap=True)
     console.print("(dry run: nothing was counted or recorded)", style="dim")
-    raise typer.Exit(0 if decision.allowed else 1)

@@ -13,9 +13,11 @@ from .app import app
 
 
 @app.command("hook", help="Run a Claude Code hook: reads the hook JSON on stdin, answers on stdout "
-                          "(EVENT: pre-tool-use, post-tool-use, session-start, user-prompt-submit, stop).")
+                          "(EVENT: pre-tool-use, post-tool-use, session-start, user-prompt-submit, "
+                          "stop).")
 def hook(event: str = typer.Argument(..., help="pre-tool-use | post-tool-use | session-start | "
-                                               "user-prompt-submit | stop (or PreToolUse, ...)")) -> None:
+                                               "user-prompt-submit | stop (or PreToolUse, ...)"),
+         ) -> None:
     from ..hook import main
 
     raise typer.Exit(main([event]))

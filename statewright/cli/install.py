@@ -153,10 +153,10 @@ def merge_hooks(settings: dict[str, Any], hook_bin: str | None) -> dict[str, Any
             others = [h for h in handlers if not is_our_handler(h)]
             if others:
                 new_groups.append({**g, "hooks": others})
-            if not placed:
+            if hook_bin is not None and not placed:
                 new_groups.append(hook_group(hook_bin, event))
                 placed = True
-        if not placed:
+        if hook_bin is not None and not placed:
             new_groups.append(hook_group(hook_bin, event))
         if new_groups:
             hooks[event] = new_groups
@@ -169,11 +169,13 @@ def merge_hooks(settings: dict[str, Any], hook_bin: str | None) -> dict[str, Any
 
 def _check_mcp_shape(data: Any, path: Path) -> None:
     if not isinstance(data, dict):
-        raise StatewrightError(INVALID_ARGUMENTS, f"{path}: /: must be a JSON object; nothing was changed")
+        raise StatewrightError(INVALID_ARGUMENTS,
+                               f"{path}: /: must be a JSON object; nothing was changed")
     servers = data.get("mcpServers")
     if servers is not None and not isinstance(servers, dict):
         raise StatewrightError(INVALID_ARGUMENTS,
-                               f"{path}: /mcpServers: must be an object of servers; nothing was changed")
+                               f"{path}: /mcpServers: must be an object of servers; "
+                               "nothing was changed")
 
 
 def is_our_server(entry: Any) -> bool:
@@ -211,7 +213,8 @@ def read_json_file(path: Path) -> tuple[dict[str, Any] | None, bool]:
     except FileNotFoundError:
         return None, False
     except (OSError, UnicodeDecodeError) as exc:
-        raise StatewrightError(INVALID_ARGUMENTS, f"{path}: cannot read: {exc}; nothing was changed") from None
+        raise StatewrightError(INVALID_ARGUMENTS,
+                               f"{path}: cannot read: {exc}; nothing was changed") from None
     if not text.strip():
         return {}, True
     try:
@@ -266,17 +269,21 @@ def plan_claude_install(*, settings_path: Path, mcp_path: Path | None, hook_bin:
 
 # -- command -----------------------------------------------------------------------------------
 
-@install_app.command("claude", help="Install (or --uninstall) the statewright hooks and MCP proxy for Claude Code.")
+@install_app.command(
+    "claude", help="Install (or --uninstall) the statewright hooks and MCP proxy for Claude Code.")
 def install_claude(
-    scope: str = typer.Option("project", "--scope", help="project: <project>/.claude/settings.json and "
+    scope: str = typer.Option("project", "--scope",
+                              help="project: <project>/.claude/settings.json and "
                               "<project>/.mcp.json; user: ~/.claude/settings.json."),
-    uninstall: bool = typer.Option(False, "--uninstall", help="Remove only statewright's hooks and server."),
+    uninstall: bool = typer.Option(False, "--uninstall",
+                                   help="Remove only statewright's hooks and server."),
     project: str | None = ProjectOpt,
 ) -> None:
     from ..config import find_project_root
 
     if scope not in ("project", "user"):
-        raise StatewrightError(INVALID_ARGUMENTS, f"--scope must be 'project' or 'user', not {scope!r}")
+        raise StatewrightError(INVALID_ARGUMENTS,
+                               f"--scope must be 'project' or 'user', not {scope!r}")
     hook_bin = None if uninstall else script_path(HOOK_SCRIPT)
     cli_bin = None if uninstall else script_path(CLI_SCRIPT)
     if scope == "project":
@@ -298,8 +305,11 @@ def install_claude(
             console.print(f"statewright {what} {verb} {path}", highlight=False, soft_wrap=True)
         else:
             state = "not present in" if uninstall else "already up to date in"
-            console.print(f"statewright {what} {state} {path} (unchanged)", highlight=False, soft_wrap=True)
+            console.print(f"statewright {what} {state} {path} (unchanged)", highlight=False,
+                          soft_wrap=True)
     if scope == "user" and not uninstall:
-        console.print("The MCP proxy is per project: add it with `statewright install claude` in the "
-                      f"project, or `claude mcp add --scope user statewright -- {shlex.quote(cli_bin or '')} serve`.",
+        cli_quoted = shlex.quote(cli_bin or "")
+        console.print("The MCP proxy is per project: add it with `statewright install claude` in "
+                      "the project, or `claude mcp add --scope user statewright -- "
+                      f"{cli_quoted} serve`.",
                       highlight=False, soft_wrap=True)

@@ -18,12 +18,13 @@ def _parse_listen(value: str) -> tuple[str, int]:
 
 @app.command("serve")
 def serve(
-    http: str = typer.Option(None, "--http", metavar="HOST:PORT",
-                             help="Serve streamable HTTP on HOST:PORT (endpoint /mcp) instead of stdio."),
+    http: str | None = typer.Option(
+        None, "--http", metavar="HOST:PORT",
+        help="Serve streamable HTTP on HOST:PORT (endpoint /mcp) instead of stdio."),
     connect_timeout: float = typer.Option(30.0, "--connect-timeout", min=1.0,
                                           help="Seconds a downstream server may take to start."),
-    session: str = SessionOpt,
-    project: str = ProjectOpt,
+    session: str | None = SessionOpt,
+    project: str | None = ProjectOpt,
 ) -> None:
     """Run the MCP proxy: statewright's tools plus the governed tools of `mcpServers`.
 
@@ -52,7 +53,8 @@ def _check_port_free(host: str, port: int) -> None:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
-        raise StatewrightError(INVALID_ARGUMENTS, f"--http: cannot resolve host {host!r}: {exc}") from None
+        raise StatewrightError(INVALID_ARGUMENTS,
+                               f"--http: cannot resolve host {host!r}: {exc}") from None
     family, _, _, _, addr = infos[0]
     with socket.socket(family, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

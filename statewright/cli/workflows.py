@@ -6,16 +6,21 @@ Thin: every rule lives in `statewright.definition`; this module finds files, cal
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
 from ..config import Config, find_project_root, load_config
-from ..errors import INVALID_ARGUMENTS
-from .app import ProjectOpt, app, console, err_console, fail, print_json
+from .app import ArgumentError, ProjectOpt, answer, app, console, err_console, json_option
+
+if TYPE_CHECKING:
+    from ..definition import CompiledWorkflow, ValidationResult
+    from ..definition.compiled import State, Transition
+    from ..definition.discovery import WorkflowEntry
 
 
 def _config(project: str | None) -> Config:
@@ -60,10 +65,14 @@ def _expand(paths: list[str]) -> tuple[list[Path], list[tuple[str, str]]]:
     return unique, problems
 
 
+PathsArg = typer.Argument(..., metavar="PATH...", show_default=False,
+                          help="Workflow files or directories (their *.json files).")
+
+
 @app.command("validate")
 def validate_cmd(
-    paths: list[str] = typer.Argument(..., metavar="PATH...", help="Workflow files or directories (their *.json files).", show_default=False),
-    as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
+    paths: list[str] = PathsArg,
+    as_json: bool = json_option("the results"),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
     project: str | None = ProjectOpt,
 ) -> None:
@@ -89,17 +98,24 @@ def validate_cmd(
     n_err = sum(len(r.errors) for _, r in results) + len(problems)
     n_warn = sum(len(r.warnings) for _, r in results)
     failed = n_err > 0 or (strict and n_warn > 0)
+    report = {
+        "ok": not failed,
+        "errors": n_err,
+        "warnings": n_warn,
+        "files": [dict(r.to_dict(), path=str(f)) for f, r in results],
+        "problems": [{"path": p, "message": m} for p, m in problems],
+    }
+    answer(report, as_json, lambda: render_validation(results, problems, report))
+    raise typer.Exit(1 if failed else 0)
 
-    if as_json:
-        print_json({
-            "ok": not failed,
-            "errors": n_err,
-            "warnings": n_warn,
-            "files": [dict(r.to_dict(), path=str(f)) for f, r in results],
-            "problems": [{"path": p, "message": m} for p, m in problems],
-        })
-        raise typer.Exit(1 if failed else 0)
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def render_validation(results: list[tuple[Path, ValidationResult]],
+                      problems: list[tuple[str, str]], report: dict[str, Any]) -> None:
+    """Each file's verdict and diagnostics, then the totals."""
     for _, msg in problems:
         err_console.print(Text.assemble(("error", "bold red"), f": {msg}"), soft_wrap=True)
     for f, r in results:
@@ -119,14 +135,14 @@ def validate_cmd(
             line.append(f"  {d.message}  ")
             line.append(f"[{d.code}]", style="dim")
             console.print(line, soft_wrap=True)
-    summary = f"{len(results)} file{'s' if len(results) != 1 else ''} checked: {n_err} error{'s' if n_err != 1 else ''}, {n_warn} warning{'s' if n_warn != 1 else ''}"
-    console.print(Text(summary, style="bold red" if failed else "bold green"))
-    raise typer.Exit(1 if failed else 0)
+    summary = (f"{_plural(len(results), 'file')} checked: {_plural(report['errors'], 'error')}, "
+               f"{_plural(report['warnings'], 'warning')}")
+    console.print(Text(summary, style="bold green" if report["ok"] else "bold red"))
 
 
 @app.command("list")
 def list_cmd(
-    as_json: bool = typer.Option(False, "--json", help="Print the list as JSON."),
+    as_json: bool = json_option("the list"),
     project: str | None = ProjectOpt,
 ) -> None:
     """List the workflows on the search path (the first file with an id wins)."""
@@ -134,12 +150,17 @@ def list_cmd(
 
     config = _config(project)
     entries = list_workflows(config)
-    if as_json:
-        print_json({"search_path": [str(d) for d in config.workflow_dirs()],
-                    "workflows": [e.to_dict() for e in entries]})
-        return
+    listing = {"search_path": [str(d) for d in config.workflow_dirs()],
+               "workflows": [e.to_dict() for e in entries]}
+    answer(listing, as_json, lambda: render_list(entries, config))
+
+
+def render_list(entries: list[WorkflowEntry], config: Config) -> None:
+    from ..definition.pipeline import read_source
+
     if not entries:
-        console.print("no workflows found; searched: " + ", ".join(str(d) for d in config.workflow_dirs()),
+        console.print("no workflows found; searched: "
+                      + ", ".join(str(d) for d in config.workflow_dirs()),
                       markup=False, highlight=False)
         return
     table = Table(title="workflows", show_lines=False)
@@ -147,26 +168,28 @@ def list_cmd(
     table.add_column("status")
     table.add_column("states", justify="right")
     table.add_column("file")
-    from ..definition.pipeline import read_source
-
     for e in entries:
-        n_err = sum(1 for d in e.diagnostics if d.severity == "error")
-        n_warn = sum(1 for d in e.diagnostics if d.severity == "warning")
-        if e.duplicate_of is not None:
-            status = Text(f"shadowed by {_shown(e.duplicate_of, config.root)}", style="yellow")
-        elif n_err:
-            status = Text(f"invalid ({n_err} error{'s' if n_err != 1 else ''})", style="red")
-        elif n_warn:
-            status = Text(f"ok ({n_warn} warning{'s' if n_warn != 1 else ''})", style="yellow")
-        else:
-            status = Text("ok", style="green")
         doc = read_source(e.path).doc
-        n_states = str(len(doc["states"])) if isinstance(doc, dict) and isinstance(doc.get("states"), dict) else "-"
-        table.add_row(Text(e.id or f"? ({e.path.stem})"), status, n_states, Text(_shown(e.path, config.root)))
+        states = doc.get("states") if isinstance(doc, dict) else None
+        n_states = str(len(states)) if isinstance(states, dict) else "-"
+        table.add_row(Text(e.id or f"? ({e.path.stem})"), _list_status(e, config), n_states,
+                      Text(_shown(e.path, config.root)))
     console.print(table)
 
 
-def _load_named(name: str, config: Config):
+def _list_status(e: WorkflowEntry, config: Config) -> Text:
+    n_err = sum(1 for d in e.diagnostics if d.severity == "error")
+    n_warn = sum(1 for d in e.diagnostics if d.severity == "warning")
+    if e.duplicate_of is not None:
+        return Text(f"shadowed by {_shown(e.duplicate_of, config.root)}", style="yellow")
+    if n_err:
+        return Text(f"invalid ({_plural(n_err, 'error')})", style="red")
+    if n_warn:
+        return Text(f"ok ({_plural(n_warn, 'warning')})", style="yellow")
+    return Text("ok", style="green")
+
+
+def _load_named(name: str, config: Config) -> CompiledWorkflow:
     """A workflow by id on the search path, or by file path when NAME is an existing .json file."""
     from ..definition import load_path
     from ..definition.discovery import find_workflow, make_resolver
@@ -176,7 +199,7 @@ def _load_named(name: str, config: Config):
     return load_path(path, resolver=make_resolver(config))
 
 
-def _rules(st: Any) -> Text:
+def _rules(st: State) -> Text:
     t = Text()
 
     def line(label: str, value: str, style: str = "") -> None:
@@ -188,7 +211,8 @@ def _rules(st: Any) -> Text:
     if st.final:
         line("final", "run completes here", "bold")
         return t
-    line("tools", "any" if st.allowed_tools is None else (", ".join(st.allowed_tools) or "statewright only"))
+    tools = st.allowed_tools
+    line("tools", "any" if tools is None else (", ".join(tools) or "statewright only"))
     if st.disallowed_tools:
         line("never", ", ".join(st.disallowed_tools), "red")
     if st.allowed_commands is not None:
@@ -197,14 +221,16 @@ def _rules(st: Any) -> Text:
         line("blocked env", ", ".join(st.blocked_env), "red")
     if st.env_overrides:
         line("env", ", ".join(f"{k}={v}" for k, v in st.env_overrides.items()))
-    for label, value in (("max iterations", st.max_iterations), ("max edit lines", st.max_edit_lines),
-                         ("max files", st.max_files_per_state), ("context budget", st.context_budget_bytes)):
+    limits = (("max iterations", st.max_iterations, ""), ("max edit lines", st.max_edit_lines, ""),
+              ("max files", st.max_files_per_state, ""),
+              ("context budget", st.context_budget_bytes, " bytes"))
+    for label, value, unit in limits:
         if value is not None:
-            line(label, f"{value}{' bytes' if label == 'context budget' else ''}")
+            line(label, f"{value}{unit}")
     return t
 
 
-def _transitions(st: Any) -> Text:
+def _transitions(st: State) -> Text:
     t = Text()
     for event, tr in st.on.items():
         if t:
@@ -223,17 +249,7 @@ def _transitions(st: Any) -> Text:
             if f.on_fail:
                 t.append(f" (failed -> {f.on_fail})")
         else:
-            parts = []
-            for b in tr.branches:
-                s = b.target
-                if b.guards:
-                    s += " if " + " & ".join(b.guards)
-                elif tr.kind == "branched":
-                    s += " (default)"
-                parts.append(s)
-            t.append(" -> " + " | ".join(parts))
-            if tr.requires_approval:
-                t.append(" [needs approval]", style="yellow")
+            _append_targets(t, tr)
     if st.safe_next:
         if t:
             t.append("\n")
@@ -242,18 +258,34 @@ def _transitions(st: Any) -> Text:
     return t
 
 
+def _append_targets(t: Text, tr: Transition) -> None:
+    """A simple, guarded or branched transition: its targets with their guards."""
+    parts = []
+    for b in tr.branches:
+        s = b.target
+        if b.guards:
+            s += " if " + " & ".join(b.guards)
+        elif tr.kind == "branched":
+            s += " (default)"
+        parts.append(s)
+    t.append(" -> " + " | ".join(parts))
+    if tr.requires_approval:
+        t.append(" [needs approval]", style="yellow")
+
+
 @app.command("show")
 def show_cmd(
     name: str = typer.Argument(..., help="Workflow id (or a path to a workflow file)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the compiled workflow as JSON."),
+    as_json: bool = json_option("the compiled workflow"),
     project: str | None = ProjectOpt,
 ) -> None:
     """Show a workflow: its states with their rules and transitions, guards and interrupts."""
     config = _config(project)
     wf = _load_named(name, config)
-    if as_json:
-        print_json(wf.to_dict())
-        return
+    answer(wf.to_dict(), as_json, lambda: render_workflow(wf, config))
+
+
+def render_workflow(wf: CompiledWorkflow, config: Config) -> None:
     head = Text()
     head.append(wf.id, style="bold")
     head.append(f"  initial: {wf.initial}")
@@ -261,7 +293,8 @@ def show_cmd(
         head.append(f"  ({_shown(Path(wf.source_path), config.root)})", style="dim")
     console.print(head, soft_wrap=True)
     if wf.meta:
-        console.print(Text("meta: " + json.dumps(wf.meta, ensure_ascii=False), style="dim"), soft_wrap=True)
+        console.print(Text("meta: " + json.dumps(wf.meta, ensure_ascii=False), style="dim"),
+                      soft_wrap=True)
     table = Table(show_lines=True)
     table.add_column("state", style="bold")
     table.add_column("rules")
@@ -302,9 +335,7 @@ def graph_cmd(
     from ..definition.graph import to_dot, to_mermaid
 
     if fmt not in ("mermaid", "dot"):
-        fail(INVALID_ARGUMENTS, f"unknown --format {fmt!r}: use mermaid or dot", exit_code=2)
+        raise ArgumentError(f"unknown --format {fmt!r}: use mermaid or dot")
     config = _config(project)
     wf = _load_named(name, config)
-    import sys
-
     sys.stdout.write(to_mermaid(wf) if fmt == "mermaid" else to_dot(wf))

@@ -20,6 +20,13 @@ from __future__ import annotations
 
 from .compiled import CompiledWorkflow
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # what `__getattr__` below loads on first use
+    from .diagnostics import Diagnostic, ValidationResult
+    from .pipeline import compile_dict, load_path, validate
+    from .pipeline import compile_dict as compile_workflow
+    from .schema_check import load_schema
+
 __all__ = [
     "CompiledWorkflow",
     "Diagnostic",

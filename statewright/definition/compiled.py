@@ -19,17 +19,26 @@ from __future__ import annotations
 
 from .._record import Record, _set
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 RETURN_TARGET = "$return"
 BRANCH_DONE_PREFIX = "BRANCH_DONE:"
 GUARD_OPS = ("eq", "neq", "gt", "gte", "lt", "lte", "in", "contains", "exists", "not_exists")
 TRANSITION_KINDS = ("simple", "guarded", "branched", "invoke", "fork")
 
 # The classes below are immutable records (see `statewright._record`): no dataclasses, so the
-# hook can import them cheaply.
+# hook can import them cheaply. The class-level annotations only tell type checkers the fields.
 
 
 class Guard(Record):
     __slots__ = __match_args__ = _fields = ("name", "field", "op", "value", "has_value")
+    name: str
+    field: str
+    op: str
+    value: Any
+    has_value: bool
 
     def __init__(self, name: str, field: str, op: str, value: Any = None,
                  has_value: bool = False) -> None:
@@ -44,6 +53,8 @@ class Branch(Record):
     """One candidate target of a simple/guarded/branched transition."""
 
     __slots__ = __match_args__ = _fields = ("target", "guards")
+    target: str
+    guards: tuple[str, ...]
 
     def __init__(self, target: str, guards: tuple[str, ...] = ()) -> None:
         _set(self, "target", target)
@@ -52,6 +63,8 @@ class Branch(Record):
 
 class ForkBranch(Record):
     __slots__ = __match_args__ = _fields = ("initial", "terminal")
+    initial: str
+    terminal: str
 
     def __init__(self, initial: str, terminal: str) -> None:
         _set(self, "initial", initial)
@@ -60,6 +73,10 @@ class ForkBranch(Record):
 
 class Fork(Record):
     __slots__ = __match_args__ = _fields = ("branches", "join", "on_complete", "on_fail")
+    branches: dict[str, ForkBranch]
+    join: str
+    on_complete: str
+    on_fail: str | None
 
     def __init__(self, branches: dict[str, ForkBranch], join: str, on_complete: str,
                  on_fail: str | None = None) -> None:
@@ -73,6 +90,16 @@ class Transition(Record):
     __slots__ = __match_args__ = _fields = (
         "event", "kind", "branches", "requires_approval", "approval_message", "invoke",
         "on_complete", "on_fail", "input", "fork")
+    event: str
+    kind: str
+    branches: tuple[Branch, ...]
+    requires_approval: bool
+    approval_message: str | None
+    invoke: str | None
+    on_complete: str | None
+    on_fail: str | None
+    input: dict[str, Any]
+    fork: Fork | None
 
     def __init__(self, event: str, kind: str, branches: tuple[Branch, ...] = (),
                  requires_approval: bool = False, approval_message: str | None = None,
@@ -151,6 +178,9 @@ class State(Record):
 
 class Interrupt(Record):
     __slots__ = __match_args__ = _fields = ("name", "file_pattern", "target")
+    name: str
+    file_pattern: str
+    target: str
 
     def __init__(self, name: str, file_pattern: str, target: str) -> None:
         _set(self, "name", name)
@@ -162,6 +192,15 @@ class CompiledWorkflow(Record):
     __slots__ = __match_args__ = _fields = (
         "id", "initial", "states", "context", "guards", "interrupts", "meta", "source_path",
         "digest")
+    id: str
+    initial: str
+    states: dict[str, State]
+    context: dict[str, Any]
+    guards: dict[str, Guard]
+    interrupts: tuple[Interrupt, ...]
+    meta: dict[str, Any]
+    source_path: str | None
+    digest: str
 
     def __init__(self, id: str, initial: str, states: dict[str, State],
                  context: dict[str, Any] | None = None, guards: dict[str, Guard] | None = None,
@@ -308,7 +347,8 @@ def _transition_from_dict(event: str, d: dict[str, Any]) -> Transition:
     return Transition(
         event=event,
         kind=d["kind"],
-        branches=tuple(Branch(b["target"], tuple(b.get("guards") or ())) for b in d.get("branches") or ()),
+        branches=tuple(Branch(b["target"], tuple(b.get("guards") or ()))
+                       for b in d.get("branches") or ()),
         requires_approval=d.get("requires_approval", False),
         approval_message=d.get("approval_message"),
         invoke=d.get("invoke"),

@@ -21,7 +21,8 @@ from .model import ForkTransition, GuardedTransition, InvokeTransition, StateMod
 
 
 def canonical_json(doc: Any) -> str:
-    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False)
 
 
 def digest_of(doc: Any) -> str:
@@ -79,7 +80,8 @@ def _state(name: str, s: StateModel) -> State:
     )
 
 
-def build(m: WorkflowModel, raw: dict[str, Any], source_path: str | None = None) -> CompiledWorkflow:
+def build(m: WorkflowModel, raw: dict[str, Any],
+          source_path: str | None = None) -> CompiledWorkflow:
     meta: dict[str, Any] = {}
     if isinstance(raw.get("meta"), dict):
         meta = copy.deepcopy(raw["meta"])  # keeps unknown keys verbatim

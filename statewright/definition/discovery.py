@@ -88,15 +88,16 @@ def list_workflows(config: Config, *, validate_files: bool = True) -> list[Workf
         else:
             wid = _quick_id(p)[0]
             if wid is None:
-                diags.append(error("", "invalid-json", "not a workflow: unreadable JSON or no 'id'"))
+                diags.append(error("", "invalid-json",
+                                   "not a workflow: unreadable JSON or no 'id'"))
         entry = WorkflowEntry(wid, p, d, diags)
         if wid is not None:
             if wid in first:
                 entry.duplicate_of = first[wid]
                 entry.diagnostics.append(warning(
                     "/id", "duplicate-id",
-                    f"workflow id {wid!r} is also defined by {first[wid]}, which comes first on the "
-                    "search path and wins"))
+                    f"workflow id {wid!r} is also defined by {first[wid]}, which comes first on "
+                    "the search path and wins"))
             else:
                 first[wid] = p
         entries.append(entry)
@@ -128,11 +129,13 @@ def find_workflow(name: str, config: Config) -> Path:
     for p in broken:  # `statewright start x` with a broken x.json: say what is wrong with it
         if p.stem == name:
             raise StatewrightError(INVALID_WORKFLOW,
-                                   f"workflow {name!r}: {p} is not a readable workflow (invalid JSON or no 'id')")
+                                   f"workflow {name!r}: {p} is not a readable workflow "
+                                   "(invalid JSON or no 'id')")
     known = ", ".join(sorted(ids)) or "none"
     dirs = ", ".join(str(d) for d in config.workflow_dirs())
     raise StatewrightError(UNKNOWN_WORKFLOW,
-                           f"no workflow named {name!r}; known workflows: {known} (searched: {dirs})")
+                           f"no workflow named {name!r}; known workflows: {known} "
+                           f"(searched: {dirs})")
 
 
 class WorkflowResolver:

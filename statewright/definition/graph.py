@@ -31,8 +31,8 @@ def edges(wf: CompiledWorkflow) -> list[Edge]:
                     out.append(Edge(name, t.on_fail, f"{event} invoke {t.invoke} failed"))
             elif t.kind == "fork" and t.fork is not None:
                 f = t.fork
-                for bname, b in f.branches.items():
-                    out.append(Edge(name, b.initial, f"{event} fork {bname}", "dashed"))
+                for bname, fb in f.branches.items():
+                    out.append(Edge(name, fb.initial, f"{event} fork {bname}", "dashed"))
                 out.append(Edge(name, f.on_complete, f"{event} join {f.join}"))
                 if f.on_fail:
                     out.append(Edge(name, f.on_fail, f"{event} branch failed"))
@@ -65,6 +65,7 @@ def to_mermaid(wf: CompiledWorkflow) -> str:
     lines.append(f"    [*] --> {ids[wf.initial]}")
     uses_return = False
     for e in edges(wf):
+        dst: str | None
         if e.target == RETURN_TARGET:
             uses_return = True
             dst = "ret"
@@ -77,7 +78,8 @@ def to_mermaid(wf: CompiledWorkflow) -> str:
         lines.insert(1, '    state "$return (back to the interrupted state)" as ret')
     for i, it in enumerate(wf.interrupts):
         iid = f"int{i}"
-        lines.append(f'    state "interrupt {_mermaid_text(it.name)}#58; {_mermaid_text(it.file_pattern)}" as {iid}')
+        label = f"interrupt {_mermaid_text(it.name)}#58; {_mermaid_text(it.file_pattern)}"
+        lines.append(f'    state "{label}" as {iid}')
         if it.target in ids:
             lines.append(f"    {iid} --> {ids[it.target]} : file changed")
     for name, st in wf.states.items():
@@ -108,10 +110,13 @@ def to_dot(wf: CompiledWorkflow) -> str:
             attrs.append("style=dashed")
         lines.append(f"    {_dot_str(e.source)} -> {_dot_str(e.target)} [{', '.join(attrs)}];")
     if uses_return:
-        lines.append(f"    {_dot_str(RETURN_TARGET)} [shape=note, label=\"$return\\n(back to the interrupted state)\"];")
+        lines.append(f"    {_dot_str(RETURN_TARGET)} [shape=note, "
+                     "label=\"$return\\n(back to the interrupted state)\"];")
     for i, it in enumerate(wf.interrupts):
         iid = f"__interrupt_{i}__"
-        lines.append(f"    {_dot_str(iid)} [shape=hexagon, label={_dot_str('interrupt ' + it.name + ': ' + it.file_pattern)}];")
-        lines.append(f"    {_dot_str(iid)} -> {_dot_str(it.target)} [style=dotted, label=\"file changed\"];")
+        label = _dot_str(f"interrupt {it.name}: {it.file_pattern}")
+        lines.append(f"    {_dot_str(iid)} [shape=hexagon, label={label}];")
+        lines.append(f"    {_dot_str(iid)} -> {_dot_str(it.target)} "
+                     "[style=dotted, label=\"file changed\"];")
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -9,7 +9,7 @@ explicit `null` fails validation like it does in the schema, while absence is al
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
@@ -79,13 +79,13 @@ class ForkTransition(_Model):
     fork: ForkSpec
 
 
-TransitionModel = Union[
-    NonEmpty,
-    GuardedTransition,
-    Annotated[list[BranchEntry], Field(min_length=1)],
-    InvokeTransition,
-    ForkTransition,
-]
+TransitionModel = (
+    NonEmpty
+    | GuardedTransition
+    | Annotated[list[BranchEntry], Field(min_length=1)]
+    | InvokeTransition
+    | ForkTransition
+)
 
 
 class StateModel(_Model):

@@ -23,7 +23,8 @@ Resolver = Callable[[str], "bool | None"]
 class _Source:
     """A loaded source: the parsed document or the diagnostics that stopped it."""
 
-    def __init__(self, doc: Any = None, path: str | None = None, diags: list[Diagnostic] | None = None):
+    def __init__(self, doc: Any = None, path: str | None = None,
+                 diags: list[Diagnostic] | None = None):
         self.doc = doc
         self.path = path
         self.diags = diags or []
@@ -39,7 +40,8 @@ def parse_json_text(text: str | bytes) -> tuple[Any, list[Diagnostic]]:
         try:
             text = text.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            return None, [error("", "invalid-json", f"not UTF-8 text: {exc.reason} at byte {exc.start}")]
+            return None, [error("", "invalid-json",
+                                f"not UTF-8 text: {exc.reason} at byte {exc.start}")]
     elif text.startswith("\ufeff"):
         text = text[1:]
     dups: list[tuple[int, str]] = []
@@ -67,7 +69,8 @@ def parse_json_text(text: str | bytes) -> tuple[Any, list[Diagnostic]]:
         for oid, key in dups:
             ptr = where.get(oid, "") + pointer(key)
             diags.append(error(ptr, "duplicate-key",
-                               f"key {key!r} appears more than once in this object; JSON keeps only the last"))
+                               f"key {key!r} appears more than once in this object; JSON keeps "
+                               "only the last"))
     return doc, diags
 
 
@@ -149,12 +152,14 @@ def _read_file(p: Path) -> _Source:
         resolved = shown
     try:
         if p.is_dir():
-            return _Source(None, resolved, [error("", "not-a-file", f"{shown} is a directory, not a workflow file")])
+            return _Source(None, resolved, [error("", "not-a-file",
+                                                  f"{shown} is a directory, not a workflow file")])
         data = p.read_bytes()
     except FileNotFoundError:
         return _Source(None, resolved, [error("", "not-found", f"no such file: {shown}")])
     except (OSError, ValueError) as exc:
-        return _Source(None, resolved, [error("", "unreadable", f"cannot read {shown}: {getattr(exc, 'strerror', None) or exc}")])
+        why = getattr(exc, "strerror", None) or exc
+        return _Source(None, resolved, [error("", "unreadable", f"cannot read {shown}: {why}")])
     doc, diags = parse_json_text(data)
     return _Source(doc, resolved, diags)
 
@@ -188,7 +193,8 @@ def _is_union_tag(p: Any) -> bool:
     return isinstance(p, str) and (p[:1].isupper() or "[" in p or p.startswith("function-"))
 
 
-def validate(source: Any, *, resolver: Resolver | None = None, source_path: str | None = None) -> ValidationResult:
+def validate(source: Any, *, resolver: Resolver | None = None,
+             source_path: str | None = None) -> ValidationResult:
     """Validate a workflow given as a dict (or any JSON value), JSON text/bytes, or a path.
 
     Never raises: every problem, including unreadable input and internal failures, is a
@@ -204,9 +210,11 @@ def validate(source: Any, *, resolver: Resolver | None = None, source_path: str 
             return ValidationResult(False, [*src.diags, *result.diagnostics], None, path)
         return result
     except RecursionError:
-        return ValidationResult(False, [error("", "invalid-json", "document nested too deeply")], None, None)
+        return ValidationResult(False, [error("", "invalid-json", "document nested too deeply")],
+                                None, None)
     except Exception as exc:  # never raise: an internal failure is still a (failed) result
-        return ValidationResult(False, [error("", "internal", f"cannot validate: {type(exc).__name__}: {exc}")], None, None)
+        why = f"cannot validate: {type(exc).__name__}: {exc}"
+        return ValidationResult(False, [error("", "internal", why)], None, None)
 
 
 def compile_dict(doc: dict[str, Any], source_path: str | None = None, *,
@@ -220,7 +228,8 @@ def compile_dict(doc: dict[str, Any], source_path: str | None = None, *,
     return _compiled_or_raise(result, source_path)
 
 
-def load_path(path: str | os.PathLike[str], *, resolver: Resolver | None = None) -> CompiledWorkflow:
+def load_path(path: str | os.PathLike[str], *,
+              resolver: Resolver | None = None) -> CompiledWorkflow:
     """Load, validate and compile a workflow file; errors are one `INVALID_WORKFLOW` line."""
     p = Path(path)
     result = validate(p, resolver=resolver)

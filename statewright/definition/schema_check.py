@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
-from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import ValidationError, best_match
+from jsonschema import Draft202012Validator, validators  # type: ignore[import-untyped]
+from jsonschema.exceptions import ValidationError, best_match  # type: ignore[import-untyped]
 
 from ..config import schema_path
 from .diagnostics import Diagnostic, error, pointer
@@ -33,11 +33,14 @@ STATE_NAME_PATTERN = "^[^$]"
 FIELD_PATTERN = "^[^.]+(\\.[^.]+)*$"
 
 _PATTERN_HELP = {
-    ID_PATTERN: "must start with a letter or digit and contain only letters, digits, '_', '.' and '-'",
+    ID_PATTERN: "must start with a letter or digit and contain only letters, digits, '_', '.' "
+                "and '-'",
     EVENT_PATTERN: "event names start with a letter and contain only letters, digits and '_'",
-    ENV_PATTERN: "is not a valid environment variable name (letters, digits and '_', not starting with a digit)",
+    ENV_PATTERN: "is not a valid environment variable name (letters, digits and '_', not "
+                 "starting with a digit)",
     STATE_NAME_PATTERN: "state names may not start with '$' (\"$return\" is a reserved target)",
-    FIELD_PATTERN: "must be a context field name or a dotted path without empty parts (e.g. \"review.score\")",
+    FIELD_PATTERN: "must be a context field name or a dotted path without empty parts (e.g. "
+                   "\"review.score\")",
 }
 
 # The five transition forms, in the order of the schema's `oneOf`.
@@ -93,7 +96,8 @@ def _compiled_schema() -> tuple[Draft202012Validator, dict[str, Any]]:
     transition_forms = defs["transition"]["oneOf"]
     generic_one_of = Draft202012Validator.VALIDATORS["oneOf"]
 
-    def one_of(validator: Any, subschemas: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    def one_of(validator: Any, subschemas: Any, instance: Any,
+               schema: Any) -> Iterator[ValidationError]:
         # The five transition forms exclude each other by JSON type and by their required keys
         # (with additionalProperties false), so only the form the author meant can match:
         # validate against that one alone. Same verdict as `oneOf`, a fifth of the work.
@@ -103,7 +107,8 @@ def _compiled_schema() -> tuple[Draft202012Validator, dict[str, Any]]:
             return
         errs = list(validator.descend(instance, subschemas[idx], schema_path=idx))
         if errs:
-            yield ValidationError(f"{instance!r} is not valid under any of the given schemas", context=errs)
+            yield ValidationError(f"{instance!r} is not valid under any of the given schemas",
+                                  context=errs)
 
     cls = validators.extend(Draft202012Validator, {"oneOf": one_of})
     return cls(inlined), defs
@@ -162,102 +167,107 @@ def _is_transition_oneof(err: ValidationError) -> bool:
 
 
 def _map(err: ValidationError) -> Iterator[Diagnostic]:
+    """One jsonschema error as the diagnostics a person can act on."""
     path = list(err.absolute_path)
     ptr = pointer(*path)
     v = err.validator
-    inst = err.instance
-
     if _in_property_names(err):
-        # The instance is the offending key; point at the key itself.
-        key = str(inst)
-        kptr = pointer(*path, key)
-        pat = err.validator_value if v == "pattern" else None
-        if key.startswith("BRANCH_DONE:") and path and path[-1] == "on":
-            msg = f"event name {key!r} is reserved: BRANCH_DONE:<branch> is sent by the engine for forks"
-        elif pat in _PATTERN_HELP:
-            msg = f"name {key!r}: {_PATTERN_HELP[pat]}"
-        else:
-            msg = f"name {key!r} is not allowed here"
-        yield error(kptr, "bad-name", msg)
-        return
-
-    if _is_transition_oneof(err):
-        idx = _intended_form(inst)
-        if idx is None:
-            yield error(ptr, "wrong-type",
-                        f"a transition must be a target state name, an object (guarded, invoke or fork) "
-                        f"or a list of branches; got {_TYPE_NAMES.get(_json_type(inst), _json_type(inst))}")
-            return
-        subs = [e for e in err.context or () if e.relative_schema_path and e.relative_schema_path[0] == idx]
-        if not subs:  # e.g. matched more than one form; cannot happen with this schema
-            yield error(ptr, "invalid-transition", f"not a valid {_FORMS[idx]} transition")
-            return
-        for sub in subs:
-            yield from _map(sub)
-        return
-
-    if v in ("oneOf", "anyOf"):
+        yield _bad_name(err, path)
+    elif _is_transition_oneof(err):
+        yield from _map_transition(err, ptr)
+    elif v in ("oneOf", "anyOf"):
         best = best_match(err.context or ())
         if best is not None:
             yield from _map(best)
         else:
             yield error(ptr, "schema", err.message)
-        return
-
-    if v == "additionalProperties" and isinstance(inst, dict):
-        known = list((err.schema.get("properties") or {}).keys())
-        for key in inst:
-            if key in known:
-                continue
-            hint = difflib.get_close_matches(key, known, n=1, cutoff=0.7)
-            extra = f" (did you mean {hint[0]!r}?)" if hint else ""
-            allowed = ", ".join(k for k in known if not k.startswith("$")) or "none"
-            yield error(pointer(*path, key), "unknown-field",
-                        f"unknown field {key!r}{extra}; allowed here: {allowed}")
-        return
-
-    if v == "required":
+    elif v == "additionalProperties" and isinstance(err.instance, dict):
+        yield from _unknown_fields(err, path)
+    elif v == "required":
         for name in err.validator_value:
-            if isinstance(inst, dict) and name not in inst:
+            if isinstance(err.instance, dict) and name not in err.instance:
                 yield error(ptr, "missing-field", f"missing required field {name!r}")
-        return
+    else:
+        yield _map_value(err, ptr)
 
+
+def _bad_name(err: ValidationError, path: list[Any]) -> Diagnostic:
+    """A key refused by `propertyNames`: the instance is the key; point at the key itself."""
+    key = str(err.instance)
+    pat = err.validator_value if err.validator == "pattern" else None
+    if key.startswith("BRANCH_DONE:") and path and path[-1] == "on":
+        msg = (f"event name {key!r} is reserved: BRANCH_DONE:<branch> is sent by the engine "
+               "for forks")
+    elif pat in _PATTERN_HELP:
+        msg = f"name {key!r}: {_PATTERN_HELP[pat]}"
+    else:
+        msg = f"name {key!r} is not allowed here"
+    return error(pointer(*path, key), "bad-name", msg)
+
+
+def _map_transition(err: ValidationError, ptr: str) -> Iterator[Diagnostic]:
+    """A transition matching none of its forms: the errors of the form it was meant to be."""
+    inst = err.instance
+    idx = _intended_form(inst)
+    if idx is None:
+        got = _TYPE_NAMES.get(_json_type(inst), _json_type(inst))
+        yield error(ptr, "wrong-type",
+                    "a transition must be a target state name, an object (guarded, invoke or "
+                    f"fork) or a list of branches; got {got}")
+        return
+    subs = [e for e in err.context or ()
+            if e.relative_schema_path and e.relative_schema_path[0] == idx]
+    if not subs:  # e.g. matched more than one form; cannot happen with this schema
+        yield error(ptr, "invalid-transition", f"not a valid {_FORMS[idx]} transition")
+        return
+    for sub in subs:
+        yield from _map(sub)
+
+
+def _unknown_fields(err: ValidationError, path: list[Any]) -> Iterator[Diagnostic]:
+    known = list((err.schema.get("properties") or {}).keys())
+    for key in err.instance:
+        if key in known:
+            continue
+        hint = difflib.get_close_matches(key, known, n=1, cutoff=0.7)
+        extra = f" (did you mean {hint[0]!r}?)" if hint else ""
+        allowed = ", ".join(k for k in known if not k.startswith("$")) or "none"
+        yield error(pointer(*path, key), "unknown-field",
+                    f"unknown field {key!r}{extra}; allowed here: {allowed}")
+
+
+_EMPTY = {"minLength": "an empty string", "minItems": "an empty list",
+          "minProperties": "an empty object"}
+
+
+def _map_value(err: ValidationError, ptr: str) -> Diagnostic:
+    """A value of the wrong type, outside its enum or bounds, or not of its format."""
+    v = err.validator
+    inst = err.instance
     if v == "type":
         want = err.validator_value
         wants = want if isinstance(want, list) else [want]
-        names = " or ".join(_TYPE_NAMES.get(w, w) for w in wants)
+        names = " or ".join(_TYPE_NAMES.get(w, str(w)) for w in wants)
         got = _json_type(inst)
-        extra = ""
-        if "integer" in wants and isinstance(inst, float):
-            extra = " (a whole number)"
-        yield error(ptr, "wrong-type", f"must be {names}{extra}; got {_TYPE_NAMES.get(got, got)} {_show(inst)}")
-        return
-
+        extra = " (a whole number)" if "integer" in wants and isinstance(inst, float) else ""
+        return error(ptr, "wrong-type",
+                     f"must be {names}{extra}; got {_TYPE_NAMES.get(got, got)} {_show(inst)}")
     if v == "enum":
         options = ", ".join(_show(o) for o in err.validator_value)
-        yield error(ptr, "invalid-value", f"must be one of {options}; got {_show(inst)}")
-        return
-
+        return error(ptr, "invalid-value", f"must be one of {options}; got {_show(inst)}")
     if v == "const":
-        yield error(ptr, "invalid-value", f"must be {_show(err.validator_value)}; got {_show(inst)}")
-        return
-
+        return error(ptr, "invalid-value",
+                     f"must be {_show(err.validator_value)}; got {_show(inst)}")
     if v == "minimum":
-        yield error(ptr, "too-small", f"must be >= {err.validator_value}; got {_show(inst)}")
-        return
-
-    if v in ("minLength", "minItems", "minProperties"):
-        what = {"minLength": "an empty string", "minItems": "an empty list",
-                "minProperties": "an empty object"}[v]
-        yield error(ptr, "empty", f"must not be {what}")
-        return
-
+        return error(ptr, "too-small", f"must be >= {err.validator_value}; got {_show(inst)}")
+    if v in _EMPTY:
+        return error(ptr, "empty", f"must not be {_EMPTY[v]}")
     if v == "pattern":
-        help_ = _PATTERN_HELP.get(err.validator_value, f"must match the pattern {err.validator_value}")
-        yield error(ptr, "bad-format", f"{_show(inst)} {help_}" if help_.startswith("is ") else f"{help_}; got {_show(inst)}")
-        return
-
-    yield error(ptr, "schema", err.message)
+        help_ = _PATTERN_HELP.get(err.validator_value,
+                                  f"must match the pattern {err.validator_value}")
+        return error(ptr, "bad-format", f"{_show(inst)} {help_}" if help_.startswith("is ")
+                     else f"{help_}; got {_show(inst)}")
+    return error(ptr, "schema", err.message)
 
 
 def check(doc: Any) -> list[Diagnostic]:

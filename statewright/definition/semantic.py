@@ -38,7 +38,8 @@ class Ref:
 
     name: str
     ptr: str
-    kind: str  # "target" | "safe_next" | "on_complete" | "on_fail" | "fork_initial" | "fork_terminal"
+    # "target" | "safe_next" | "on_complete" | "on_fail" | "fork_initial" | "fork_terminal"
+    kind: str
 
 
 @dataclass
@@ -116,113 +117,19 @@ def _tool_allows_bash(entries: Iterable[str]) -> bool:
     return any(name_matches(e, "Bash") for e in entries)
 
 
-def check(m: WorkflowModel, raw: dict[str, Any], resolver: Resolver | None = None) -> list[Diagnostic]:
+def check(m: WorkflowModel, raw: dict[str, Any],
+          resolver: Resolver | None = None) -> list[Diagnostic]:
+    """Every semantic diagnostic of the document, in DESIGN's order of the rules."""
     out: list[Diagnostic] = []
     states = m.states
-    guards = m.guards or {}
     edges = {name: collect_edges(name, st) for name, st in states.items()}
-
-    # -- fields accepted for compatibility and ignored ---------------------------------------
-    for f in AGENT_FIELDS:
-        if f in raw:
-            out.append(warning(pointer(f), "ignored-field",
-                               f"{f!r} is used by Statewright's agent layer; statewright accepts and ignores it"))
-    for name, st in states.items():
-        raw_st = raw["states"][name]
-        for f in AGENT_FIELDS:
-            if f in raw_st:
-                out.append(warning(pointer("states", name, f), "ignored-field",
-                                   f"{f!r} is used by Statewright's agent layer; statewright accepts and ignores it"))
-        if st.blocked_env is not None and st.deny_env is not None:
-            out.append(error(pointer("states", name, "deny_env"), "alias-conflict",
-                             "'deny_env' is an alias of 'blocked_env'; give only one of them"))
-        if st.env_overrides is not None and st.env is not None:
-            out.append(error(pointer("states", name, "env"), "alias-conflict",
-                             "'env' is an alias of 'env_overrides'; give only one of them"))
-
-    # -- initial, finals ---------------------------------------------------------------------
-    if m.initial not in states:
-        out.append(error(pointer("initial"), "unknown-state",
-                         f"initial state {m.initial!r} is not defined in 'states'{_known(states)}"))
+    out.extend(_field_checks(m, raw))
     finals = {n for n, s in states.items() if s.type == "final"}
-    if not finals:
-        out.append(error(pointer("states"), "no-final-state",
-                         "no final state: mark at least one state with \"type\": \"final\""))
-
-    # -- references to states and guards ----------------------------------------------------
+    out.extend(_initial_and_final_checks(m, finals))
     for name, st in states.items():
-        e = edges[name]
-        is_final = st.type == "final"
-        if is_final and st.on:
-            out.append(error(pointer("states", name, "on"), "final-has-transitions",
-                             f"final state {name!r} cannot have transitions: reaching it ends the run"))
-        if is_final and st.safe_next is not None:
-            out.append(error(pointer("states", name, "safe_next"), "final-has-transitions",
-                             f"final state {name!r} cannot have safe_next: reaching it ends the run"))
-        for r in e.targets + e.fork_initials:
-            if r.name == RETURN_TARGET:
-                if r.kind not in ("target", "safe_next"):
-                    out.append(error(r.ptr, "illegal-return",
-                                     f"\"$return\" is only a target of simple, guarded or branched transitions "
-                                     f"(and safe_next), not of {r.kind.replace('_', ' ')}"))
-                continue
-            if r.name not in states:
-                what = {"target": "target", "safe_next": "safe_next", "on_complete": "on_complete",
-                        "on_fail": "on_fail", "fork_initial": "fork branch initial",
-                        "fork_terminal": "fork branch terminal"}[r.kind]
-                out.append(error(r.ptr, "unknown-state",
-                                 f"{what} {r.name!r} is not a state of this workflow{_known(states)}"))
-        for g, gp in e.guard_refs:
-            if g not in guards:
-                hint = f" (defined guards: {', '.join(sorted(guards))})" if guards else " (no guards are defined)"
-                out.append(error(gp, "unknown-guard", f"guard {g!r} is not defined in top-level 'guards'{hint}"))
-        for event, t in (st.on or {}).items():
-            tp = pointer("states", name, "on", event)
-            if isinstance(t, list):
-                for i, b in enumerate(t):
-                    if not has_guards(b) and i != len(t) - 1:
-                        out.append(error(tp + pointer(i), "default-branch-not-last",
-                                         "a branch without guards is the default and must be the last (and only) "
-                                         "unguarded entry; later entries could never be taken"))
-            if isinstance(t, GuardedTransition) and t.approval_message is not None and not t.requires_approval:
-                out.append(warning(tp + pointer("approval_message"), "approval-message-unused",
-                                   "approval_message has no effect without \"requires_approval\": true"))
-
-    for iname, it in (m.interrupts or {}).items():
-        ip = pointer("interrupts", iname)
-        if it.target == RETURN_TARGET:
-            out.append(error(ip + pointer("target"), "illegal-return",
-                             "an interrupt target must be a handler state, not \"$return\""))
-        elif it.target not in states:
-            out.append(error(ip + pointer("target"), "unknown-state",
-                             f"interrupt target {it.target!r} is not a state of this workflow{_known(states)}"))
-        elif states[it.target].type == "final":
-            out.append(warning(ip + pointer("target"), "interrupt-to-final",
-                               f"interrupt target {it.target!r} is a final state: a matching change ends the run"))
-        pat = it.trigger.file_pattern
-        if pat.startswith("/") or "\\" in pat or pat.startswith("../") or "/../" in pat:
-            out.append(warning(ip + pointer("trigger", "file_pattern"), "pattern-never-matches",
-                               "file_pattern is matched against project-relative paths with '/' separators; "
-                               "a leading '/', '..' or '\\' never matches"))
-
-    # -- guards --------------------------------------------------------------------------------
-    used = {g for e in edges.values() for g, _ in e.guard_refs}
-    for gname, g in guards.items():
-        gp = pointer("guards", gname)
-        has_value = "value" in g.model_fields_set
-        if g.op in _VALUE_OPS and not has_value:
-            out.append(error(gp, "guard-missing-value", f"guard op {g.op!r} needs a 'value' to compare with"))
-        elif g.op == "in" and not isinstance(g.value, list):
-            out.append(error(gp + pointer("value"), "guard-bad-value",
-                             "guard op 'in' needs a list 'value' (the field must equal one of its items)"))
-        elif g.op in _ORDER_OPS and (isinstance(g.value, bool) or not isinstance(g.value, (int, float, str))):
-            out.append(error(gp + pointer("value"), "guard-bad-value",
-                             f"guard op {g.op!r} compares numbers or strings; this value could never pass"))
-        elif g.op in ("exists", "not_exists") and has_value:
-            out.append(warning(gp + pointer("value"), "guard-value-ignored",
-                               f"guard op {g.op!r} ignores 'value'"))
-        if gname not in used:
-            out.append(warning(gp, "unused-guard", f"guard {gname!r} is not used by any transition"))
+        out.extend(_state_reference_checks(m, name, st, edges[name]))
+    out.extend(_interrupt_checks(m))
+    out.extend(_guard_checks(m, edges))
 
     # -- allowed_commands without Bash ---------------------------------------------------------
     for name, st in states.items():
@@ -238,6 +145,145 @@ def check(m: WorkflowModel, raw: dict[str, Any], resolver: Resolver | None = Non
     return out
 
 
+_IGNORED_FIELD = "{!r} is used by Statewright's agent layer; statewright accepts and ignores it"
+
+
+def _field_checks(m: WorkflowModel, raw: dict[str, Any]) -> list[Diagnostic]:
+    """Fields accepted for compatibility and ignored; aliases given together."""
+    out: list[Diagnostic] = []
+    for f in AGENT_FIELDS:
+        if f in raw:
+            out.append(warning(pointer(f), "ignored-field", _IGNORED_FIELD.format(f)))
+    for name, st in m.states.items():
+        raw_st = raw["states"][name]
+        for f in AGENT_FIELDS:
+            if f in raw_st:
+                out.append(warning(pointer("states", name, f), "ignored-field",
+                                   _IGNORED_FIELD.format(f)))
+        if st.blocked_env is not None and st.deny_env is not None:
+            out.append(error(pointer("states", name, "deny_env"), "alias-conflict",
+                             "'deny_env' is an alias of 'blocked_env'; give only one of them"))
+        if st.env_overrides is not None and st.env is not None:
+            out.append(error(pointer("states", name, "env"), "alias-conflict",
+                             "'env' is an alias of 'env_overrides'; give only one of them"))
+    return out
+
+
+def _initial_and_final_checks(m: WorkflowModel, finals: set[str]) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    if m.initial not in m.states:
+        out.append(error(pointer("initial"), "unknown-state",
+                         f"initial state {m.initial!r} is not defined in 'states'"
+                         f"{_known(m.states)}"))
+    if not finals:
+        out.append(error(pointer("states"), "no-final-state",
+                         "no final state: mark at least one state with \"type\": \"final\""))
+    return out
+
+
+_REF_WHAT = {"target": "target", "safe_next": "safe_next", "on_complete": "on_complete",
+             "on_fail": "on_fail", "fork_initial": "fork branch initial",
+             "fork_terminal": "fork branch terminal"}
+
+
+def _state_reference_checks(m: WorkflowModel, name: str, st: StateModel,
+                            e: StateEdges) -> list[Diagnostic]:
+    """A state's references to states and guards, and the shape of its transitions."""
+    out: list[Diagnostic] = []
+    states = m.states
+    guards = m.guards or {}
+    is_final = st.type == "final"
+    if is_final and st.on:
+        out.append(error(pointer("states", name, "on"), "final-has-transitions",
+                         f"final state {name!r} cannot have transitions: reaching it ends the run"))
+    if is_final and st.safe_next is not None:
+        out.append(error(pointer("states", name, "safe_next"), "final-has-transitions",
+                         f"final state {name!r} cannot have safe_next: reaching it ends the run"))
+    for r in e.targets + e.fork_initials:
+        if r.name == RETURN_TARGET:
+            if r.kind not in ("target", "safe_next"):
+                out.append(error(r.ptr, "illegal-return",
+                                 "\"$return\" is only a target of simple, guarded or branched "
+                                 f"transitions (and safe_next), not of {r.kind.replace('_', ' ')}"))
+            continue
+        if r.name not in states:
+            out.append(error(r.ptr, "unknown-state",
+                             f"{_REF_WHAT[r.kind]} {r.name!r} is not a state of this workflow"
+                             f"{_known(states)}"))
+    for g, gp in e.guard_refs:
+        if g not in guards:
+            hint = (f" (defined guards: {', '.join(sorted(guards))})" if guards
+                    else " (no guards are defined)")
+            out.append(error(gp, "unknown-guard",
+                             f"guard {g!r} is not defined in top-level 'guards'{hint}"))
+    for event, t in (st.on or {}).items():
+        tp = pointer("states", name, "on", event)
+        if isinstance(t, list):
+            for i, b in enumerate(t):
+                if not has_guards(b) and i != len(t) - 1:
+                    out.append(error(tp + pointer(i), "default-branch-not-last",
+                                     "a branch without guards is the default and must be the last "
+                                     "(and only) unguarded entry; later entries could never be "
+                                     "taken"))
+        if (isinstance(t, GuardedTransition) and t.approval_message is not None
+                and not t.requires_approval):
+            out.append(warning(tp + pointer("approval_message"), "approval-message-unused",
+                               "approval_message has no effect without "
+                               "\"requires_approval\": true"))
+    return out
+
+
+def _interrupt_checks(m: WorkflowModel) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    states = m.states
+    for iname, it in (m.interrupts or {}).items():
+        ip = pointer("interrupts", iname)
+        if it.target == RETURN_TARGET:
+            out.append(error(ip + pointer("target"), "illegal-return",
+                             "an interrupt target must be a handler state, not \"$return\""))
+        elif it.target not in states:
+            out.append(error(ip + pointer("target"), "unknown-state",
+                             f"interrupt target {it.target!r} is not a state of this workflow"
+                             f"{_known(states)}"))
+        elif states[it.target].type == "final":
+            out.append(warning(ip + pointer("target"), "interrupt-to-final",
+                               f"interrupt target {it.target!r} is a final state: a matching "
+                               "change ends the run"))
+        pat = it.trigger.file_pattern
+        if pat.startswith("/") or "\\" in pat or pat.startswith("../") or "/../" in pat:
+            out.append(warning(ip + pointer("trigger", "file_pattern"), "pattern-never-matches",
+                               "file_pattern is matched against project-relative paths with '/' "
+                               "separators; a leading '/', '..' or '\\' never matches"))
+    return out
+
+
+def _guard_checks(m: WorkflowModel, edges: dict[str, StateEdges]) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    used = {g for e in edges.values() for g, _ in e.guard_refs}
+    for gname, g in (m.guards or {}).items():
+        gp = pointer("guards", gname)
+        has_value = "value" in g.model_fields_set
+        if g.op in _VALUE_OPS and not has_value:
+            out.append(error(gp, "guard-missing-value",
+                             f"guard op {g.op!r} needs a 'value' to compare with"))
+        elif g.op == "in" and not isinstance(g.value, list):
+            out.append(error(gp + pointer("value"), "guard-bad-value",
+                             "guard op 'in' needs a list 'value' (the field must equal one of its "
+                             "items)"))
+        elif g.op in _ORDER_OPS and (isinstance(g.value, bool)
+                                     or not isinstance(g.value, (int, float, str))):
+            out.append(error(gp + pointer("value"), "guard-bad-value",
+                             f"guard op {g.op!r} compares numbers or strings; this value could "
+                             "never pass"))
+        elif g.op in ("exists", "not_exists") and has_value:
+            out.append(warning(gp + pointer("value"), "guard-value-ignored",
+                               f"guard op {g.op!r} ignores 'value'"))
+        if gname not in used:
+            out.append(warning(gp, "unused-guard",
+                               f"guard {gname!r} is not used by any transition"))
+    return out
+
+
 def _known(states: dict[str, Any]) -> str:
     names = list(states)
     shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
@@ -246,7 +292,7 @@ def _known(states: dict[str, Any]) -> str:
 
 def _graph_checks(m: WorkflowModel, edges: dict[str, StateEdges], finals: set[str],
                   has_initial: bool) -> list[Diagnostic]:
-    out: list[Diagnostic] = []
+    """Reachability, where `$return` is legal, dead ends, fork branches."""
     states = m.states
     interrupts = m.interrupts or {}
     # Successors on the "main" graph (no fork branch entry) and with fork branch entry.
@@ -264,27 +310,46 @@ def _graph_checks(m: WorkflowModel, edges: dict[str, StateEdges], finals: set[st
     normal = _reach([m.initial], full)
     handlers = _reach(handler_roots, full)
     reachable = normal | handlers | _reach(fork_roots, full)
+    out: list[Diagnostic] = []
     for n in states:
         if has_initial and n not in reachable:
             out.append(error(pointer("states", n), "unreachable-state",
                              f"state {n!r} is not reachable from the initial state {m.initial!r}, "
                              "an interrupt target or a fork branch"))
+    out.extend(_return_checks(edges, bool(interrupts), has_initial, normal, handlers))
+    if not has_initial or not finals:
+        return out  # already errors; dead-end and fork warnings would only add noise
+    out.extend(_dead_end_checks(m, edges, full, finals, normal, reachable))
+    out.extend(_fork_branch_checks(m, edges, _reach([m.initial, *handler_roots], outside),
+                                   outside))
+    return out
 
+
+def _return_checks(edges: dict[str, StateEdges], has_interrupts: bool, has_initial: bool,
+                   normal: set[str], handlers: set[str]) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
     for n, e in edges.items():
         for ptr in e.uses_return:
-            if not interrupts:
+            if not has_interrupts:
                 out.append(error(ptr, "illegal-return",
-                                 "\"$return\" is only legal in interrupt handler states, and this workflow has no interrupts"))
+                                 "\"$return\" is only legal in interrupt handler states, and this "
+                                 "workflow has no interrupts"))
             elif has_initial and (n in normal or n not in handlers):
                 out.append(error(ptr, "illegal-return",
-                                 f"\"$return\" is only legal in states reachable only as interrupt handlers; "
-                                 f"state {n!r} is also reachable from the initial state"
+                                 "\"$return\" is only legal in states reachable only as "
+                                 f"interrupt handlers; state {n!r} is also reachable from the "
+                                 "initial state"
                                  if n in normal else
-                                 f"\"$return\" is only legal in interrupt handler states; {n!r} is not reachable "
-                                 "from an interrupt target"))
+                                 "\"$return\" is only legal in interrupt handler states; "
+                                 f"{n!r} is not reachable from an interrupt target"))
+    return out
 
-    # Can each state reach a final state? "$return" leads back to some non-final normal state.
-    rev: dict[str, set[str]] = {n: set() for n in states}
+
+def _dead_end_checks(m: WorkflowModel, edges: dict[str, StateEdges],
+                     full: dict[str, list[str]], finals: set[str], normal: set[str],
+                     reachable: set[str]) -> list[Diagnostic]:
+    """Can each state reach a final state? `$return` leads back to some non-final normal state."""
+    rev: dict[str, set[str]] = {n: set() for n in m.states}
     for n, succ in full.items():
         for s in succ:
             rev[s].add(n)
@@ -294,17 +359,19 @@ def _graph_checks(m: WorkflowModel, edges: dict[str, StateEdges], finals: set[st
             for s in returns_to:
                 rev[s].add(n)
     can_finish = _reach(finals, {k: list(v) for k, v in rev.items()})
-    if not has_initial or not finals:
-        return out  # already errors; dead-end and fork warnings would only add noise
-    for n in states:
-        if n not in finals and n in reachable and n not in can_finish:
-            out.append(warning(pointer("states", n), "no-path-to-final",
-                               f"no final state is reachable from {n!r}: a run that gets here can never complete"))
+    return [warning(pointer("states", n), "no-path-to-final",
+                    f"no final state is reachable from {n!r}: a run that gets here can never "
+                    "complete")
+            for n in m.states if n not in finals and n in reachable and n not in can_finish]
 
-    # Fork branches: terminal final & reachable; branch states private to their branch.
-    outside_reach = _reach([m.initial, *handler_roots], outside)
+
+def _fork_branch_checks(m: WorkflowModel, edges: dict[str, StateEdges], outside_reach: set[str],
+                        outside: dict[str, list[str]]) -> list[Diagnostic]:
+    """Fork branches: terminal final & reachable; branch states private to their branch."""
+    out: list[Diagnostic] = []
+    states = m.states
     owner: dict[str, str] = {}
-    for n, e in edges.items():
+    for e in edges.values():
         for r in e.fork_initials:
             if r.kind != "fork_initial" or r.name not in states:
                 continue
@@ -313,21 +380,15 @@ def _graph_checks(m: WorkflowModel, edges: dict[str, StateEdges], finals: set[st
                              and t.ptr.rsplit("/", 1)[0] == bptr), None)
             branch_states = _reach([r.name], outside)
             if term_ref is not None and term_ref.name in states:
-                if states[term_ref.name].type != "final":
-                    out.append(warning(term_ref.ptr, "fork-terminal-not-final",
-                                       f"branch terminal {term_ref.name!r} is not a final state; the branch "
-                                       "completes only when BRANCH_DONE is sent in it"))
-                if term_ref.name not in branch_states:
-                    out.append(warning(term_ref.ptr, "fork-terminal-unreachable",
-                                       f"branch terminal {term_ref.name!r} is not reachable from the branch "
-                                       f"initial {r.name!r}: the branch can never complete"))
+                out.extend(_fork_terminal_checks(m, term_ref, r.name, branch_states))
             for s in branch_states:
                 if states[s].type == "final":
                     continue  # shared failure states are the normal way for a branch to fail
                 if s in outside_reach:
                     out.append(warning(pointer("states", s), "fork-branch-shared",
-                                       f"state {s!r} belongs to fork branch {bptr.rsplit('/', 1)[-1]!r} "
-                                       "but is also reachable from outside it"))
+                                       f"state {s!r} belongs to fork branch "
+                                       f"{bptr.rsplit('/', 1)[-1]!r} but is also reachable from "
+                                       "outside it"))
                 elif s in owner and owner[s] != bptr:
                     out.append(warning(pointer("states", s), "fork-branch-shared",
                                        f"state {s!r} is part of more than one fork branch"))
@@ -335,7 +396,22 @@ def _graph_checks(m: WorkflowModel, edges: dict[str, StateEdges], finals: set[st
     return out
 
 
-def _invoke_checks(m: WorkflowModel, edges: dict[str, StateEdges], resolver: Resolver | None) -> list[Diagnostic]:
+def _fork_terminal_checks(m: WorkflowModel, term_ref: Ref, initial: str,
+                          branch_states: set[str]) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    if m.states[term_ref.name].type != "final":
+        out.append(warning(term_ref.ptr, "fork-terminal-not-final",
+                           f"branch terminal {term_ref.name!r} is not a final state; the branch "
+                           "completes only when BRANCH_DONE is sent in it"))
+    if term_ref.name not in branch_states:
+        out.append(warning(term_ref.ptr, "fork-terminal-unreachable",
+                           f"branch terminal {term_ref.name!r} is not reachable from the branch "
+                           f"initial {initial!r}: the branch can never complete"))
+    return out
+
+
+def _invoke_checks(m: WorkflowModel, edges: dict[str, StateEdges],
+                   resolver: Resolver | None) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     invokes_of = getattr(resolver, "invokes", None)
     for e in edges.values():
@@ -356,7 +432,8 @@ def _invoke_checks(m: WorkflowModel, edges: dict[str, StateEdges], resolver: Res
                                  f"invoked workflow {wid!r} is not on the workflow search path"))
             elif found is None:
                 out.append(warning(ptr, "invoke-unresolved",
-                                   f"cannot tell whether workflow {wid!r} exists (no search path to look in)"))
+                                   f"cannot tell whether workflow {wid!r} exists (no search "
+                                   "path to look in)"))
             elif callable(invokes_of):
                 chain = _find_cycle(m.id, wid, invokes_of)
                 if chain:
