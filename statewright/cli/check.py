@@ -1,7 +1,7 @@
 """CLI command: `statewright check TOOL INPUT_JSON` — dry-run one decision and explain it.
 
-The same code path as a real call (`Runtime.explain`: `policy.gate`, `fail_open`) with no accounting:
-nothing is counted, nothing is written to history. Exit status 0 when the call would be
+The same code path as a real call (`Runtime.explain`: `policy.gate`, `fail_open`) with no
+accounting: nothing is counted, nothing is written to history. Exit status 0 when the call would be
 allowed, 1 when it would be refused (or on an error).
 """
 

@@ -14,7 +14,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ..state_text import panel
+from ..runtime.state_text import panel
 from .app import (
     ProjectOpt,
     SessionOpt,

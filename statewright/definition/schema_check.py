@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
-from jsonschema import Draft202012Validator, validators  # type: ignore[import-untyped]
-from jsonschema.exceptions import ValidationError, best_match  # type: ignore[import-untyped]
+from jsonschema import Draft202012Validator, validators
+from jsonschema.exceptions import ValidationError, best_match
 
 from ..config import schema_path
 from .diagnostics import Diagnostic, error, pointer
@@ -184,17 +184,28 @@ def _map(err: ValidationError) -> Iterator[Diagnostic]:
     elif v == "additionalProperties" and isinstance(err.instance, dict):
         yield from _unknown_fields(err, path)
     elif v == "required":
-        for name in err.validator_value:
+        for name in _value(err):
             if isinstance(err.instance, dict) and name not in err.instance:
                 yield error(ptr, "missing-field", f"missing required field {name!r}")
     else:
         yield _map_value(err, ptr)
 
 
+def _value(err: ValidationError) -> Any:
+    """The keyword's value in the schema (typed `Any | Unset` by the stubs; always set for an
+    error the validator raised)."""
+    return err.validator_value
+
+
+def _schema(err: ValidationError) -> dict[str, Any]:
+    schema = err.schema
+    return schema if isinstance(schema, dict) else {}
+
+
 def _bad_name(err: ValidationError, path: list[Any]) -> Diagnostic:
     """A key refused by `propertyNames`: the instance is the key; point at the key itself."""
     key = str(err.instance)
-    pat = err.validator_value if err.validator == "pattern" else None
+    pat = _value(err) if err.validator == "pattern" else None
     if key.startswith("BRANCH_DONE:") and path and path[-1] == "on":
         msg = (f"event name {key!r} is reserved: BRANCH_DONE:<branch> is sent by the engine "
                "for forks")
@@ -225,8 +236,9 @@ def _map_transition(err: ValidationError, ptr: str) -> Iterator[Diagnostic]:
 
 
 def _unknown_fields(err: ValidationError, path: list[Any]) -> Iterator[Diagnostic]:
-    known = list((err.schema.get("properties") or {}).keys())
-    for key in err.instance:
+    known = list((_schema(err).get("properties") or {}).keys())
+    instance: Any = err.instance  # (an object: the caller checked)
+    for key in instance:
         if key in known:
             continue
         hint = difflib.get_close_matches(key, known, n=1, cutoff=0.7)
@@ -245,7 +257,7 @@ def _map_value(err: ValidationError, ptr: str) -> Diagnostic:
     v = err.validator
     inst = err.instance
     if v == "type":
-        want = err.validator_value
+        want = _value(err)
         wants = want if isinstance(want, list) else [want]
         names = " or ".join(_TYPE_NAMES.get(w, str(w)) for w in wants)
         got = _json_type(inst)
@@ -253,18 +265,18 @@ def _map_value(err: ValidationError, ptr: str) -> Diagnostic:
         return error(ptr, "wrong-type",
                      f"must be {names}{extra}; got {_TYPE_NAMES.get(got, got)} {_show(inst)}")
     if v == "enum":
-        options = ", ".join(_show(o) for o in err.validator_value)
+        options = ", ".join(_show(o) for o in _value(err))
         return error(ptr, "invalid-value", f"must be one of {options}; got {_show(inst)}")
     if v == "const":
         return error(ptr, "invalid-value",
-                     f"must be {_show(err.validator_value)}; got {_show(inst)}")
+                     f"must be {_show(_value(err))}; got {_show(inst)}")
     if v == "minimum":
-        return error(ptr, "too-small", f"must be >= {err.validator_value}; got {_show(inst)}")
+        return error(ptr, "too-small", f"must be >= {_value(err)}; got {_show(inst)}")
     if v in _EMPTY:
         return error(ptr, "empty", f"must not be {_EMPTY[v]}")
     if v == "pattern":
-        help_ = _PATTERN_HELP.get(err.validator_value,
-                                  f"must match the pattern {err.validator_value}")
+        help_ = _PATTERN_HELP.get(_value(err),
+                                  f"must match the pattern {_value(err)}")
         return error(ptr, "bad-format", f"{_show(inst)} {help_}" if help_.startswith("is ")
                      else f"{help_}; got {_show(inst)}")
     return error(ptr, "schema", err.message)

@@ -133,9 +133,12 @@ def check(m: WorkflowModel, raw: dict[str, Any],
 
     # -- allowed_commands without Bash ---------------------------------------------------------
     for name, st in states.items():
-        if st.allowed_commands is not None and st.allowed_tools is not None and not _tool_allows_bash(st.allowed_tools):
-            out.append(warning(pointer("states", name, "allowed_commands"), "commands-without-bash",
-                               "allowed_commands has no effect on Bash here: allowed_tools does not include 'Bash'"))
+        if st.allowed_commands is not None and st.allowed_tools is not None and \
+                not _tool_allows_bash(st.allowed_tools):
+            out.append(warning(pointer("states", name, "allowed_commands"),
+                               "commands-without-bash",
+                               "allowed_commands has no effect on Bash here: allowed_tools does "
+                               "not include 'Bash'"))
 
     # -- graph: reachability, $return, dead ends, forks ---------------------------------------
     out.extend(_graph_checks(m, edges, finals, m.initial in states))

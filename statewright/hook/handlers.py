@@ -64,13 +64,15 @@ def crash_output(args: list[str], raw: bytes | None, exc: BaseException) -> str:
 
 def parse_input(raw: bytes | None) -> tuple[dict | None, HookInputError | None]:
     if not raw or not raw.strip():
-        return None, HookInputError("the hook received no input on stdin (expected Claude Code's hook JSON)")
+        return None, HookInputError("the hook received no input on stdin "
+                                    "(expected Claude Code's hook JSON)")
     try:
         data = _json_loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         return None, HookInputError(f"the hook input is not valid JSON ({exc})")
     if not isinstance(data, dict):
-        return None, HookInputError(f"the hook input must be a JSON object, not {type(data).__name__}")
+        return None, HookInputError("the hook input must be a JSON object, "
+                                    f"not {type(data).__name__}")
     return data, None
 
 
@@ -246,7 +248,8 @@ def response_size(response) -> int:
 
 
 def _is_error(response) -> bool:
-    return isinstance(response, dict) and (response.get("isError") is True or response.get("is_error") is True)
+    return isinstance(response, dict) and (response.get("isError") is True
+                                           or response.get("is_error") is True)
 
 
 def failure_output(event: str, exc: BaseException, data: dict | None) -> str:
@@ -263,7 +266,8 @@ def failure_output(event: str, exc: BaseException, data: dict | None) -> str:
     if decision.allowed:
         if event == PRE_TOOL_USE:
             return ""
-        return _dump({"systemMessage": f"statewright hook failed ({cause}); fail_open is set, so nothing is enforced"})
+        return _dump({"systemMessage": f"statewright hook failed ({cause}); fail_open is set, "
+                                       "so nothing is enforced"})
     if event == PRE_TOOL_USE:
         return deny_json(decision.reason or f"statewright could not decide this call ({cause})")
     msg = (f"statewright hook failed ({cause}). Until this is fixed, statewright refuses tool "

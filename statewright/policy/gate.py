@@ -32,14 +32,12 @@ _SENSITIVE_PREFIXES = (".git/", ".claude/")
 
 
 def gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> Decision:
-    """Decide one tool call. Never raises: an internal failure is a deny with its cause."""
-    try:
-        return _gate(state, counters, call, ctx)
-    except Exception as exc:  # fail closed on anything unexpected
-        return Decision.deny(
-            _printable(f"statewright could not decide this call ({type(exc).__name__}: {exc}); "
-                       "it is refused to be safe."), "internal_error",
-            explanation=(_printable(f"internal error: {type(exc).__name__}: {exc}"),))
+    """Decide one tool call. Total on its input: a malformed call is refused as `invalid`.
+
+    A failure inside the decision (a bug, an unreadable file system) propagates: the runtime
+    turns it into a refusal, or an allow under `fail_open`, in one place for every front end
+    (`runtime.enforcement.failure_decision`)."""
+    return _gate(state, counters, call, ctx)
 
 
 class _Call:
@@ -94,8 +92,12 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
     if not isinstance(call.tool_input, dict):
         return _deny("invalid", "`" + name + "`", "the tool input is not a JSON object", state,
                      ctx, trace)
-    c = _Call(raw, name, call.tool_input, call.cwd if isinstance(call.cwd, str) and call.cwd
-              else None, trace, may_write, write, tree, ctx)
+    cwd = call.cwd if isinstance(call.cwd, str) and call.cwd else None
+    if cwd is not None and "\0" in cwd:
+        # (no system call takes such a path: the host could not have run anything there)
+        return _deny("invalid", "`" + name + "`", "the working directory holds a NUL byte",
+                     state, ctx, trace)
+    c = _Call(raw, name, call.tool_input, cwd, trace, may_write, write, tree, ctx)
     refused = _read_shell_line(c, state, ctx)
     if refused is not None:
         return refused
@@ -121,6 +123,10 @@ def _read_shell_line(c: _Call, state: State, ctx: GateContext) -> Decision | Non
         # the front end would run a re-encoded text, and could not print a rewritten input
         return _deny("invalid", c.what, f"the `{key}` argument is not valid Unicode "
                      "(it holds a lone surrogate)", state, ctx, c.trace, shell=True)
+    if "\0" in command:
+        # a shell reads its line as a C string: it would run less than what was decided
+        return _deny("invalid", c.what, f"the `{key}` argument holds a NUL byte", state, ctx,
+                     c.trace, shell=True)
     c.command = command
     c.analysis = analyze(command)
     c.what = f"the command `{command[:200]}`"
@@ -165,6 +171,9 @@ def _argument_problems(c: _Call, ctx: GateContext) -> list[str]:
             if why:
                 problems.append(why)
     for p in paths:
+        if "\0" in p:  # (the system refuses such a path; it names no file to judge)
+            problems.append("a path argument holds a NUL byte")
+            continue
         why = protect.path_violation(p, ctx, c.resolve, c.cwd, write=c.may_write, tree=c.tree)
         if why:
             problems.append(why)

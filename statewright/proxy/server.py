@@ -232,7 +232,8 @@ class Proxy:
         if route is None:
             return self._error(INVALID_ARGUMENTS,
                                f"unknown tool {name!r}: call tools/list for the tools this state "
-                               "offers, or statewright_get_state for what it allows", with_state=False)
+                               "offers, or statewright_get_state for what it allows",
+                               with_state=False)
         return await self._forward(route, name, args)
 
     async def _forward(self, route: Route, name: str, args: dict[str, Any]) -> types.CallToolResult:
@@ -325,7 +326,8 @@ class Proxy:
             self._late.extend(outcome.messages)
             spawn(self.check_state_change)
 
-    async def _finish_slow(self, route: Route, name: str, call_args: dict[str, Any], reply: Any) -> None:
+    async def _finish_slow(self, route: Route, name: str, call_args: dict[str, Any],
+                           reply: Any) -> None:
         reply(await self._call_and_settle(route, name, call_args))
 
     def admit(self, route: Route, name: str, args: dict[str, Any],
@@ -333,19 +335,22 @@ class Proxy:
         """Argument checks and `authorize`: (refusal result, args, False) or (None, arguments
         to send, early) where `early` says the result may be answered before it is recorded
         (the call edits no file and the state has nothing `record` could warn about)."""
-        problem = self._check_size(args) if size_hint is None or size_hint > MAX_ARGUMENT_BYTES else None
+        problem = (self._check_size(args)
+                   if size_hint is None or size_hint > MAX_ARGUMENT_BYTES else None)
         if problem is None:
             schema = self.downstream.tool_schema(name)
             errors = own.check_arguments(schema, args) if schema else []
             if errors:
                 problem = f"arguments of {name} do not match its input schema: " + "; ".join(errors)
         if problem:
-            return _raw_error(f"[statewright] {INVALID_ARGUMENTS}: {problem}",
-                              {"error": {"code": INVALID_ARGUMENTS, "message": problem}}), args, False
+            body = {"error": {"code": INVALID_ARGUMENTS, "message": problem}}
+            return _raw_error(f"[statewright] {INVALID_ARGUMENTS}: {problem}", body), args, False
         quiet = self._quiet  # read before authorize: a fresher value can only be less quiet
-        decision = self.rt.authorize(self.session, ToolCall(route.workflow_name, args, source="proxy"))
+        decision = self.rt.authorize(self.session,
+                                     ToolCall(route.workflow_name, args, source="proxy"))
         if not decision.allowed:
-            return _raw_error(f"[statewright] {decision.code or TOOL_DENIED}: {decision.reason}"), args, False
+            refusal = f"[statewright] {decision.code or TOOL_DENIED}: {decision.reason}"
+            return _raw_error(refusal), args, False
         early = quiet and not decision.files
         return None, (decision.updated_input if decision.updated_input is not None else args), early
 
@@ -382,7 +387,8 @@ class Proxy:
             return self.rt.record(self.session, ToolResult(route.workflow_name, call_args,
                                                            output_bytes=nbytes, is_error=is_error))
         except Exception as exc:
-            print(f"statewright: could not record {name}: {describe(exc)}", file=self.errlog, flush=True)
+            print(f"statewright: could not record {name}: {describe(exc)}", file=self.errlog,
+                  flush=True)
             return None
 
     def _check_size(self, args: dict[str, Any]) -> str | None:
@@ -415,7 +421,8 @@ class Proxy:
                 answer = listed if isinstance(listed, dict) else {"workflows": listed}
                 return _json_result(answer)
             elif name == "statewright_load_workflow":
-                answer = rt.load_workflow(args["name"], session, resume=bool(args.get("resume", False)),
+                answer = rt.load_workflow(args["name"], session,
+                                          resume=bool(args.get("resume", False)),
                                           branch=args.get("branch"), input=args.get("input"),
                                           actor="agent")
             elif name == "statewright_transition":
@@ -440,7 +447,8 @@ class Proxy:
         return answer
 
     def _error(self, code: str, message: str, *, state: dict[str, Any] | None = None,
-               details: dict[str, Any] | None = None, with_state: bool = True) -> types.CallToolResult:
+               details: dict[str, Any] | None = None,
+               with_state: bool = True) -> types.CallToolResult:
         payload: dict[str, Any] = {"error": {"code": code, "message": message}}
         if details:
             payload["error"]["details"] = details

@@ -207,7 +207,7 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
                                         "reason": d.reason, "source": call.source})
         else:
             files = run.files_edited
-            data = {"tool": call.tool_name, "source": call.source}
+            data: dict[str, Any] = {"tool": call.tool_name, "source": call.source}
             if d.files:
                 files = tuple(sorted(set(files).union(d.files)))
                 data["files"] = list(d.files)

@@ -7,6 +7,7 @@ Plain text from plain facts: stdlib only (this module is on the hook's start-up 
 from __future__ import annotations
 
 from ..definition.compiled import BRANCH_DONE_PREFIX
+from .state_text import briefing
 
 TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
@@ -75,67 +76,6 @@ def interrupt_message(info: dict[str, Any], answer: dict[str, Any]) -> str:
     if info.get("return_to"):
         head += f" and `$return` brings it back to {info['return_to']!r}"
     return head + ".\n" + briefing(answer)
-
-
-def briefing(answer: dict[str, Any]) -> str:
-    """Factual lines describing a state answer (DESIGN section 5 shape) for the agent."""
-    lines = [f"statewright: workflow {answer.get('workflow')!r} (run {answer.get('run_id')}) is "
-             f"in state {answer.get('state')!r}, status {answer.get('status')}."]
-    if answer.get("is_final"):
-        lines.append("This is a final state: the workflow is finished and nothing is enforced.")
-        return "\n".join(lines)
-    if answer.get("instructions"):
-        lines.append(f"Instructions for this state: {answer['instructions']}")
-    tools = answer.get("allowed_tools")
-    if tools is None:
-        lines.append("Allowed tools: any tool.")
-    elif not tools:
-        lines.append("Allowed tools: only statewright's own tools.")
-    else:
-        lines.append("Allowed tools: " + ", ".join(tools) + " (plus statewright's own tools).")
-    cmds = answer.get("allowed_commands")
-    if cmds is not None:
-        lines.append("Allowed shell commands: " + (", ".join(cmds) if cmds else "none") + ".")
-    if answer.get("blocked_env"):
-        lines.append("Environment variables that may not be read: "
-                     + ", ".join(answer["blocked_env"]) + ".")
-    lines.extend(_budget_lines(answer.get("counters") or {}))
-    lines.append(_transitions_line(answer.get("transitions") or []))
-    if answer.get("pending_approval"):
-        lines.append("A transition is waiting for human approval; further transitions are "
-                     "refused until then.")
-    return "\n".join(lines)
-
-
-def _transitions_line(trans: list[dict[str, Any]]) -> str:
-    if not trans:
-        return "No event leaves this state; a human must move the run on."
-    parts = []
-    for t in trans:
-        s = f"{t.get('event')} -> {t.get('target')}"
-        if t.get("guards"):
-            passing = "passing" if t.get("passes") else "not passing"
-            s += f" (guards: {', '.join(map(str, t['guards']))}; currently {passing})"
-        if t.get("requires_approval"):
-            s += " (needs human approval)"
-        parts.append(s)
-    return ("Events that move the run on (fire them with the statewright_transition tool "
-            "or `statewright transition EVENT`): " + "; ".join(parts) + ".")
-
-
-def _budget_lines(c: dict[str, Any]) -> list[str]:
-    out = []
-    if c.get("max_iterations"):
-        out.append(f"Tool calls used in this state: {c.get('iterations', 0)} of "
-                   f"{c['max_iterations']}.")
-    if c.get("max_files_per_state"):
-        files = c.get("files_edited") or []
-        n = files if isinstance(files, int) else len(files)
-        out.append(f"Files edited in this state: {n} of {c['max_files_per_state']}.")
-    if c.get("context_budget_bytes"):
-        out.append(f"Tool-result bytes read in this state: {c.get('bytes', 0)} of "
-                   f"{c['context_budget_bytes']}.")
-    return out
 
 
 def stop_text(workflow: str, run: Run, state: State) -> str:

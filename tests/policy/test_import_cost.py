@@ -22,8 +22,17 @@ from hypothesis import strategies as st
 from statewright._record import FrozenInstanceError
 from statewright.policy import _lazy, protect, shell
 from statewright.policy.protect import store as _store_module  # noqa: F401  (protect.store)
-from statewright.policy.shell import commands, parser, walker, words
-from statewright.policy.shell import Command, Redirect, ShellAnalysis, Verdict, Word
+from statewright.policy.shell import (
+    Command,
+    Redirect,
+    ShellAnalysis,
+    Verdict,
+    Word,
+    commands,
+    parser,
+    walker,
+    words,
+)
 
 from .corpus import attacks, legit
 

@@ -41,13 +41,6 @@ elif where == "runtime":
     target.counters_of = counters_of
 '''
 CAUSES = {"gate": "RuntimeError: boom in the gate", "runtime": "RuntimeError: boom in the runtime"}
-# The gate still catches its own exceptions and denies (rule `internal_error`), so under
-# `fail_open` an exception inside the gate is still refused: it can only propagate to
-# `failure_decision` once `policy.gate._gate` is total on malformed input (tests/policy's
-# test_gate_never_raises finds a NUL byte in `cwd` raising ValueError in `paths.real_path`).
-GATE_STILL_DENIES = pytest.mark.xfail(
-    strict=True, reason="policy.gate.gate() catches its own exceptions until _gate is total")
-
 
 @pytest.fixture
 def patch_dir(tmp_path: Path) -> Path:
@@ -71,7 +64,7 @@ def _set_fail_open(root: Path, on: bool) -> None:
     path.write_text(json.dumps(cfg))
 
 
-@pytest.mark.parametrize("fail_open", [False, pytest.param(True, marks=GATE_STILL_DENIES)])
+@pytest.mark.parametrize("fail_open", [False, True])
 def test_hook_answers_the_same_whatever_raised(tmp_path: Path, patch_dir: Path,
                                                fail_open: bool) -> None:
     proj = Project(tmp_path / "proj")
@@ -92,7 +85,7 @@ def test_hook_answers_the_same_whatever_raised(tmp_path: Path, patch_dir: Path,
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("fail_open", [False, pytest.param(True, marks=GATE_STILL_DENIES)])
+@pytest.mark.parametrize("fail_open", [False, True])
 def test_proxy_answers_the_same_whatever_raised(tmp_path: Path, patch_dir: Path,
                                                 fail_open: bool) -> None:
     wf = {"id": "echoing", "initial": "work",
@@ -112,7 +105,7 @@ def test_proxy_answers_the_same_whatever_raised(tmp_path: Path, patch_dir: Path,
             assert result.is_error and cause in text, (where, text)
 
 
-@pytest.mark.parametrize("fail_open", [False, pytest.param(True, marks=GATE_STILL_DENIES)])
+@pytest.mark.parametrize("fail_open", [False, True])
 def test_check_answers_the_same_whatever_raised(tmp_path: Path, patch_dir: Path,
                                                 fail_open: bool) -> None:
     proj = Project(tmp_path / "proj")

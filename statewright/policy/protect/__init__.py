@@ -19,7 +19,6 @@ from .files import glob_violation, path_violation
 from .store import (
     CONFIG_FILES,
     HOME_CONFIG_FILES,
-    STORE_FILE,
     CtxFacts,
     StoreMarkers,
     ctx_facts,
@@ -28,6 +27,6 @@ from .store import (
     store_markers,
 )
 
-__all__ = ["CONFIG_FILES", "HOME_CONFIG_FILES", "STORE_FILE", "CtxFacts", "StoreMarkers",
+__all__ = ["CONFIG_FILES", "HOME_CONFIG_FILES", "CtxFacts", "StoreMarkers",
            "ctx_facts", "glob_violation", "path_violation", "protected_paths", "real_store",
            "store_markers"]

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 
+from ...names import STORE_FILE
 from .._lazy import LazyRe
-from .store import STORE_FILE, ctx_facts, store_markers
+from .store import ctx_facts, store_markers
 
 TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover

@@ -7,12 +7,12 @@ from __future__ import annotations
 import fnmatch
 import os
 
+from ...names import STORE_FILE
 from .._lazy import CACHE_MAX_LINE, lru_cache
 from ..paths import relative_to_root
 from ..shell.cwds import line_cwds
 from .cli import basename, cli_violations, loose_mention
 from .store import (
-    STORE_FILE,
     inside,
     markers_of,
     protected_paths,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from ...names import CONFIG_FILE, STATE_DIR, STORE_FILE
+from ...names import CONFIG_FILE, STATE_DIR
 from .._lazy import lru_cache
 from ..paths import _real_root, project_relative
 

@@ -13,7 +13,7 @@ Stdlib-only with nothing imported but our lean `_json`: the process hook imports
 
 from __future__ import annotations
 
-from ._json import dumps
+from .._json import dumps
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
