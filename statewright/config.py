@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import os
 
-from ._json import loads
-from ._record import Record, _set
 from .errors import INVALID_ARGUMENTS, StatewrightError
+from .lean import TYPE_CHECKING, Record, loads, set_field
 from .names import CONFIG_FILE, STATE_DIR, STORE_FILE
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
@@ -109,19 +107,19 @@ class Config(Record):
                  mcp_servers: dict[str, dict[str, Any]] | None = None,
                  workflows: tuple[str, ...] = (), fail_open: bool = False,
                  shell_tools: dict[str, str] | None = None) -> None:
-        _set(self, "root_dir", os.fspath(root))
-        _set(self, "_root", None)  # the Path, built on first use
-        _set(self, "mcp_servers", {} if mcp_servers is None else mcp_servers)
-        _set(self, "workflows", workflows)
-        _set(self, "fail_open", fail_open)
-        _set(self, "shell_tools", {} if shell_tools is None else shell_tools)
+        set_field(self, "root_dir", os.fspath(root))
+        set_field(self, "_root", None)  # the Path, built on first use
+        set_field(self, "mcp_servers", {} if mcp_servers is None else mcp_servers)
+        set_field(self, "workflows", workflows)
+        set_field(self, "fail_open", fail_open)
+        set_field(self, "shell_tools", {} if shell_tools is None else shell_tools)
 
     @property
     def root(self) -> Path:
         root = self._root
         if root is None:
             root = _path(self.root_dir)
-            _set(self, "_root", root)
+            set_field(self, "_root", root)
         return root
 
     @property

@@ -7,7 +7,8 @@
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
+from .lean import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any
 

@@ -8,7 +8,8 @@ use of a wildcard (the hook imports this on every call).
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
+from .lean import TYPE_CHECKING
+
 if TYPE_CHECKING:  # pragma: no cover
     import re
 

@@ -1,7 +1,7 @@
 """The compiled form of a workflow: plain, immutable data.
 
 `CompiledWorkflow` is what every layer above `definition/` works with. It is built by
-`statewright.definition.compile_workflow` (which has already checked the document against the
+`statewright.definition.compile_dict` (which has already checked the document against the
 schema and the semantic rules) and is deliberately free of pydantic/jsonschema so the hook can
 load it from the store (`CompiledWorkflow.from_dict(json.loads(...))`) in microseconds.
 
@@ -17,9 +17,8 @@ Normalisation done at compile time, so no later layer has to care about the surf
 
 from __future__ import annotations
 
-from .._record import Record, _set
+from ..lean import TYPE_CHECKING, Record, set_field
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -42,11 +41,11 @@ class Guard(Record):
 
     def __init__(self, name: str, field: str, op: str, value: Any = None,
                  has_value: bool = False) -> None:
-        _set(self, "name", name)
-        _set(self, "field", field)  # dotted path into context, e.g. "review.score"
-        _set(self, "op", op)  # one of GUARD_OPS
-        _set(self, "value", value)
-        _set(self, "has_value", has_value)  # an explicit `"value": null` vs an absent value
+        set_field(self, "name", name)
+        set_field(self, "field", field)  # dotted path into context, e.g. "review.score"
+        set_field(self, "op", op)  # one of GUARD_OPS
+        set_field(self, "value", value)
+        set_field(self, "has_value", has_value)  # an explicit `"value": null` vs an absent value
 
 
 class Branch(Record):
@@ -57,8 +56,8 @@ class Branch(Record):
     guards: tuple[str, ...]
 
     def __init__(self, target: str, guards: tuple[str, ...] = ()) -> None:
-        _set(self, "target", target)
-        _set(self, "guards", guards)
+        set_field(self, "target", target)
+        set_field(self, "guards", guards)
 
 
 class ForkBranch(Record):
@@ -67,8 +66,8 @@ class ForkBranch(Record):
     terminal: str
 
     def __init__(self, initial: str, terminal: str) -> None:
-        _set(self, "initial", initial)
-        _set(self, "terminal", terminal)
+        set_field(self, "initial", initial)
+        set_field(self, "terminal", terminal)
 
 
 class Fork(Record):
@@ -80,10 +79,10 @@ class Fork(Record):
 
     def __init__(self, branches: dict[str, ForkBranch], join: str, on_complete: str,
                  on_fail: str | None = None) -> None:
-        _set(self, "branches", branches)  # insertion order = sequential order
-        _set(self, "join", join)  # "all" | "any"
-        _set(self, "on_complete", on_complete)
-        _set(self, "on_fail", on_fail)
+        set_field(self, "branches", branches)  # insertion order = sequential order
+        set_field(self, "join", join)  # "all" | "any"
+        set_field(self, "on_complete", on_complete)
+        set_field(self, "on_fail", on_fail)
 
 
 class Transition(Record):
@@ -106,16 +105,16 @@ class Transition(Record):
                  invoke: str | None = None, on_complete: str | None = None,
                  on_fail: str | None = None, input: dict[str, Any] | None = None,
                  fork: Fork | None = None) -> None:
-        _set(self, "event", event)
-        _set(self, "kind", kind)  # one of TRANSITION_KINDS
-        _set(self, "branches", branches)  # simple / guarded / branched
-        _set(self, "requires_approval", requires_approval)  # guarded only
-        _set(self, "approval_message", approval_message)
-        _set(self, "invoke", invoke)  # invoke: workflow id
-        _set(self, "on_complete", on_complete)  # invoke
-        _set(self, "on_fail", on_fail)  # invoke
-        _set(self, "input", {} if input is None else input)  # invoke
-        _set(self, "fork", fork)
+        set_field(self, "event", event)
+        set_field(self, "kind", kind)  # one of TRANSITION_KINDS
+        set_field(self, "branches", branches)  # simple / guarded / branched
+        set_field(self, "requires_approval", requires_approval)  # guarded only
+        set_field(self, "approval_message", approval_message)
+        set_field(self, "invoke", invoke)  # invoke: workflow id
+        set_field(self, "on_complete", on_complete)  # invoke
+        set_field(self, "on_fail", on_fail)  # invoke
+        set_field(self, "input", {} if input is None else input)  # invoke
+        set_field(self, "fork", fork)
 
     def targets(self) -> tuple[str, ...]:
         """Every state this transition can lead to directly (for graphs and reachability)."""
@@ -160,20 +159,21 @@ class State(Record):
                  max_iterations: int | None = None, max_edit_lines: int | None = None,
                  max_files_per_state: int | None = None, context_budget_bytes: int | None = None,
                  safe_next: str | None = None, on: dict[str, Transition] | None = None) -> None:
-        _set(self, "name", name)
-        _set(self, "final", final)
-        _set(self, "instructions", instructions)
-        _set(self, "allowed_tools", allowed_tools)  # None: no restriction; (): only statewright_*
-        _set(self, "disallowed_tools", disallowed_tools)
-        _set(self, "allowed_commands", allowed_commands)  # None: no command restriction
-        _set(self, "blocked_env", blocked_env)
-        _set(self, "env_overrides", {} if env_overrides is None else env_overrides)
-        _set(self, "max_iterations", max_iterations)
-        _set(self, "max_edit_lines", max_edit_lines)
-        _set(self, "max_files_per_state", max_files_per_state)
-        _set(self, "context_budget_bytes", context_budget_bytes)
-        _set(self, "safe_next", safe_next)
-        _set(self, "on", {} if on is None else on)
+        set_field(self, "name", name)
+        set_field(self, "final", final)
+        set_field(self, "instructions", instructions)
+        # None: no restriction; (): only statewright_*
+        set_field(self, "allowed_tools", allowed_tools)
+        set_field(self, "disallowed_tools", disallowed_tools)
+        set_field(self, "allowed_commands", allowed_commands)  # None: no command restriction
+        set_field(self, "blocked_env", blocked_env)
+        set_field(self, "env_overrides", {} if env_overrides is None else env_overrides)
+        set_field(self, "max_iterations", max_iterations)
+        set_field(self, "max_edit_lines", max_edit_lines)
+        set_field(self, "max_files_per_state", max_files_per_state)
+        set_field(self, "context_budget_bytes", context_budget_bytes)
+        set_field(self, "safe_next", safe_next)
+        set_field(self, "on", {} if on is None else on)
 
 
 class Interrupt(Record):
@@ -183,9 +183,9 @@ class Interrupt(Record):
     target: str
 
     def __init__(self, name: str, file_pattern: str, target: str) -> None:
-        _set(self, "name", name)
-        _set(self, "file_pattern", file_pattern)
-        _set(self, "target", target)
+        set_field(self, "name", name)
+        set_field(self, "file_pattern", file_pattern)
+        set_field(self, "target", target)
 
 
 class CompiledWorkflow(Record):
@@ -206,15 +206,16 @@ class CompiledWorkflow(Record):
                  context: dict[str, Any] | None = None, guards: dict[str, Guard] | None = None,
                  interrupts: tuple[Interrupt, ...] = (), meta: dict[str, Any] | None = None,
                  source_path: str | None = None, digest: str = "") -> None:
-        _set(self, "id", id)
-        _set(self, "initial", initial)
-        _set(self, "states", states)
-        _set(self, "context", {} if context is None else context)
-        _set(self, "guards", {} if guards is None else guards)
-        _set(self, "interrupts", interrupts)
-        _set(self, "meta", {} if meta is None else meta)
-        _set(self, "source_path", source_path)  # absolute path of the file it came from, if any
-        _set(self, "digest", digest)  # sha256 of the canonical JSON of the source document
+        set_field(self, "id", id)
+        set_field(self, "initial", initial)
+        set_field(self, "states", states)
+        set_field(self, "context", {} if context is None else context)
+        set_field(self, "guards", {} if guards is None else guards)
+        set_field(self, "interrupts", interrupts)
+        set_field(self, "meta", {} if meta is None else meta)
+        # absolute path of the file it came from, if any
+        set_field(self, "source_path", source_path)
+        set_field(self, "digest", digest)  # sha256 of the canonical JSON of the source document
 
     # -- convenience -------------------------------------------------------------------------
     @property

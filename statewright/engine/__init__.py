@@ -26,6 +26,7 @@ transitions), `fork`, `invoke`, `children` (runs waiting on children), `approval
 (pause, resume, force, stop).
 """
 
+from ..lean import lazy_attributes
 from .run import (
     AGENT,
     COMPLETED,
@@ -43,9 +44,9 @@ from .run import (
     Run,
 )
 
-# The machine (and its dataclasses) loads on first use: the hook imports `engine.run` on every
-# tool call and never needs the machine to decide one.
-_LAZY = {
+# The machine loads on first use: the hook imports `engine.run` on every tool call and never
+# needs the machine to decide one.
+__getattr__ = lazy_attributes(__name__, {
     "Child": "outcome",
     "Event": "outcome", "Outcome": "outcome", "clean_data": "outcome", "derive_id": "outcome",
     "available_events": "moves", "is_waiting": "moves",
@@ -56,20 +57,7 @@ _LAZY = {
     "ApprovalDecision": "approvals",
     "agent_may_pause": "control", "force_state": "control", "pause": "control",
     "resume": "control", "stop": "control",
-}
-
-
-def __getattr__(name):
-    if name == "evaluate_guard":
-        from .guards import evaluate as value
-    elif name in _LAZY:
-        from importlib import import_module
-
-        value = getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
+})
 
 
 __all__ = [
@@ -77,7 +65,7 @@ __all__ = [
     "ApprovalDecision", "Child", "Event", "Fork", "ForkBranch", "Invoke", "Outcome",
     "PendingApproval", "Run", "agent_may_pause", "approval_changes", "approve",
     "available_events", "can_interrupt", "child_settled", "clean_data",
-    "derive_id", "evaluate_guard", "event_target", "fire", "fire_interrupt",
+    "derive_id", "event_target", "fire", "fire_interrupt",
     "force_state", "is_waiting", "pause", "reject_approval", "resume", "start", "stop",
     "transitions",
 ]

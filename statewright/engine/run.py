@@ -8,15 +8,14 @@ sub-records a run may carry have a JSON form of their own, nested in the run's:
 - `Fork` (with one `ForkBranch` per branch): the branches a `fork` transition started;
 - `Invoke`: the invoked workflow a parent run waits on.
 
-They are immutable records (`statewright._record.Record`), not dataclasses: every hook
+They are immutable records (`statewright.lean.Record`), not dataclasses: every hook
 process reads a run, and `dataclasses` costs more to import than the whole decision takes.
 """
 
 from __future__ import annotations
 
-from .._record import Record, _set
+from ..lean import TYPE_CHECKING, Record, set_field
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
@@ -43,12 +42,13 @@ class PendingApproval(Record):
     def __init__(self, approval_id: str, event: str, data: dict[str, Any] | None = None,
                  message: str | None = None, target: str | None = None,
                  requested_at: float = 0.0) -> None:
-        _set(self, "approval_id", approval_id)
-        _set(self, "event", event)
-        _set(self, "data", {} if data is None else data)  # the event's data, applied on approval
-        _set(self, "message", message)
-        _set(self, "target", target)
-        _set(self, "requested_at", requested_at)
+        set_field(self, "approval_id", approval_id)
+        set_field(self, "event", event)
+        # the event's data, applied on approval
+        set_field(self, "data", {} if data is None else data)
+        set_field(self, "message", message)
+        set_field(self, "target", target)
+        set_field(self, "requested_at", requested_at)
 
     def to_dict(self) -> dict[str, Any]:
         return self.asdict()
@@ -74,13 +74,13 @@ class ForkBranch(Record):
 
     def __init__(self, run_id: str, initial: str, terminal: str, status: str = RUNNING,
                  state: str | None = None, context: dict[str, Any] | None = None) -> None:
-        _set(self, "run_id", run_id)
-        _set(self, "initial", initial)
-        _set(self, "terminal", terminal)
-        _set(self, "status", status)
+        set_field(self, "run_id", run_id)
+        set_field(self, "initial", initial)
+        set_field(self, "terminal", terminal)
+        set_field(self, "status", status)
         # set when the branch's run ended: the state it ended in, its context (joined back)
-        _set(self, "state", state)
-        _set(self, "context", context)
+        set_field(self, "state", state)
+        set_field(self, "context", context)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"run_id": self.run_id, "initial": self.initial,
@@ -114,13 +114,13 @@ class Fork(Record):
     def __init__(self, event: str, join: str, on_complete: str, on_fail: str | None,
                  order: tuple[str, ...], branches: dict[str, ForkBranch],
                  joined: bool = False) -> None:
-        _set(self, "event", event)  # the event that forked
-        _set(self, "join", join)  # "all" | "any"
-        _set(self, "on_complete", on_complete)
-        _set(self, "on_fail", on_fail)
-        _set(self, "order", order)
-        _set(self, "branches", branches)
-        _set(self, "joined", joined)
+        set_field(self, "event", event)  # the event that forked
+        set_field(self, "join", join)  # "all" | "any"
+        set_field(self, "on_complete", on_complete)
+        set_field(self, "on_fail", on_fail)
+        set_field(self, "order", order)
+        set_field(self, "branches", branches)
+        set_field(self, "joined", joined)
 
     def with_branch(self, name: str, branch: ForkBranch) -> Fork:
         """A copy with branch `name` replaced."""
@@ -175,11 +175,11 @@ class Invoke(Record):
 
     def __init__(self, event: str, workflow: str, on_complete: str | None,
                  on_fail: str | None, child_run: str) -> None:
-        _set(self, "event", event)
-        _set(self, "workflow", workflow)
-        _set(self, "on_complete", on_complete)
-        _set(self, "on_fail", on_fail)
-        _set(self, "child_run", child_run)
+        set_field(self, "event", event)
+        set_field(self, "workflow", workflow)
+        set_field(self, "on_complete", on_complete)
+        set_field(self, "on_fail", on_fail)
+        set_field(self, "child_run", child_run)
 
     def to_dict(self) -> dict[str, Any]:
         return self.asdict()
@@ -236,7 +236,7 @@ class Run(Record):
                  invoke: Invoke | None = None, parent_run: str | None = None,
                  branch: str | None = None, branch_terminal: str | None = None,
                  created_at: float = 0.0, updated_at: float = 0.0) -> None:
-        s = _set
+        s = set_field
         s(self, "run_id", run_id)  # "run_" + 12 hex
         s(self, "workflow", workflow)  # workflow id
         s(self, "session", session)

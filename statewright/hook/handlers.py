@@ -13,8 +13,8 @@ branch=...)` binds that connection to the branch's child run.)
 
 from __future__ import annotations
 
-from .._json import dumps as _json_dumps
-from .._json import loads as _json_loads
+from ..lean import dumps as _json_dumps
+from ..lean import loads as _json_loads
 
 # the names Claude Code gives statewright's own MCP proxy's tools (`mcp__statewright__...` from
 # .mcp.json, `mcp__plugin_statewright_statewright__...` as a plugin). Only the calls the proxy

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 
-from ._lazy import LazyRe, lru_cache
+from ..lean import TYPE_CHECKING, LazyRe
 from .paths import is_path_key, tool_paths
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
     from typing import Any

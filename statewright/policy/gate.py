@@ -8,15 +8,15 @@ the store is seen for what it is). Any exception inside the gate becomes a deny 
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 
+from ..lean import TYPE_CHECKING
 from . import edits as _edits
 from . import protect
-from ._lazy import CACHE_MAX_LINE, lru_cache
 from .paths import HARMLESS_DEVICES, PathResolver, relative_to_root, tool_paths
 from .tools import is_statewright_tool, normalize_tool_name, tool_allowed
-from .types import Counters, Decision, GateContext, ToolCall
+from .types import CACHE_MAX_LINE, Counters, Decision, GateContext, ToolCall
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
     from typing import Any

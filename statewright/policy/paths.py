@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import os
 import stat
+from functools import lru_cache
 
-from ._lazy import lru_cache
+from ..lean import TYPE_CHECKING
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     import re
     from collections.abc import Callable

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
+from ..lean import TYPE_CHECKING
 from ..names import OWN_TOOLS, PROXY_PREFIXES, RESERVED_SERVERS
 from ..wildcards import name_matches
-from ._lazy import lru_cache
 from .paths import glob_match  # noqa: F401  (re-exported for callers that match files too)
 
 _PROXY_PREFIX = PROXY_PREFIXES[0]
@@ -13,7 +15,6 @@ _PROXY_PREFIX = PROXY_PREFIXES[0]
 # subject to `allowed_tools`.
 _OWN_NAMES = frozenset(OWN_TOOLS | {p + t for p in PROXY_PREFIXES for t in OWN_TOOLS})
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 

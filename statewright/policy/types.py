@@ -4,19 +4,21 @@ Every front end translates its own call shape into a `ToolCall`, hands it to
 `statewright.runtime` (which calls `statewright.policy.gate`), and translates the `Decision`
 back. Nothing here does I/O.
 
-These are immutable records (`statewright._record.Record`: `__slots__`, explicit `__init__`,
+These are immutable records (`statewright.lean.Record`: `__slots__`, explicit `__init__`,
 `==`, `hash`, `repr`, `replace`) rather than dataclasses: every hook process imports them, and
 `dataclasses` costs more to import than the whole decision takes.
 """
 
 from __future__ import annotations
 
-from .._record import Record, _set
+from ..lean import TYPE_CHECKING, Record, set_field
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
     from typing import Any
+
+#: shell lines longer than this are analysed every time rather than kept in the caches
+CACHE_MAX_LINE = 4096
 
 _EMPTY: frozenset = frozenset()
 
@@ -37,10 +39,10 @@ class ToolCall(Record):
 
     def __init__(self, tool_name: str, tool_input: dict[str, Any], source: str = "claude",
                  cwd: str | None = None) -> None:
-        _set(self, "tool_name", tool_name)
-        _set(self, "tool_input", tool_input)
-        _set(self, "source", source)  # "claude" (hook) | "proxy" | "cli" (statewright check)
-        _set(self, "cwd", cwd)  # the agent's working directory, when known (hook input `cwd`)
+        set_field(self, "tool_name", tool_name)
+        set_field(self, "tool_input", tool_input)
+        set_field(self, "source", source)  # "claude" (hook) | "proxy" | "cli" (statewright check)
+        set_field(self, "cwd", cwd)  # the agent's working directory, when known (hook input `cwd`)
 
 
 class ToolResult(Record):
@@ -56,11 +58,11 @@ class ToolResult(Record):
 
     def __init__(self, tool_name: str, tool_input: dict[str, Any], output_bytes: int = 0,
                  is_error: bool = False, cwd: str | None = None) -> None:
-        _set(self, "tool_name", tool_name)
-        _set(self, "tool_input", tool_input)
-        _set(self, "output_bytes", output_bytes)  # size of the result the agent received
-        _set(self, "is_error", is_error)
-        _set(self, "cwd", cwd)
+        set_field(self, "tool_name", tool_name)
+        set_field(self, "tool_input", tool_input)
+        set_field(self, "output_bytes", output_bytes)  # size of the result the agent received
+        set_field(self, "is_error", is_error)
+        set_field(self, "cwd", cwd)
 
 
 class Counters(Record):
@@ -74,10 +76,10 @@ class Counters(Record):
 
     def __init__(self, iterations: int = 0, files_edited: frozenset[str] = _EMPTY,
                  bytes_read: int = 0, denied: int = 0) -> None:
-        _set(self, "iterations", iterations)
-        _set(self, "files_edited", files_edited)  # project-relative, '/'-separated
-        _set(self, "bytes_read", bytes_read)
-        _set(self, "denied", denied)
+        set_field(self, "iterations", iterations)
+        set_field(self, "files_edited", files_edited)  # project-relative, '/'-separated
+        set_field(self, "bytes_read", bytes_read)
+        set_field(self, "denied", denied)
 
 
 class GateContext(Record):
@@ -99,13 +101,15 @@ class GateContext(Record):
     def __init__(self, project_root: str, store_dir: str, protected_files: frozenset[str] = _EMPTY,
                  shell_tools: dict[str, str] | None = None, events: tuple[str, ...] = (),
                  read_text: Callable[[str], str | None] | None = None) -> None:
-        _set(self, "project_root", project_root)
-        _set(self, "store_dir", store_dir)  # absolute path of .statewright (or $STATEWRIGHT_HOME)
-        _set(self, "protected_files", protected_files)  # absolute paths of workflow files in use
+        set_field(self, "project_root", project_root)
+        # absolute path of .statewright (or $STATEWRIGHT_HOME)
+        set_field(self, "store_dir", store_dir)
+        # absolute paths of workflow files in use
+        set_field(self, "protected_files", protected_files)
         # MCP tool -> argument holding a command
-        _set(self, "shell_tools", {} if shell_tools is None else shell_tools)
-        _set(self, "events", events)  # events the agent can fire now (for the deny reason)
-        _set(self, "read_text", read_text)
+        set_field(self, "shell_tools", {} if shell_tools is None else shell_tools)
+        set_field(self, "events", events)  # events the agent can fire now (for the deny reason)
+        set_field(self, "read_text", read_text)
 
 
 class Decision(Record):
@@ -124,14 +128,16 @@ class Decision(Record):
                  explanation: tuple[str, ...] = (), files: tuple[str, ...] = (),
                  updated_input: dict[str, Any] | None = None,
                  counts_iteration: bool = True) -> None:
-        _set(self, "allowed", allowed)
-        _set(self, "reason", reason)  # for the agent: what was refused, why, what to do instead
-        _set(self, "rule", rule)  # which check decided: self_protection, allowed_tools, ...
-        _set(self, "code", code)  # TOOL_DENIED on deny
-        _set(self, "explanation", explanation)  # line-by-line trace for `statewright check`
-        _set(self, "files", files)  # project-relative files this call would edit
-        _set(self, "updated_input", updated_input)  # rewritten tool_input (blocked_env removal)
-        _set(self, "counts_iteration", counts_iteration)  # statewright_* tools do not count
+        set_field(self, "allowed", allowed)
+        # for the agent: what was refused, why, what to do instead
+        set_field(self, "reason", reason)
+        set_field(self, "rule", rule)  # which check decided: self_protection, allowed_tools, ...
+        set_field(self, "code", code)  # TOOL_DENIED on deny
+        set_field(self, "explanation", explanation)  # line-by-line trace for `statewright check`
+        set_field(self, "files", files)  # project-relative files this call would edit
+        # rewritten tool_input (blocked_env removal)
+        set_field(self, "updated_input", updated_input)
+        set_field(self, "counts_iteration", counts_iteration)  # statewright_* tools do not count
 
     @staticmethod
     def allow(**kw: Any) -> Decision:

@@ -9,21 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..lean import lazy_attributes
 from .config import ServerSpec, forwarded_name, parse_servers, workflow_tool_name
 
 __all__ = ["DownstreamError", "DownstreamManager", "Proxy", "Route", "ServerSpec", "build_proxy",
            "forwarded_name", "parse_servers", "resolve_session", "workflow_tool_name"]
 
-_LAZY = {"DownstreamError": "downstream", "DownstreamManager": "downstream", "Route": "downstream",
-         "Proxy": "server", "resolve_session": "server"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(name)
+# lazy: these modules import the MCP SDK
+__getattr__ = lazy_attributes(__name__, {
+    "DownstreamError": "downstream", "DownstreamManager": "downstream", "Route": "downstream",
+    "Proxy": "server", "resolve_session": "server",
+})
 
 
 def build_proxy(project: str | None = None, session: str | None = None, *,

@@ -6,9 +6,9 @@ from __future__ import annotations
 from .. import engine
 from ..definition.compiled import BRANCH_DONE_PREFIX
 from ..engine.run import COMPLETED, PAUSED, RUNNING, Run
+from ..lean import TYPE_CHECKING
 from .chain import chain_of
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 

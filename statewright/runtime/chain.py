@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from ..engine.run import PAUSED, RUNNING, Run
 from ..errors import NO_ACTIVE_RUN, StatewrightError
+from ..lean import TYPE_CHECKING
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     from ..definition.compiled import CompiledWorkflow
     from ..store import Tx

@@ -26,12 +26,12 @@ import os
 
 from ..engine.run import AGENT, RUNNING
 from ..errors import UNKNOWN_STATE, StatewrightError
+from ..lean import TYPE_CHECKING
 from ..policy.types import Counters, Decision, GateContext
 from .chain import effective_in
 from .messages import agent_events, briefing, budget_warnings, has_budget, interrupt_message
 from .messages import stop_text as _stop_text
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
     from typing import Any

@@ -7,9 +7,9 @@ Plain text from plain facts: stdlib only (this module is on the hook's start-up 
 from __future__ import annotations
 
 from ..definition.compiled import BRANCH_DONE_PREFIX
+from ..lean import TYPE_CHECKING
 from .state_text import briefing
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 

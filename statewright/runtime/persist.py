@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from .. import engine
 from ..engine.run import ENDED, Run
+from ..lean import TYPE_CHECKING
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     from ..definition.compiled import CompiledWorkflow
     from ..store import Tx

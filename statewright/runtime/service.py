@@ -24,12 +24,12 @@ from ..errors import (
     UNKNOWN_WORKFLOW,
     StatewrightError,
 )
+from ..lean import TYPE_CHECKING
 from ..store import Store, Tx
 from .answer import answer_for_run, ended_answer, run_summary, state_answer
 from .chain import DEFAULT_SESSION, active_chain, chain_of, effective_in, session_top, top_of
 from .persist import apply_outcome, start_run
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
     from pathlib import Path

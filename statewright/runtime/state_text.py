@@ -8,14 +8,13 @@
 Both read the answer through the helpers below, so each field (the tool list, the counters and
 their limits, the transitions) is interpreted in one place.
 
-Stdlib-only with nothing imported but our lean `_json`: the process hook imports this module.
+Stdlib only (with `statewright.lean`): the process hook imports this module.
 """
 
 from __future__ import annotations
 
-from .._json import dumps
+from ..lean import TYPE_CHECKING, dumps
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

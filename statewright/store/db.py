@@ -19,34 +19,22 @@ WAL mode lets readers proceed meanwhile. Opening is cheap: when
 `user_version` is current no DDL runs and only `synchronous` is set (the busy timeout is set by
 `sqlite3.connect`).
 
-Import cost matters (every hook process opens the store): no `pathlib`, `typing`, `contextlib`,
-`threading` or `json` here (`statewright._json` reads and writes the JSON columns without
-importing `re`); `hashlib` is imported only when a definition is stored.
+Import cost matters (every hook process opens the store): SQLite, JSON and thread locals come
+from `statewright.lean` (the C modules, without `sqlite3`'s `datetime`, `json`'s `re` or
+`threading`); `hashlib` is imported only when a definition is stored.
 """
 
 from __future__ import annotations
 
 import os
-from _thread import _local as _ThreadLocal
-from _thread import allocate_lock
 
-try:
-    # The C module itself: `import sqlite3` only adds `sqlite3.dbapi2`'s default datetime
-    # adapters (we store no datetime objects) at the price of importing `datetime` (~3 ms per
-    # hook process). The classes (Connection, Error, ...) are the very same objects.
-    import _sqlite3 as sqlite3
-
-    sqlite3.connect  # noqa: B018 - Python >= 3.11 exposes connect() here
-except (ImportError, AttributeError):  # pragma: no cover - other Pythons
-    import sqlite3  # type: ignore[no-redef]
-
-from .._json import dumps as _json_dumps
-from .._json import loads as _loads
 from ..definition.compiled import CompiledWorkflow
 from ..engine.run import PAUSED, RUNNING, PendingApproval, Run
 from ..errors import STORE_ERROR, UNKNOWN_RUN, StatewrightError
+from ..lean import TYPE_CHECKING, allocate_lock, sqlite3, thread_local
+from ..lean import dumps as _json_dumps
+from ..lean import loads as _loads
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterable
     from typing import Any
@@ -386,7 +374,7 @@ class Store:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.file = os.fspath(path)  # the database file, as a str
-        self._local = _ThreadLocal()
+        self._local = thread_local()
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Store:

@@ -130,7 +130,7 @@ SLOW_STDLIB = ("json", "re", "enum", "pathlib", "secrets", "dataclasses", "inspe
 
 def test_runtime_store_and_shared_types_import_no_slow_stdlib() -> None:
     code = ("import sys, statewright.runtime, statewright.store, statewright.config, "
-            "statewright.engine.run, statewright.definition.compiled, statewright._json, "
+            "statewright.engine.run, statewright.definition.compiled, statewright.lean, "
             "statewright.hook.handlers; print(' '.join(sorted(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from statewright._record import FrozenInstanceError
-from statewright.policy import _lazy, protect, shell
+from statewright.lean import FrozenInstanceError, LazyRe, load_extension
+from statewright.policy import protect, shell
 from statewright.policy.protect import store as _store_module  # noqa: F401  (protect.store)
 from statewright.policy.shell import (
     Command,
@@ -29,7 +29,6 @@ from statewright.policy.shell import (
     Verdict,
     Word,
     commands,
-    parser,
     walker,
     words,
 )
@@ -121,7 +120,7 @@ def test_a_bash_decision_falls_back_to_the_plain_import(root):
     with the same decisions."""
     prelude = ("import statewright.policy.shell.parser as s\n"
                "def boom(pkg): raise OSError('no direct load')\n"
-               "s._binding = boom")
+               "s.load_extension = boom")
     line = "pytest -q && git status | tee out.log"
     out = _decide(root, "Bash", {"command": line}, prelude)
     assert out["allowed"], out
@@ -136,6 +135,7 @@ def test_direct_and_imported_grammar_parse_the_corpus_identically():
     the packages' own objects: the same trees for every corpus line."""
     code = textwrap.dedent("""
         import sys, json
+        from statewright.lean import load_extension
         from statewright.policy.shell import parser
         lines = json.loads(sys.stdin.read())
         direct = parser.bash_parser()
@@ -150,7 +150,7 @@ def test_direct_and_imported_grammar_parse_the_corpus_identically():
         b = [str(p.parse(l.encode("utf-8", "surrogatepass")).root_node) for l in lines]
         assert a == b
         # with the packages imported, the loader hands back what they imported
-        assert parser._binding("tree_sitter_bash") is binding
+        assert load_extension("tree_sitter_bash") is binding
         print(len(a))
     """)
     lines = attacks() + legit()
@@ -163,7 +163,7 @@ def test_direct_and_imported_grammar_parse_the_corpus_identically():
 def test_binding_loader_refuses_a_package_it_cannot_find(monkeypatch):
     monkeypatch.delitem(sys.modules, "no_such_pkg_sw._binding", raising=False)
     with pytest.raises(ImportError):
-        parser._binding("no_such_pkg_sw")
+        load_extension("no_such_pkg_sw")
 
 
 # -- the cheaper replacements give the same answers -------------------------------------------
@@ -234,31 +234,8 @@ def test_rewrite_for_env_quotes_as_shlex_does(names, overrides):
     assert shell.rewrite_for_env("cmd", names, overrides) == want
 
 
-def test_lru_cache_behaves_as_functools():
-    calls = []
-
-    @_lazy.lru_cache(maxsize=2)
-    def f(a, b=0):
-        """doc"""
-        calls.append((a, b))
-        return a + b
-
-    assert f(1) == 1 and f(1) == 1 and f(1, b=2) == 3
-    assert calls == [(1, 0), (1, 2)]
-    info = f.cache_info()
-    assert (info.hits, info.misses, info.maxsize, info.currsize) == (1, 2, 2, 2)
-    assert tuple(info) == (1, 2, 2, 2) and "hits=1" in repr(info)
-    f(5), f(6), f(1)  # LRU eviction: (1,) was pushed out
-    assert calls[-1] == (1, 0)
-    with pytest.raises(TypeError):
-        f([1])  # unhashable, as functools.lru_cache
-    assert f.__wrapped__(2) == 2 and f.__name__ == "f" and f.__doc__ == "doc"
-    f.cache_clear()
-    assert f.cache_info().currsize == 0
-
-
 def test_lazy_re_compiles_on_first_use():
-    rx = _lazy.LazyRe(r"(?i)a(b)")
+    rx = LazyRe(r"(?i)a(b)")
     assert rx._rx is None
     assert rx.search("xAB").group(1) == "B" and rx.match("ab") and rx.fullmatch("AB")
     assert rx.sub("-", "abab") == "--" and rx.split("1ab2") == ["1", "b", "2"]

@@ -1,4 +1,4 @@
-"""statewright._json against the stdlib json module: same text out, same values in, same errors."""
+"""statewright.lean's JSON against the stdlib json module: same text out, same values in, same errors."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from statewright import _json
+from statewright import lean as _json
 
 SETTINGS = settings(max_examples=150, deadline=None)
 
@@ -105,7 +105,7 @@ def test_dumps_errors_and_options_like_json() -> None:
 
 
 def test_importing_it_does_not_import_json_or_re() -> None:
-    code = ("import sys, statewright._json as j; j.loads(j.dumps({'a': [1, 2.5, None]})); "
+    code = ("import sys, statewright.lean as j; j.loads(j.dumps({'a': [1, 2.5, None]})); "
             "print(' '.join(sorted(sys.modules)))")
     mods = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               check=True, timeout=60).stdout.split())

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from statewright._record import FrozenInstanceError
 from statewright.config import Config, load_config
 from statewright.definition import compile_dict
 from statewright.definition.compiled import Branch, CompiledWorkflow, Guard, State, Transition
 from statewright.engine.run import PendingApproval, Run
+from statewright.lean import FrozenInstanceError
 from statewright.policy.types import Counters, Decision, GateContext, ToolCall, ToolResult
 
 REPO = Path(__file__).resolve().parents[2]

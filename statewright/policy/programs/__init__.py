@@ -17,13 +17,13 @@ The questions the shell analysis asks, by program name:
 
 from __future__ import annotations
 
+from ...lean import TYPE_CHECKING
 from .environment import ENVIRONMENT_DUMPS
 from .git import GIT
 from .python import PYTHON, is_python
 from .spec import Example, Program
 from .writers import ANY_PROGRAM, GLUED_VALUE_ONLY, TYPED_VALUE, WRITERS
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     from ..shell.records import Word
 

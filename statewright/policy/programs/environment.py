@@ -3,7 +3,7 @@ no environment dump in a state with `blocked_env`)."""
 
 from __future__ import annotations
 
-from .._lazy import LazyRe
+from ...lean import LazyRe
 from .spec import Example, Program
 
 

@@ -3,7 +3,7 @@ launcher, a debug build), wherever they are found (`/usr/bin/python3`, `PYTHON3`
 
 from __future__ import annotations
 
-from .._lazy import LazyRe
+from ...lean import LazyRe
 from .spec import Example, Program
 
 PYTHON = Program(

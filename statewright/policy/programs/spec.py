@@ -13,9 +13,8 @@ shell analysis.
 
 from __future__ import annotations
 
-from ..._record import Record, _set
+from ...lean import TYPE_CHECKING, Record, set_field
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
 
@@ -37,11 +36,11 @@ class Example(Record):
 
     def __init__(self, line: str, writes: tuple[str, ...] = (), runs_code: bool = False,
                  dumps_env: bool = False, named: bool = True) -> None:
-        _set(self, "line", line)
-        _set(self, "writes", writes)  # the files its options or arguments say it writes
-        _set(self, "runs_code", runs_code)  # its options make it run other code
-        _set(self, "dumps_env", dumps_env)  # it prints environment variables
-        _set(self, "named", named)  # the command's name is this program's (`name_pattern`)
+        set_field(self, "line", line)
+        set_field(self, "writes", writes)  # the files its options or arguments say it writes
+        set_field(self, "runs_code", runs_code)  # its options make it run other code
+        set_field(self, "dumps_env", dumps_env)  # it prints environment variables
+        set_field(self, "named", named)  # the command's name is this program's (`name_pattern`)
 
 
 class Program(Record):
@@ -66,17 +65,19 @@ class Program(Record):
                  long_output_options: frozenset[str] = _NONE, writes_operands: bool = False,
                  output_operand: str | None = None, runs_code: Rule | None = None,
                  dumps_env: Rule | None = None, examples: tuple[Example, ...] = ()) -> None:
-        _set(self, "names", names)  # the names it is run by (exactly; a path is not the name)
-        _set(self, "summary", summary)
+        set_field(self, "names", names)  # the names it is run by (exactly; a path is not the name)
+        set_field(self, "summary", summary)
         # a regular expression for a family of names (`python3.12`), matched against the
         # lower-cased last path component
-        _set(self, "name_pattern", name_pattern)
+        set_field(self, "name_pattern", name_pattern)
         # short options whose value is a file it writes (`-o F`, `-oF`)
-        _set(self, "output_options", output_options)
+        set_field(self, "output_options", output_options)
         # long options whose value is a file or directory it writes (`--out F`, `--out=F`)
-        _set(self, "long_output_options", long_output_options)
-        _set(self, "writes_operands", writes_operands)  # every plain argument is a written file
-        _set(self, "output_operand", output_operand)  # `of=` (dd): an operand naming the output
-        _set(self, "runs_code", runs_code)
-        _set(self, "dumps_env", dumps_env)
-        _set(self, "examples", examples)
+        set_field(self, "long_output_options", long_output_options)
+        # every plain argument is a written file
+        set_field(self, "writes_operands", writes_operands)
+        # `of=` (dd): an operand naming the output
+        set_field(self, "output_operand", output_operand)
+        set_field(self, "runs_code", runs_code)
+        set_field(self, "dumps_env", dumps_env)
+        set_field(self, "examples", examples)

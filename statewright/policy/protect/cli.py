@@ -13,12 +13,12 @@ from __future__ import annotations
 import fnmatch
 import os
 
-from .._lazy import CACHE_MAX_LINE, LazyRe
+from ...lean import TYPE_CHECKING, LazyRe
 from ..paths import HARMLESS_DEVICES, real_path
 from ..programs import is_python
 from ..shell.words import literal_word
+from ..types import CACHE_MAX_LINE
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     from ..shell import Command, ShellAnalysis, Word
 

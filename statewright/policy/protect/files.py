@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import os
 
+from ...lean import TYPE_CHECKING, LazyRe
 from ...names import STORE_FILE
-from .._lazy import LazyRe
 from .store import ctx_facts, store_markers
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from functools import lru_cache
 
+from ...lean import TYPE_CHECKING
 from ...names import STORE_FILE
-from .._lazy import CACHE_MAX_LINE, lru_cache
 from ..paths import relative_to_root
 from ..shell.cwds import line_cwds
+from ..types import CACHE_MAX_LINE
 from .cli import basename, cli_violations, loose_mention
 from .store import (
     inside,
@@ -21,7 +23,6 @@ from .store import (
     store_markers,
 )
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 

@@ -9,12 +9,12 @@ imports this.
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 
+from ...lean import TYPE_CHECKING
 from ...names import CONFIG_FILE, STATE_DIR
-from .._lazy import lru_cache
 from ..paths import _real_root, project_relative
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     import re
     from typing import Any

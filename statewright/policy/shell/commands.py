@@ -4,10 +4,11 @@ through refuses the line."""
 
 from __future__ import annotations
 
-from .._lazy import LazyRe, lru_cache
+from functools import lru_cache
+
+from ...lean import TYPE_CHECKING, LazyRe
 from .records import Verdict
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
+from ...lean import TYPE_CHECKING
+
 if TYPE_CHECKING:  # pragma: no cover
     from .records import Command, ShellAnalysis
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from functools import lru_cache
 
+from ...lean import TYPE_CHECKING, LazyRe
 from .. import programs
-from .._lazy import LazyRe, lru_cache
 from .records import Verdict
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     from .records import ShellAnalysis, Word
 

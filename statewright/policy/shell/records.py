@@ -4,7 +4,7 @@ docstring)."""
 
 from __future__ import annotations
 
-from ..._record import Record, _set
+from ...lean import Record, set_field
 
 _EMPTY: frozenset = frozenset()
 
@@ -30,13 +30,13 @@ class Word(Record):
 
     def __init__(self, text: str, value: str, pattern: str, literal: bool,
                  dynamic: bool = False, glob: bool = False, tilde: bool = False) -> None:
-        _set(self, "text", text)
-        _set(self, "value", value)
-        _set(self, "pattern", pattern)
-        _set(self, "literal", literal)
-        _set(self, "dynamic", dynamic)  # contains $var, ${...}, $(...), `...`, $((...))
-        _set(self, "glob", glob)  # unquoted * ? [
-        _set(self, "tilde", tilde)  # leading unquoted ~
+        set_field(self, "text", text)
+        set_field(self, "value", value)
+        set_field(self, "pattern", pattern)
+        set_field(self, "literal", literal)
+        set_field(self, "dynamic", dynamic)  # contains $var, ${...}, $(...), `...`, $((...))
+        set_field(self, "glob", glob)  # unquoted * ? [
+        set_field(self, "tilde", tilde)  # leading unquoted ~
 
 
 class Redirect(Record):
@@ -49,10 +49,10 @@ class Redirect(Record):
     output: bool
 
     def __init__(self, op: str, fd: str | None, target: Word | None, output: bool) -> None:
-        _set(self, "op", op)  # '>', '>>', '<', '&>', '>&', '<<', '<<<', ...
-        _set(self, "fd", fd)
-        _set(self, "target", target)  # None for here-docs
-        _set(self, "output", output)  # writes (or truncates) its target
+        set_field(self, "op", op)  # '>', '>>', '<', '&>', '>&', '<<', '<<<', ...
+        set_field(self, "fd", fd)
+        set_field(self, "target", target)  # None for here-docs
+        set_field(self, "output", output)  # writes (or truncates) its target
 
 
 class Command(Record):
@@ -78,18 +78,18 @@ class Command(Record):
                  redirects: tuple[Redirect, ...] = (), stdin: str = "inherit",
                  stdin_text: str | None = None, parent: int | None = None, offset: int = 0,
                  function_call: bool = False, kind: str = "simple") -> None:
-        _set(self, "argv", argv)
-        _set(self, "text", text)
+        set_field(self, "argv", argv)
+        set_field(self, "text", text)
         # where it sits: top, $(...), pipeline, function f, sh -c, env, ...
-        _set(self, "context", context)
-        _set(self, "assignments", assignments)  # `VAR=value cmd`
-        _set(self, "redirects", redirects)
-        _set(self, "stdin", stdin)  # inherit | pipe | heredoc | herestring | file
-        _set(self, "stdin_text", stdin_text)  # literal here-doc / here-string text fed to it
-        _set(self, "parent", parent)  # index of the wrapper command this one was found inside
-        _set(self, "offset", offset)  # position in the parent's argv where this command starts
-        _set(self, "function_call", function_call)  # calls a function defined in the same line
-        _set(self, "kind", kind)  # simple | declaration | unset
+        set_field(self, "context", context)
+        set_field(self, "assignments", assignments)  # `VAR=value cmd`
+        set_field(self, "redirects", redirects)
+        set_field(self, "stdin", stdin)  # inherit | pipe | heredoc | herestring | file
+        set_field(self, "stdin_text", stdin_text)  # literal here-doc / here-string text fed to it
+        set_field(self, "parent", parent)  # index of the wrapper command this one was found inside
+        set_field(self, "offset", offset)  # position in the parent's argv where this command starts
+        set_field(self, "function_call", function_call)  # calls a function defined in the same line
+        set_field(self, "kind", kind)  # simple | declaration | unset
 
     @property
     def name(self) -> str:
@@ -129,17 +129,17 @@ class ShellAnalysis(Record):
                  variables: tuple[str, ...] = (), functions: frozenset[str] = _EMPTY,
                  words: tuple[Word, ...] = (), problems: tuple[str, ...] = (),
                  changes_dir: bool = False) -> None:
-        _set(self, "source", source)
-        _set(self, "commands", commands)
-        _set(self, "redirects", redirects)  # every redirection in the line
+        set_field(self, "source", source)
+        set_field(self, "commands", commands)
+        set_field(self, "redirects", redirects)  # every redirection in the line
         # every assignment (standalone and prefix)
-        _set(self, "assignments", assignments)
-        _set(self, "variables", variables)  # every variable expanded (`!name` for indirect)
-        _set(self, "functions", functions)
-        _set(self, "words", words)  # every word seen (arguments, targets, values)
+        set_field(self, "assignments", assignments)
+        set_field(self, "variables", variables)  # every variable expanded (`!name` for indirect)
+        set_field(self, "functions", functions)
+        set_field(self, "words", words)  # every word seen (arguments, targets, values)
         # why the line cannot be trusted (parse errors, opaque code)
-        _set(self, "problems", problems)
-        _set(self, "changes_dir", changes_dir)  # contains cd/pushd/popd
+        set_field(self, "problems", problems)
+        set_field(self, "changes_dir", changes_dir)  # contains cd/pushd/popd
 
     @property
     def ok(self) -> bool:
@@ -155,9 +155,9 @@ class Verdict(Record):
     trace: tuple[str, ...]
 
     def __init__(self, allowed: bool, reason: str = "", trace: tuple[str, ...] = ()) -> None:
-        _set(self, "allowed", allowed)
-        _set(self, "reason", reason)  # for the agent (empty when allowed)
-        _set(self, "trace", trace)  # one line per command / rule, for `statewright check`
+        set_field(self, "allowed", allowed)
+        set_field(self, "reason", reason)  # for the agent (empty when allowed)
+        set_field(self, "trace", trace)  # one line per command / rule, for `statewright check`
 
 
 def has_surrogate(text: str) -> bool:

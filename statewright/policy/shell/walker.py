@@ -8,15 +8,17 @@ find the commands it runs itself. Anything the walk cannot see through is a prob
 
 from __future__ import annotations
 
+from functools import lru_cache
+
+from ...lean import TYPE_CHECKING
 from .. import programs
-from .._lazy import CACHE_MAX_LINE, lru_cache
+from ..types import CACHE_MAX_LINE
 from .cwds import DIR_CHANGERS
 from .parser import bash_parser, first_error, has_missing
 from .records import Command, Redirect, ShellAnalysis, Word, has_surrogate
 from .words import literal_word, make_word, part_word
 from .wrappers import inner_commands
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
     from typing import Any

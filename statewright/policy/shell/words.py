@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 
+from ...lean import TYPE_CHECKING
 from .records import Word
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 

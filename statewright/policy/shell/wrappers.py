@@ -9,11 +9,11 @@ code because of its options (`git -c`): that knowledge is `programs.runs_code`.
 
 from __future__ import annotations
 
+from ...lean import TYPE_CHECKING
 from .. import programs
 from .records import Command
 from .words import literal_word
 
-TYPE_CHECKING = False  # (not `typing.TYPE_CHECKING`: `typing` costs ~10 ms to import)
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
 

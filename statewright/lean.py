@@ -1,0 +1,295 @@
+"""The process hook's start-up tricks, all of them, in one place (DESIGN section 1).
+
+`statewright-hook` is a new Python process for every tool call, so everything it imports is
+paid on every call (DESIGN section 8: a non-Bash decision within 2.0x a bare `python -c pass`).
+What buys that start-up time lives here; the rest of statewright is ordinary Python that imports
+these names. `tests/hook/test_imports.py` lists every module the hook may import.
+
+- `TYPE_CHECKING`: False at run time without importing `typing` (~10 ms); type checkers treat
+  any name `TYPE_CHECKING` as true.
+- `Record`: the base of the small immutable value types (`CompiledWorkflow`, `Run`, `ToolCall`,
+  `Decision`, ...), instead of `dataclasses`, which imports `inspect`, `ast`, `dis`, `tokenize`
+  (~18 ms) and builds each class with `exec` (1-2 ms apiece).
+- `loads` / `dumps`: `json` on CPython's C accelerator `_json` without the `json` package, which
+  imports `re` (with `enum` and the regex compiler, ~15 ms). Same results by construction,
+  property-tested against `json`; anything off the fast path is handed to `json` itself.
+- `sqlite3`: the C module `_sqlite3`; the `sqlite3` package adds only datetime adapters (we store
+  none) and imports `datetime` (~3 ms). `thread_local`, `allocate_lock`: `_thread`'s, without
+  `threading`.
+- `LazyRe`: a regular expression compiled, and `re` imported, on first use.
+- `load_extension(package)`: tree-sitter's C extensions without their packages' `__init__`
+  (`tree_sitter` imports `typing`; `tree_sitter_bash` imports `importlib.resources`, ~11 ms).
+- `lazy_attributes(package, table)`: a package `__getattr__` that imports a submodule the first
+  time one of its names is used (the engine's machine, the definition pipeline, the proxy).
+
+`functools` needs no trick: `_sqlite3` imports it, so the hook has it anyway.
+Stdlib only; nothing is imported at module level but C modules the interpreter already holds.
+"""
+
+from __future__ import annotations
+
+import _json as _cjson
+import _sqlite3 as sqlite3
+import _thread
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Callable
+    from types import ModuleType
+    from typing import Any
+
+__all__ = [
+    "TYPE_CHECKING", "FrozenInstanceError", "LazyRe", "Record", "allocate_lock", "dumps",
+    "lazy_attributes", "load_extension", "loads", "set_field", "sqlite3", "thread_local",
+]
+
+thread_local = _thread._local
+allocate_lock = _thread.allocate_lock
+
+
+# -- records ----------------------------------------------------------------------------------
+
+#: how a record's `__init__` stores a field (records refuse attribute assignment)
+set_field = object.__setattr__
+
+
+class FrozenInstanceError(AttributeError):
+    """Raised on an attempt to change a field of an immutable record."""
+
+
+class Record:
+    """What the dataclasses gave the value types: `==` and `hash` over the fields in order, a
+    readable `repr`, immutability, `replace(**changes)`, pickling and copying.
+
+    A subclass sets `__slots__` (its fields, in order) and `_fields = __slots__`, annotates each
+    field in its body (for type checkers), and stores each field in `__init__` with
+    `set_field(self, name, value)`."""
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r} of {type(self).__name__}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r} of {type(self).__name__}")
+
+    def _astuple(self) -> tuple[Any, ...]:
+        return tuple([getattr(self, f) for f in self._fields])
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            assert isinstance(other, Record)
+            return self._astuple() == other._astuple()
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            assert isinstance(other, Record)
+            return self._astuple() != other._astuple()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._astuple())
+
+    def __repr__(self) -> str:
+        inner = ", ".join([f"{f}={getattr(self, f)!r}" for f in self._fields])
+        return f"{type(self).__qualname__}({inner})"
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickle / copy / deepcopy: rebuild via __init__
+        return self.__class__, self._astuple()
+
+    def replace(self, **changes: Any) -> Any:
+        """A copy with some fields changed (what `dataclasses.replace` did)."""
+        values = {f: getattr(self, f) for f in self._fields}
+        n = len(values)
+        values.update(changes)
+        if len(values) != n:
+            unknown = sorted(set(changes) - set(self._fields))
+            raise TypeError(f"{type(self).__name__} has no field(s) {unknown}")
+        return self.__class__(**values)
+
+    def asdict(self) -> dict[str, Any]:
+        """The fields as a shallow dict, in order."""
+        return {f: getattr(self, f) for f in self._fields}
+
+
+# -- JSON -------------------------------------------------------------------------------------
+
+_WS = " \t\n\r"
+
+
+class _ScanContext:
+    """The attributes `_json.make_scanner` reads from a `json.JSONDecoder`."""
+
+    __slots__ = ("memo", "object_hook", "object_pairs_hook", "parse_constant", "parse_float",
+                 "parse_int", "strict")
+
+    def __init__(self) -> None:
+        self.strict = True
+        self.object_hook = None
+        self.object_pairs_hook = None
+        self.parse_float = float
+        self.parse_int = int
+        self.parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"),
+                               "NaN": float("nan")}.__getitem__
+        self.memo: dict[str, str] = {}
+
+
+# (the C scanner reads these attributes of any object; typeshed asks for a JSONDecoder)
+_scan = _cjson.make_scanner(_ScanContext())  # type: ignore[arg-type]
+
+
+def _json_module() -> ModuleType:
+    import json
+
+    return json
+
+
+def loads(s: str | bytes | bytearray) -> Any:
+    """`json.loads(s)` for a `str`, `bytes` or `bytearray` (no options)."""
+    if isinstance(s, bytes | bytearray):
+        # json.loads sniffs UTF-16/32 and BOMs; UTF-8 without a BOM is the only fast case
+        if len(s) >= 2 and (not s[0] or not s[1] or s[:3] == b"\xef\xbb\xbf"
+                            or s[:2] in (b"\xff\xfe", b"\xfe\xff")):
+            return _json_module().loads(s)
+        try:
+            s = s.decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            return _json_module().loads(s)
+    elif not isinstance(s, str):
+        return _json_module().loads(s)  # raises json's TypeError
+    n = len(s)
+    i = 0
+    while i < n and s[i] in _WS:
+        i += 1
+    try:
+        obj, end = _scan(s, i)
+    except BaseException:  # StopIteration, JSONDecodeError, RecursionError...: json words it
+        return _json_module().loads(s)
+    if end != n:
+        j = end
+        while j < n and s[j] in _WS:
+            j += 1
+        if j != n:
+            return _json_module().loads(s)  # "Extra data" error, as json reports it
+    return obj
+
+
+def _type_error(o: object) -> Any:
+    raise TypeError(f"Object of type {o.__class__.__name__} is not JSON serializable")
+
+
+def dumps(obj: Any, *, ensure_ascii: bool = True,
+          separators: tuple[str, str] | None = None,
+          default: Callable[[Any], Any] | None = None, sort_keys: bool = False,
+          allow_nan: bool = True, check_circular: bool = True, skipkeys: bool = False,
+          indent: int | str | None = None) -> str:
+    """`json.dumps(obj, ...)` for the options listed (`indent` goes to `json`; no `cls`)."""
+    if indent is not None:
+        return _json_module().dumps(obj, ensure_ascii=ensure_ascii, separators=separators,
+                                    default=default, sort_keys=sort_keys, allow_nan=allow_nan,
+                                    check_circular=check_circular, skipkeys=skipkeys,
+                                    indent=indent)
+    enc = _cjson.encode_basestring_ascii if ensure_ascii else _cjson.encode_basestring
+    if isinstance(obj, str):
+        return enc(obj)
+    item_sep, key_sep = separators if separators is not None else (", ", ": ")
+    encode = _cjson.make_encoder({} if check_circular else None,
+                                 default if default is not None else _type_error, enc, None,
+                                 key_sep, item_sep, sort_keys, skipkeys, allow_nan)
+    return "".join(encode(obj, 0))
+
+
+# -- regular expressions and modules, on first use ---------------------------------------------
+
+class LazyRe:
+    """A regular expression compiled (and `re` imported) on first use: the big ones cost
+    milliseconds to compile, which every hook process would pay even for calls that never
+    need them."""
+
+    __slots__ = ("_args", "_rx")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._args = (pattern, flags)
+        self._rx: re.Pattern[str] | None = None
+
+    def get(self) -> re.Pattern[str]:
+        rx = self._rx
+        if rx is None:
+            import re
+
+            rx = self._rx = re.compile(*self._args)
+        return rx
+
+    def match(self, s: str) -> re.Match[str] | None:
+        return self.get().match(s)
+
+    def fullmatch(self, s: str) -> re.Match[str] | None:
+        return self.get().fullmatch(s)
+
+    def search(self, s: str) -> re.Match[str] | None:
+        return self.get().search(s)
+
+    def split(self, s: str) -> list[str | Any]:
+        return self.get().split(s)
+
+    def sub(self, repl: str | Callable[[re.Match[str]], str], s: str) -> str:
+        return self.get().sub(repl, s)
+
+
+def lazy_attributes(package: str, where: dict[str, str]) -> Callable[[str], Any]:
+    """A module-level `__getattr__` for `package`: the name `n` is `package.<where[n]>.n`,
+    imported on first use and then kept in the package's namespace."""
+
+    def __getattr__(name: str) -> Any:
+        sub = where.get(name)
+        if sub is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        import sys
+        from importlib import import_module
+
+        value = getattr(import_module(f"{package}.{sub}"), name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    return __getattr__
+
+
+def load_extension(package: str, name: str = "_binding") -> Any:
+    """The C extension module `package.name`, loaded without running `package/__init__.py`
+    (the imported package's own when it is already imported).
+
+    It is found where an import would find it (the first `package` directory on `sys.path`)
+    and registered under its own name, so a later `import package` shares it."""
+    import sys
+
+    full = f"{package}.{name}"
+    mod = sys.modules.get(full)
+    if mod is not None:
+        return mod
+    if package in sys.modules:  # imported already: use what it imported
+        return getattr(sys.modules[package], name, None) or __import__(full, fromlist=["_"])
+    import _imp
+    import os
+
+    bootstrap = sys.modules["_frozen_importlib"]
+    external = sys.modules["_frozen_importlib_external"]
+    for entry in sys.path:
+        directory = os.path.join(entry or os.getcwd(), package)
+        if not os.path.isfile(os.path.join(directory, "__init__.py")):
+            continue  # (a zip entry, a namespace package, ...: not this package)
+        # the first extension suffix present wins, as in the import system's file finder
+        for suffix in _imp.extension_suffixes():
+            path = os.path.join(directory, name + suffix)
+            if os.path.isfile(path):
+                loader = external.ExtensionFileLoader(full, path)
+                spec = bootstrap.ModuleSpec(full, loader, origin=path)
+                spec.has_location = True  # (sets `__file__`, as an import would)
+                mod = bootstrap.module_from_spec(spec)
+                loader.exec_module(mod)
+                sys.modules[full] = mod
+                return mod
+        break  # the package found first has no extension: let the import system decide
+    raise ImportError(f"no {full} extension found on sys.path")
