@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.statewright-installed
 NPM_DIR   := tests/npm
 NPM_STAMP := $(NPM_DIR)/node_modules/.statewright-installed
 
-.PHONY: demo test bench venv node clean
+.PHONY: demo test lint bench venv node clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,8 +28,13 @@ node: $(NPM_STAMP)
 demo: $(STAMP) $(NPM_STAMP)
 	$(PY) -m statewright.demo
 
-## make test: set up, then run every test (unit, property-based, end-to-end)
-test: $(STAMP) $(NPM_STAMP)
+## make lint: ruff (rules in pyproject.toml) and the type checker (mypy)
+lint: $(STAMP)
+	$(VENV)/bin/ruff check statewright tests benchmarks
+	$(VENV)/bin/mypy
+
+## make test: set up, lint, then run every test (unit, property-based, end-to-end)
+test: lint $(NPM_STAMP)
 	$(PY) -m pytest -n auto --dist loadgroup -q
 
 ## make bench: run the benchmarks of DESIGN.md section 8 and print a table of ratios

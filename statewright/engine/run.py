@@ -224,7 +224,7 @@ class Run(Record):
     created_at: float
     updated_at: float
 
-    __slots__ = __match_args__ = _fields = _FIELDS
+    __slots__ = _fields = _FIELDS
 
     def __init__(self, run_id: str, workflow: str, session: str, state: str,
                  status: str = RUNNING, context: dict[str, Any] | None = None, version: int = 1,

@@ -1,0 +1,139 @@
+"""Every module the process hook may import, listed (DESIGN section 1 and 8).
+
+`statewright-hook` is a new process for every tool call, so a module that joins its import path
+is paid on every call. The lists below are the whole path: a change that adds a module to it
+fails here and has to add the module to a list on purpose (with `statewright.lean`, the one home
+of the start-up tricks, as the place to look first for a cheaper way).
+
+Measured in a real hook process on real hook JSON, against a project with a running workflow;
+modules a bare interpreter already holds (`site` and what it imports) are not counted.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .harness import Project
+
+pytestmark = pytest.mark.e2e
+
+# Every per-call decision (PreToolUse of a non-shell tool, PostToolUse, Stop) imports exactly
+# these of ours: the runtime, the store, the run record and the compiled definition, and the
+# policy layer without its shell analysis.
+CORE = frozenset({
+    "statewright", "statewright.config", "statewright.errors", "statewright.lean",
+    "statewright.names", "statewright.wildcards",
+    "statewright.definition", "statewright.definition.compiled",
+    "statewright.engine", "statewright.engine.run",
+    "statewright.hook", "statewright.hook.handlers",
+    "statewright.policy", "statewright.policy.edits", "statewright.policy.gate",
+    "statewright.policy.paths", "statewright.policy.protect", "statewright.policy.protect.files",
+    "statewright.policy.protect.store", "statewright.policy.tools", "statewright.policy.types",
+    "statewright.runtime", "statewright.runtime.answer", "statewright.runtime.chain",
+    "statewright.runtime.enforcement", "statewright.runtime.messages",
+    "statewright.runtime.persist", "statewright.runtime.service", "statewright.runtime.state_text",
+    "statewright.store", "statewright.store.db",
+})
+# A shell line adds the analysis: tree-sitter's C extensions (not their packages), the shell
+# and programs packages, and self-protection of shell lines.
+SHELL = CORE | {
+    "statewright.policy.programs", "statewright.policy.programs.environment",
+    "statewright.policy.programs.git", "statewright.policy.programs.python",
+    "statewright.policy.programs.spec", "statewright.policy.programs.writers",
+    "statewright.policy.protect.cli", "statewright.policy.protect.line",
+    "statewright.policy.shell", "statewright.policy.shell.commands",
+    "statewright.policy.shell.cwds", "statewright.policy.shell.env",
+    "statewright.policy.shell.parser", "statewright.policy.shell.records",
+    "statewright.policy.shell.walker", "statewright.policy.shell.words",
+    "statewright.policy.shell.wrappers",
+    "tree_sitter._binding", "tree_sitter_bash._binding",
+}
+# Other modules a per-call decision may import. `_sqlite3` imports `functools` (and with it
+# `collections`, `operator`, ...) itself; a shell line may need `re` and `fnmatch`.
+STDLIB = frozenset({
+    "__future__", "_collections", "_functools", "_json", "_operator", "_sqlite3", "collections",
+    "functools", "itertools", "keyword", "operator", "reprlib", "types",
+})
+STDLIB_SHELL = STDLIB | {"_sre", "copyreg", "enum", "fnmatch", "re", "re._casefix",
+                         "re._compiler", "re._constants", "re._parser"}
+# never, on any hook event (the heavy dependencies, and what only long-running processes need)
+NEVER = ("mcp", "mcp_types", "pydantic", "pydantic_core", "jsonschema", "typer", "click",
+         "rich", "anyio", "starlette", "uvicorn", "httpx", "httpx2", "tree_sitter",
+         "tree_sitter_bash", "watchdog")
+
+WF = {
+    "id": "imports",
+    "initial": "work",
+    "states": {
+        "work": {"allowed_tools": ["Read", "Edit", "Bash"], "allowed_commands": ["pytest", "git"],
+                 "blocked_env": ["SECRET"], "max_edit_lines": 50, "on": {"DONE": "end"}},
+        "end": {"type": "final"},
+    },
+}
+_PROBE = ("import sys; base = set(sys.modules); from statewright.hook import main; "
+          "main([sys.argv[1]]); sys.stderr.write('\\nMODULES ' + ' '.join(sorted("
+          "set(sys.modules) - base)))")
+
+
+@pytest.fixture(scope="module")
+def proj(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    p = Project(tmp_path_factory.mktemp("imports") / "proj")
+    p.write_workflow(WF)
+    p.start("imports")
+    Path(p.path("app.py")).write_text("a = 1\n")
+    return p
+
+
+def _imports(proj: Project, event: str, payload: dict) -> set[str]:
+    r = subprocess.run([sys.executable, "-c", _PROBE, event], input=json.dumps(payload).encode(),
+                       capture_output=True, env=proj.env, timeout=60)
+    err = r.stderr.decode()
+    assert r.returncode == 0 and "MODULES " in err, err
+    return set(err.rsplit("MODULES ", 1)[1].split())
+
+
+def _split(mods: set[str]) -> tuple[set[str], set[str]]:
+    ours = {m for m in mods if m.split(".")[0] == "statewright" or m.endswith("._binding")}
+    return ours, mods - ours
+
+
+@pytest.mark.parametrize("event,hook_event,fields", [
+    ("pre-tool-use", "PreToolUse", {"tool_name": "Read", "tool_input": {"file_path": "app.py"}}),
+    ("pre-tool-use", "PreToolUse",
+     {"tool_name": "Edit", "tool_input": {"file_path": "app.py", "old_string": "a = 1",
+                                          "new_string": "a = 2"}}),
+    ("post-tool-use", "PostToolUse",
+     {"tool_name": "Edit", "tool_input": {"file_path": "app.py", "old_string": "a = 1",
+                                          "new_string": "a = 2"}, "tool_response": {}}),
+    ("stop", "Stop", {}),
+], ids=["pre-Read", "pre-Edit", "post-Edit", "stop"])
+def test_a_per_call_event_imports_exactly_the_core(proj: Project, event: str, hook_event: str,
+                                                   fields: dict) -> None:
+    ours, other = _split(_imports(proj, event, proj.payload(hook_event, **fields)))
+    assert ours == CORE, {"added": sorted(ours - CORE), "missing": sorted(CORE - ours)}
+    assert other <= STDLIB, sorted(other - STDLIB)
+
+
+def test_a_shell_line_adds_only_the_shell_analysis(proj: Project) -> None:
+    line = "pytest -q tests && git status | tee out.log; echo $(git rev-parse HEAD) > rev.txt"
+    ours, other = _split(_imports(proj, "pre-tool-use", proj.payload(
+        "PreToolUse", tool_name="Bash", tool_input={"command": line})))
+    assert ours == SHELL, {"added": sorted(ours - SHELL), "missing": sorted(SHELL - ours)}
+    assert other <= STDLIB_SHELL, sorted(other - STDLIB_SHELL)
+
+
+@pytest.mark.parametrize("event,hook_event,fields", [
+    ("session-start", "SessionStart", {"source": "startup"}),
+    ("user-prompt-submit", "UserPromptSubmit", {"prompt": "go on"}),
+])
+def test_no_event_imports_the_heavy_dependencies(proj: Project, event: str, hook_event: str,
+                                                 fields: dict) -> None:
+    mods = _imports(proj, event, proj.payload(hook_event, **fields))
+    assert "statewright.runtime.service" in mods
+    heavy = sorted(m for m in mods if m.split(".")[0] in NEVER)
+    assert not heavy, heavy
