@@ -6,7 +6,8 @@ answer cannot be written: see `emit`):
 
 - PreToolUse: a refusal is `{"hookSpecificOutput": {"hookEventName": "PreToolUse",
   "permissionDecision": "deny", "permissionDecisionReason": ...}}`; an allowed call prints
-  nothing, or `permissionDecision: "allow"` + `updatedInput` when the policy rewrote the input.
+  nothing, or only `updatedInput` when the policy rewrote the input. statewright never answers
+  `permissionDecision: "allow"`: that would skip the host's own permission rules and prompts.
 - PostToolUse: accounting; interrupts and budget warnings come back as `additionalContext`.
 - SessionStart / UserPromptSubmit: the current state's briefing as `additionalContext`.
 - Stop: in a non-final state, `decision: "block"` reminding the agent which events finish the

@@ -165,13 +165,10 @@ def pre_tool_use(data: dict) -> str:
     if not decision.allowed:
         return deny_json(decision.reason or "statewright: refused")
     if decision.updated_input is not None:
-        return _dump({"hookSpecificOutput": {
-            "hookEventName": PRE_TOOL_USE,
-            "permissionDecision": "allow",
-            "permissionDecisionReason": "statewright: allowed; the command runs with the state's "
-                                        "environment rules applied",
-            "updatedInput": decision.updated_input,
-        }})
+        # the rewritten input alone, with no permission decision: the host's own rules and
+        # prompts still apply to the call (statewright only narrows what the host allows)
+        return _dump({"hookSpecificOutput": {"hookEventName": PRE_TOOL_USE,
+                                             "updatedInput": decision.updated_input}})
     return ""
 
 

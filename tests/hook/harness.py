@@ -95,11 +95,13 @@ def denied(out: dict | None) -> str:
 
 
 def allowed(out: dict | None) -> None:
-    """Allowed: nothing printed, or an explicit allow (with a rewritten input)."""
+    """Allowed: nothing printed, or only a rewritten input. Never a permission decision: an
+    `allow` would skip the host's own rules and prompts (statewright only narrows)."""
     if out is None:
         return
     hso = out["hookSpecificOutput"]
-    assert hso["permissionDecision"] == "allow", out
+    assert hso["hookEventName"] == "PreToolUse" and "updatedInput" in hso, out
+    assert "permissionDecision" not in hso, out
 
 
 def context(out: dict | None, event: str) -> str:
