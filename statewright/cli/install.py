@@ -33,9 +33,9 @@ from .app import ProjectOpt, app, console
 HOOK_SCRIPT = "statewright-hook"
 CLI_SCRIPT = "statewright"
 MCP_SERVER_NAME = "statewright"
-# Every tool, statewright's own server's included: the hook itself decides which calls the proxy
-# gates (statewright.hook.handlers.proxy_handles), because a tool name alone cannot tell our proxy
-# from another server registered under the name `statewright`. ("*" = all tools for Claude Code.)
+# Every tool, statewright's own server's included: the hook itself asks which calls the proxy
+# gates (`Runtime.gated_by_proxy`), because a tool name alone cannot tell our proxy from another
+# server registered under the name `statewright`. ("*" = all tools for Claude Code.)
 TOOL_MATCHER = "*"
 SESSION_MATCHER = "startup|resume|clear|compact"  # letters and '|' only: an exact list
 PRE_TIMEOUT = 30  # seconds (Claude Code's unit); SQLite waits for concurrent writers

@@ -15,13 +15,6 @@ from __future__ import annotations
 
 from ..lean import dumps as _json_dumps
 from ..lean import loads as _json_loads
-
-# the names Claude Code gives statewright's own MCP proxy's tools (`mcp__statewright__...` from
-# .mcp.json, `mcp__plugin_statewright_statewright__...` as a plugin). Only the calls the proxy
-# really gates (see `proxy_handles`) are left to it; any other tool under these names is decided
-# here like every other tool: a server registered as `statewright` elsewhere (a user-scope entry
-# in ~/.claude.json, another plugin) must not escape the rules by its name.
-from ..names import PROXY_PREFIXES, RESERVED_SERVERS
 from . import POST_TOOL_USE, PRE_TOOL_USE, SESSION_START, STOP, USER_PROMPT_SUBMIT, normalize_event
 
 _EVENT_LIST = "pre-tool-use, post-tool-use, session-start, user-prompt-submit, stop"
@@ -106,50 +99,13 @@ def open_runtime(data: dict | None):
     return Runtime.open(project=None, cwd=_cwd(data or {}))
 
 
-def is_proxy_tool(name: str) -> bool:
-    """Named like a tool of statewright's proxy (it may still be another server's: see
-    `proxy_handles`)."""
-    return name.startswith(PROXY_PREFIXES)
-
-
-def proxy_handles(name: str, data: dict, rt=None) -> bool:
-    """Is this a call statewright's proxy gates and accounts itself, so the hook leaves it alone?
-
-    Exactly two kinds: one of the six statewright tools under the proxy's names
-    (`mcp__statewright__statewright_transition`, ...), and a tool the proxy forwards from a
-    downstream server of this project's `statewright.json` `mcpServers`
-    (`mcp__statewright__<server>__<tool>`). Anything else named `mcp__statewright__*` is not what
-    our proxy offers (another server registered under that name), so it gets the normal
-    decision. `rt` is the runtime if the caller has one (its config is read once)."""
-    if not name.startswith(PROXY_PREFIXES):
-        return False
-    from ..policy.tools import is_statewright_tool
-
-    if is_statewright_tool(name):
-        return True
-    rest = name[len(PROXY_PREFIXES[0]):] if name.startswith(PROXY_PREFIXES[0]) \
-        else name[len(PROXY_PREFIXES[1]):]
-    if "__" not in rest:
-        return False
-    servers = (rt if rt is not None else open_runtime(data)).config.mcp_servers
-    if not isinstance(servers, dict):
-        return False
-    for server in servers:
-        if (isinstance(server, str) and server and server.lower() not in RESERVED_SERVERS
-                and rest.startswith(server + "__") and len(rest) > len(server) + 2):
-            return True
-    return False
-
-
 # -- events ------------------------------------------------------------------------------------
 
 def _runtime_unless_proxy(name: str, data: dict):
     """The runtime that decides this call, or None when statewright's proxy gates and accounts
     it itself (its own tools and the ones it forwards)."""
     rt = open_runtime(data)
-    if is_proxy_tool(name) and proxy_handles(name, data, rt):
-        return None
-    return rt
+    return None if rt.gated_by_proxy(name) else rt
 
 
 def pre_tool_use(data: dict) -> str:

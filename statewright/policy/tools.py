@@ -16,6 +16,7 @@ _PROXY_PREFIX = PROXY_PREFIXES[0]
 _OWN_NAMES = frozenset(OWN_TOOLS | {p + t for p in PROXY_PREFIXES for t in OWN_TOOLS})
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Iterable
     from typing import Any
 
 
@@ -32,14 +33,38 @@ def normalize_tool_name(name: str) -> str:
     """
     if not isinstance(name, str):
         return ""
+    rest = _after_proxy_prefix(name)
+    if rest is not None:
+        server, sep, _tool = rest.partition("__")
+        if sep and rest not in OWN_TOOLS and server.lower() not in RESERVED_SERVERS:
+            return "mcp__" + rest
+    return name
+
+
+def _after_proxy_prefix(name: str) -> str | None:
+    """What follows `mcp__statewright__` (or the plugin's prefix) in a tool name, else None."""
     for prefix in PROXY_PREFIXES:
         if name.startswith(prefix):
-            rest = name[len(prefix):]
-            server, sep, _tool = rest.partition("__")
-            if sep and rest not in OWN_TOOLS and server.lower() not in RESERVED_SERVERS:
-                return "mcp__" + rest
-            return name
-    return name
+            return name[len(prefix):]
+    return None
+
+
+def gated_by_proxy(name: str, servers: Iterable[object]) -> bool:
+    """Is this a call statewright's own proxy gates and accounts itself, so the hook leaves it
+    alone? `servers`: the downstream server names of the project's `statewright.json`.
+
+    Exactly two kinds: one of statewright's own tools under the proxy's names
+    (`mcp__statewright__statewright_transition`, ...), and a tool the proxy forwards from one of
+    those servers (`mcp__statewright__<server>__<tool>`). Anything else named like the proxy's
+    tools is another server registered under that name, and gets the normal decision."""
+    rest = _after_proxy_prefix(name)
+    if rest is None:
+        return False
+    if is_statewright_tool(name):
+        return True
+    return any(isinstance(server, str) and server and server.lower() not in RESERVED_SERVERS
+               and rest.startswith(server + "__") and len(rest) > len(server) + 2
+               for server in servers)
 
 
 def is_statewright_tool(name: str) -> bool:

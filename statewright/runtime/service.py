@@ -408,6 +408,15 @@ class Runtime:
             return tx.history(tx.run_and_descendants(run_id))
 
     # -- tool calls (runtime/enforcement.py) -------------------------------------------------
+    def gated_by_proxy(self, tool_name: str) -> bool:
+        """Does this project's statewright proxy gate and account this call itself (its own
+        tools, and those it forwards from `statewright.json`'s servers)? The hook then leaves
+        it alone."""
+        from ..policy.tools import gated_by_proxy
+
+        servers = self.config.mcp_servers
+        return gated_by_proxy(tool_name, servers if isinstance(servers, dict) else ())
+
     def authorize(self, session: str | None, call: ToolCall) -> Decision:
         """Decide a tool call and account it (DESIGN section 4). Never raises."""
         return _enforcement().authorize(self, self.resolve_session(session), call)

@@ -422,3 +422,20 @@ def test_redirects_obey_the_write_scope_without_command_rules(tmp_path) -> None:
     for line in ("pytest -q > out.txt 2>&1", "echo hi >/dev/null", "make > build/log.txt"):
         d = gate(state, Counters(), ToolCall("Bash", {"command": line}), ctx)
         assert d.allowed, (line, d.reason)
+
+
+def test_gated_by_proxy_only_for_our_tools_and_configured_servers() -> None:
+    from statewright.policy.tools import gated_by_proxy
+
+    servers = ["github", "statewright", ""]
+    assert gated_by_proxy("mcp__statewright__statewright_transition", servers)
+    assert gated_by_proxy("mcp__plugin_statewright_statewright__statewright_get_state", [])
+    assert gated_by_proxy("mcp__statewright__github__create_issue", servers)
+    assert gated_by_proxy("mcp__plugin_statewright_statewright__github__list", servers)
+    # not ours: an unknown server, a reserved one, a bare prefix, another server's tool
+    assert not gated_by_proxy("mcp__statewright__gitlab__create_issue", servers)
+    assert not gated_by_proxy("mcp__statewright__statewright__statewright_transition", servers)
+    assert not gated_by_proxy("mcp__statewright__github__", servers)
+    assert not gated_by_proxy("mcp__statewright__run_anything", servers)
+    assert not gated_by_proxy("mcp__github__create_issue", servers)
+    assert not gated_by_proxy("Bash", servers)
