@@ -2,7 +2,8 @@
 
 Checks run in the order of the design (`_CHECKS`); the first that refuses decides. Pure: no I/O
 except what `ctx.read_text` provides and path resolution (`os.path.realpath`, so a symlink into
-the store is seen for what it is). Any exception inside the gate becomes a deny (fail closed).
+the store is seen for what it is). Total on its input (a malformed call is refused as
+`invalid`); a failure inside propagates to the runtime, which decides it (`fail_open`).
 """
 
 from __future__ import annotations
