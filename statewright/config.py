@@ -8,7 +8,7 @@
 
 Start-up cost matters here (every hook process reads the config): the hook path works on `str`
 paths with `os.path` (`project_root_dir`, `Config.root_dir`, `Config.store_file`); the `Path`
-API (`find_project_root`, `Config.root`, `store_path`, ...) is kept for everything else and
+API (`find_project_root`, `Config.root`, `Config.workflow_dirs`) is kept for everything else and
 imports `pathlib` only when used.
 """
 
@@ -82,14 +82,6 @@ def state_dir_str(root: str | os.PathLike[str]) -> str:
     return os.path.join(os.fspath(root), STATE_DIR)
 
 
-def state_dir(root: str | os.PathLike[str]) -> Path:
-    return _path(state_dir_str(root))
-
-
-def store_path(root: str | os.PathLike[str]) -> Path:
-    return _path(os.path.join(state_dir_str(root), STORE_FILE))
-
-
 class Config(Record):
     """The project's configuration (`statewright.json`), an immutable record."""
 
@@ -130,13 +122,6 @@ class Config(Record):
     def store_file(self) -> str:
         return os.path.join(state_dir_str(self.root_dir), STORE_FILE)
 
-    @property
-    def store_dir(self) -> Path:
-        return _path(self.store_dir_str)
-
-    @property
-    def store_path(self) -> Path:
-        return _path(self.store_file)
 
     def workflow_dirs(self) -> list[Path]:
         """The search path, in priority order (earlier wins on a duplicate id)."""

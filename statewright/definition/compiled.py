@@ -127,9 +127,6 @@ class Transition(Record):
             return tuple(out)
         return tuple(b.target for b in self.branches)
 
-    def guard_names(self) -> tuple[str, ...]:
-        return tuple(g for b in self.branches for g in b.guards)
-
 
 class State(Record):
     __slots__ = __match_args__ = _fields = (

@@ -26,16 +26,6 @@ def pointer(*tokens: Any) -> str:
     return "".join("/" + escape_token(t) for t in tokens)
 
 
-def join_pointer(base: str, *tokens: Any) -> str:
-    return base + pointer(*tokens)
-
-
-def unescape_pointer(ptr: str) -> list[str]:
-    if ptr == "":
-        return []
-    return [t.replace("~1", "/").replace("~0", "~") for t in ptr[1:].split("/")]
-
-
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     severity: str  # "error" | "warning"

@@ -104,16 +104,6 @@ def list_workflows(config: Config, *, validate_files: bool = True) -> list[Workf
     return entries
 
 
-def known_ids(config: Config) -> dict[str, Path]:
-    """id -> the winning file, by plain JSON parsing (no validation)."""
-    out: dict[str, Path] = {}
-    for _, p in _scan(config):
-        wid, _doc = _quick_id(p)
-        if wid is not None and wid not in out:
-            out[wid] = p
-    return out
-
-
 def find_workflow(name: str, config: Config) -> Path:
     """The file defining workflow `name` (its `id`); the first on the search path wins."""
     broken: list[Path] = []

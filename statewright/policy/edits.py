@@ -102,10 +102,6 @@ def _flat_lines(v: Any, depth: int) -> int:
     return count_lines(str(v))
 
 
-def _s(v: Any) -> str:
-    return v if isinstance(v, str) else ("" if v is None else str(v))
-
-
 def write_lines(new: str, old: str | None) -> int:
     """Lines of `new` that differ from `old` (all lines for a new file)."""
     if old is None:

