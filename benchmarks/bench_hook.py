@@ -52,8 +52,8 @@ WORKFLOW = {
 # path (see docs/hooks.md "Start-up cost"); any still imported come from the policy layer.
 FLOOR = "import _sqlite3"
 # the hook of a given checkout, started like the console script does
-_FROM_CHECKOUT = ("import sys; sys.path.insert(0, %r); from statewright.hook import main; "
-                  "sys.exit(main())")
+_FROM_CHECKOUT = ("import sys; sys.path.insert(0, %r); import statewright.hook as h; "
+                  "h.run() if hasattr(h, 'run') else sys.exit(h.main())")
 COMPOUND = ("pytest -x tests/unit -q && npm test -- --silent | tee out.log; "
             "git status --short || git diff --stat $(git rev-parse HEAD) | grep -v vendor")
 

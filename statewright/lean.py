@@ -21,6 +21,12 @@ these names. `tests/hook/test_imports.py` lists every module the hook may import
   (`tree_sitter` imports `typing`; `tree_sitter_bash` imports `importlib.resources`, ~11 ms).
 - `lazy_attributes(package, table)`: a package `__getattr__` that imports a submodule the first
   time one of its names is used (the engine's machine, the definition pipeline, the proxy).
+- `exit_now(status)`: end the hook process once its answer is written, without the
+  interpreter's teardown (module and object finalisation) and without SQLite's checkpoint on
+  closing the last connection, which copies the write-ahead log into the database and syncs it
+  to disk: milliseconds per tool call. Committed transactions are already in the log (as
+  durable as ever: a later connection reads them, and the next automatic checkpoint moves
+  them); the log and its index stay beside the store between calls.
 
 `functools` needs no trick: `_sqlite3` imports it, so the hook has it anyway.
 Stdlib only; nothing is imported at module level but C modules the interpreter already holds.
@@ -41,7 +47,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TYPE_CHECKING", "FrozenInstanceError", "LazyRe", "Record", "allocate_lock", "dumps",
-    "lazy_attributes", "load_extension", "loads", "set_field", "sqlite3", "thread_local",
+    "exit_now", "lazy_attributes", "load_extension", "loads", "set_field", "sqlite3",
+    "thread_local",
 ]
 
 thread_local = _thread._local
@@ -293,3 +300,18 @@ def load_extension(package: str, name: str = "_binding") -> Any:
                 return mod
         break  # the package found first has no extension: let the import system decide
     raise ImportError(f"no {full} extension found on sys.path")
+
+
+def exit_now(status: int) -> None:
+    """End the process with `status` now: flush the standard streams, then `os._exit` (no
+    teardown, no checkpoint of the store's log on close; see the module's docstring)."""
+    import os
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except BaseException:  # (a closed or broken stream: nothing more can be said on it)
+            pass
+    os._exit(status)

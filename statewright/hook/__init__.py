@@ -40,6 +40,14 @@ def normalize_event(name: object) -> str | None:
     return _ALIASES.get(name.replace("-", "").replace("_", "").strip().lower())
 
 
+def run() -> None:
+    """The `statewright-hook` console script: `main`, then the process ends at once
+    (`lean.exit_now`), skipping the interpreter's teardown."""
+    from ..lean import exit_now
+
+    exit_now(main())
+
+
 def main(argv: list[str] | None = None, stdin: bytes | None = None) -> int:
     """Entry point of the `statewright-hook` console script and of `statewright hook EVENT`.
 
@@ -143,4 +151,4 @@ def _last_resort(*excs: BaseException) -> str:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    run()
