@@ -45,6 +45,27 @@ def usable() -> bool:
     return True
 
 
+def invalid_message_error(line: bytes) -> dict[str, Any] | None:
+    """The JSON-RPC error for a line that is not a valid message, when it deserves one: text
+    that is not JSON is a parse error (-32700, id null); a request with a usable id whose shape
+    is wrong (params that are not an object, a method that is not text, ...) is an invalid
+    request (-32600) answered to that id. Anything else (a malformed notification or response)
+    gets no answer, as JSON-RPC says."""
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return {"jsonrpc": "2.0", "id": None,
+                "error": {"code": -32700, "message": "Parse error: the line is not JSON"}}
+    if not isinstance(obj, dict) or "method" not in obj:
+        return None
+    rid = obj.get("id")
+    if isinstance(rid, bool) or not isinstance(rid, int | str):
+        return None
+    return {"jsonrpc": "2.0", "id": rid,
+            "error": {"code": -32600, "message": "Invalid request: a request needs a text "
+                      "`method` and, if given, `params` that are an object"}}
+
+
 class FastStdio:
     def __init__(self, proxy: Any) -> None:
         self.proxy = proxy
@@ -133,7 +154,11 @@ class FastStdio:
                 try:
                     message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
                 except Exception as exc:
-                    await read_send.send(exc)
+                    answer = invalid_message_error(line)
+                    if answer is None:
+                        await read_send.send(exc)
+                    else:
+                        await self._write_line(dump_line(answer))
                     continue
                 self._track_era(message)
                 await read_send.send(SessionMessage(message))

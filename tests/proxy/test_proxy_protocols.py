@@ -128,7 +128,8 @@ def test_a_downstream_that_never_starts_is_reported_not_fatal(tmp_path):
 
 def test_garbled_json_rpc_stream(tmp_path):
     """Raw lines on stdin: junk, wrong shapes and unknown methods get JSON-RPC errors or isError
-    results, and the server keeps answering the valid requests after them."""
+    results (every request with an id gets an answer), and the server keeps answering the
+    valid requests after them."""
     make_project(tmp_path, {})
     msgs = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -139,13 +140,18 @@ def test_garbled_json_rpc_stream(tmp_path):
         {"jsonrpc": "2.0", "id": 3, "method": "no/such/method", "params": {}},
         {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"arguments": {}}},
         {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "statewright_transition", "arguments": {"event": ["x"]}}},
+        {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": "not an object"},
+        {"jsonrpc": "2.0", "id": "eight", "method": 8, "params": {}},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": "bad"},
+        {"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": [1, 2]},
         {"jsonrpc": "2.0", "id": 6, "method": "tools/list", "params": {}},
     ]
     stdin = "".join((m if isinstance(m, str) else json.dumps(m)) + "\n" for m in msgs)
     proc = subprocess.Popen([bin_path("statewright"), "serve", "--project", str(tmp_path)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=clean_env())
-    answers: dict[int, dict] = {}
+    answers: dict[int | str, dict] = {}
+    unaddressed: list[dict] = []
     done = threading.Event()
 
     def read() -> None:
@@ -153,6 +159,8 @@ def test_garbled_json_rpc_stream(tmp_path):
             msg = json.loads(line)
             if "id" in msg and msg["id"] is not None:
                 answers[msg["id"]] = msg
+            elif "error" in msg:
+                unaddressed.append(msg)
             if 6 in answers:
                 break
         done.set()
@@ -171,3 +179,8 @@ def test_garbled_json_rpc_stream(tmp_path):
     r5 = answers[5]["result"]
     assert r5["isError"] is True and r5["structuredContent"]["error"]["code"] == "INVALID_ARGUMENTS"
     assert {t["name"] for t in answers[6]["result"]["tools"]} >= {"statewright_get_state"}
+    # a request whose params are not an object, or whose method is not text, is an invalid
+    # request answered to its id; the junk line is a parse error with no id
+    for rid in (7, "eight", 9):
+        assert answers[rid]["error"]["code"] in (-32600, -32602), answers[rid]
+    assert [m["error"]["code"] for m in unaddressed] == [-32700], unaddressed
