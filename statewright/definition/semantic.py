@@ -124,6 +124,7 @@ def check(m: WorkflowModel, raw: dict[str, Any],
     states = m.states
     edges = {name: collect_edges(name, st) for name, st in states.items()}
     out.extend(_field_checks(m, raw))
+    out.extend(_meta_checks(m))
     finals = {n for n, s in states.items() if s.type == "final"}
     out.extend(_initial_and_final_checks(m, finals))
     for name, st in states.items():
@@ -145,6 +146,29 @@ def check(m: WorkflowModel, raw: dict[str, Any],
 
     # -- invoke ------------------------------------------------------------------------------------
     out.extend(_invoke_checks(m, edges, resolver))
+    return out
+
+
+def _meta_checks(m: WorkflowModel) -> list[Diagnostic]:
+    """`meta` settings that change what is enforced: debug (the agent may jump anywhere and
+    pause), and approvals that only park a transition under `approval_mode: "ui"`."""
+    out: list[Diagnostic] = []
+    meta = m.meta
+    if meta is not None and meta.debug is True:
+        out.append(warning(pointer("meta", "debug"), "debug-workflow",
+                           "meta.debug lets the agent force any state and pause enforcement; "
+                           "use it while writing a workflow, never in one agents run"))
+    if meta is not None and meta.approval_mode == "ui":
+        return out
+    for name, st in m.states.items():
+        for event, t in (st.on or {}).items():
+            if isinstance(t, GuardedTransition) and t.requires_approval:
+                out.append(warning(
+                    pointer("states", name, "on", event, "requires_approval"),
+                    "approval-not-enforced",
+                    "requires_approval parks the transition for a human only when "
+                    "meta.approval_mode is \"ui\"; here it is advice and the transition "
+                    "goes straight through"))
     return out
 
 

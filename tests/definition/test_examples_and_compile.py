@@ -54,7 +54,8 @@ def test_examples_point_at_the_schema_and_cover_every_feature() -> None:
         assert any(getattr(s, attr) for s in states), attr
     assert any(wf.interrupts for wf in compiled)
     assert any(b.target == "$return" for t in transitions for b in t.branches)
-    assert any(wf.debug for wf in compiled) and any(wf.approval_mode == "ui" for wf in compiled)
+    # meta.debug lets the agent jump anywhere: never in a shipped example (DESIGN section 2)
+    assert not any(wf.debug for wf in compiled) and any(wf.approval_mode == "ui" for wf in compiled)
     raw = json.dumps(list(ours.values()))
     assert '"deny_env"' in raw and '"env"' in raw  # the aliases are exercised too
     # the invoked child's failure state is named `failed`
@@ -232,3 +233,24 @@ def test_compiled_layer_stays_light() -> None:
             "print(','.join(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def _warnings(doc: dict) -> dict[str, str]:
+    result = validate(json.dumps(doc))
+    assert result.ok, result
+    return {d.pointer: d.code for d in result.diagnostics if d.severity == "warning"}
+
+
+def test_meta_settings_that_change_enforcement_are_warned_about() -> None:
+    base = {"id": "w", "initial": "a",
+            "states": {"a": {"on": {"GO": {"target": "b", "requires_approval": True}}},
+                       "b": {"type": "final"}}}
+    # requires_approval parks only under approval_mode "ui"; without it the transition is free
+    assert _warnings(base) == {"/states/a/on/GO/requires_approval": "approval-not-enforced"}
+    assert _warnings({**base, "meta": {"approval_mode": "none"}}) == {
+        "/states/a/on/GO/requires_approval": "approval-not-enforced"}
+    assert _warnings({**base, "meta": {"approval_mode": "ui"}}) == {}
+    # debug lets the agent force any state and pause
+    assert _warnings({**base, "meta": {"approval_mode": "ui", "debug": True}}) == {
+        "/meta/debug": "debug-workflow"}
+    assert _warnings({**base, "meta": {"approval_mode": "ui", "debug": False}}) == {}

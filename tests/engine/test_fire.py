@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from statewright import errors
 from statewright.definition.compiled import CompiledWorkflow
 from statewright.engine import (
@@ -18,7 +20,7 @@ from statewright.engine import (
 )
 from statewright.engine.run import COMPLETED, FAILED, PAUSED, RUNNING
 
-from .wf import begin, example, kinds, wf
+from .wf import EXAMPLES, begin, example, kinds, wf
 
 GUARD_TIMING = {
     "id": "guard-timing", "initial": "implementing", "context": {"test_result": None},
@@ -161,7 +163,9 @@ def test_approval_rejected_by_human_keeps_state():
 
 
 def test_approval_mode_none_completes_with_advice():
-    c = example("release")
+    doc = json.loads((EXAMPLES / "release.json").read_text())
+    doc["meta"]["approval_mode"] = "none"  # (shipped as "ui": a human confirms a release)
+    c = wf(doc)
     run = begin(c).with_(state="tagging")
     out = fire(c, run, "DONE", now=2)
     assert out.accepted and not out.parked and out.run.state == "released"

@@ -50,7 +50,7 @@ def test_starting_while_a_run_governs_the_session_is_refused(rt):
     with pytest.raises(errors.StatewrightError) as ei:  # an agent cannot escape into a looser workflow
         rt.load_workflow("guarded-edits", "agent-1")
     assert ei.value.code == errors.INVALID_ARGUMENTS and "already has running run" in ei.value.message
-    rt.pause(None)
+    rt.pause(None, actor="human")
     b = rt.start("guarded-edits", "agent-1")  # paused: enforcement stopped, a new run may start
     assert b["workflow"] == "guarded-edits"
 
@@ -182,8 +182,11 @@ def test_invoke_through_the_runtime(rt):
     a = rt.transition(None, "OK", {"notes": "fine"})
     assert a["workflow"] == "release" and a["state"] == "tagging"
     assert a["context"]["release-checks"]["notes"] == "fine"
-    a = rt.transition(None, "DONE")
-    assert a["status"] == "completed" and "release page" in a["advice"]
+    a = rt.transition(None, "DONE")  # approval_mode "ui": a human confirms the release
+    assert a["state"] == "tagging" and a["pending_approval"]
+    assert "release page" in a["pending_approval"]["message"]
+    a = rt.approve(None, actor="human")
+    assert a["state"] == "released" and a["status"] == "completed"
 
 
 def test_pause_resume_across_sessions(rt):
@@ -193,7 +196,7 @@ def test_pause_resume_across_sessions(rt):
     with rt.store.transaction() as tx:
         run = tx.require_run(run_id)
         tx.save_with_events(run, run.with_(iterations=7), ())
-    p = rt.pause("s1")
+    p = rt.pause("s1", actor="human")
     assert p["status"] == "paused"
     assert rt.effective_run("s1") is None  # enforcement stops
     with pytest.raises(errors.StatewrightError) as ei:
