@@ -129,18 +129,12 @@ def edit_lines(tool: str, args: dict[str, Any], read_text: Callable[[str], str |
     `resolve` (or `base`, a directory relative paths are joined to) turns the path argument
     into the absolute path `read_text` expects.
     """
-    def old(path: Any) -> str | None:
-        if read_text is None or not isinstance(path, str):
-            return None
-        if resolve is not None:
-            return read_text(resolve(path))
-        return read_text(os.path.join(base, path) if base is not None else path)
-
     if tool == "Edit":
         n = max(count_lines(args.get("old_string")), count_lines(args.get("new_string")))
         if args.get("replace_all"):
             # every occurrence is replaced: the edit changes that many copies
-            n *= max(1, _occurrences(old(args.get("file_path")), args.get("old_string")))
+            old = _old_text(args.get("file_path"), read_text, resolve, base)
+            n *= max(1, _occurrences(old, args.get("old_string")))
         return n
     if tool == "MultiEdit":
         edits = args.get("edits")
@@ -151,7 +145,7 @@ def edit_lines(tool: str, args: dict[str, Any], read_text: Callable[[str], str |
         total = 0
         current = None
         if any(isinstance(e, dict) and e.get("replace_all") for e in edits):
-            current = old(args.get("file_path"))
+            current = _old_text(args.get("file_path"), read_text, resolve, base)
         for e in edits:
             if not isinstance(e, dict):
                 total += count_lines(e)
@@ -169,13 +163,23 @@ def edit_lines(tool: str, args: dict[str, Any], read_text: Callable[[str], str |
         content = args.get("content")
         if not isinstance(content, str):
             return count_lines(content)
-        return write_lines(content, old(args.get("file_path")))
+        return write_lines(content, _old_text(args.get("file_path"), read_text, resolve, base))
     if tool == "NotebookEdit":
         return count_lines(args.get("new_source"))
     part = mcp_tool_part(tool)
     if tool.startswith("mcp__") and is_mcp_edit_tool(part):
-        return _mcp_lines(part, args, old)
+        return _mcp_lines(part, args, lambda path: _old_text(path, read_text, resolve, base))
     return None
+
+
+def _old_text(path: Any, read_text: Callable[[str], str | None] | None,
+              resolve: Callable[[str], str] | None, base: str | None) -> str | None:
+    """The current text of the file an edit names (None: no such file, or no way to read)."""
+    if read_text is None or not isinstance(path, str):
+        return None
+    if resolve is not None:
+        return read_text(resolve(path))
+    return read_text(os.path.join(base, path) if base is not None else path)
 
 
 _OLD_KEYS = ("oldText", "old_string", "old_text", "old", "search", "find", "old_str",

@@ -15,7 +15,7 @@ from ..lean import TYPE_CHECKING
 from . import edits as _edits
 from . import protect
 from .paths import HARMLESS_DEVICES, PathResolver, relative_to_root, tool_paths
-from .tools import is_statewright_tool, normalize_tool_name, tool_allowed
+from .tools import tool_allowed, tool_facts
 from .types import CACHE_MAX_LINE, Counters, Decision, GateContext, ToolCall
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -25,6 +25,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..definition.compiled import State
     from .paths import Resolve
     from .shell import Command, ShellAnalysis, Verdict
+
+    _Check = Callable[["_Call", State, Counters, GateContext], Decision | None]
 
 # `.shell` (the tree-sitter analysis) and `.protect.line` are imported only when a shell line
 # is decided.
@@ -41,29 +43,19 @@ def gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> 
     return _gate(state, counters, call, ctx)
 
 
-class _Call:
-    """One call being decided: what the checks need to know about it, and what they found."""
+class _Call(PathResolver):
+    """One call being decided: what the checks need to know about it, and what they found.
 
-    __slots__ = (
-        "analysis",
-        "args",
-        "command",
-        "cwd",
-        "files",
-        "may_write",
-        "name",
-        "raw",
-        "resolve",
-        "shell_key",
-        "trace",
-        "tree",
-        "what",
-        "write",
-    )
+    It is also the decision's `PathResolver` (`c.resolve`): one object per decision rather
+    than two, each path resolved once and only for this decision."""
+
+    __slots__ = ("analysis", "args", "command", "cwd", "files", "may_write", "name", "raw",
+                 "shell_key", "trace", "tree", "write")
 
     def __init__(self, raw: str, name: str, args: dict[str, Any], cwd: str | None,
                  trace: list[str], may_write: bool, write: bool, tree: bool,
                  ctx: GateContext) -> None:
+        PathResolver.__init__(self, ctx.project_root)
         self.raw = raw
         self.name = name
         self.args = args
@@ -72,17 +64,20 @@ class _Call:
         self.may_write = may_write  # may change, move or delete the files it names
         self.write = write  # edits files as counted by checks 7-8
         self.tree = tree  # moves or deletes what it names
-        self.what = "`" + name + "`"  # what a refusal calls it
-        self.resolve: Resolve = PathResolver(ctx.project_root).resolve
         self.shell_key: str | None = None  # the argument holding a shell line
         self.command: str | None = None  # that line
         self.analysis: ShellAnalysis | None = None  # and its analysis
         self.files: list[str] = []  # project-relative files the call would edit
 
+    @property
+    def what(self) -> str:  # what a refusal calls it
+        c = self.command
+        return f"the command `{c[:200]}`" if c is not None else "`" + self.name + "`"
+
 
 def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> Decision:
     raw = call.tool_name if type(call.tool_name) is str else ""
-    name, first, own, may_write, write, tree = _tool_facts(raw)
+    name, first, own, may_write, write, tree = tool_facts(raw)
     trace: list[str] = [first]
     if not name:
         return _deny("invalid", "a call", "the tool name is missing or not text", state, ctx,
@@ -99,21 +94,24 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
         return _deny("invalid", "`" + name + "`", "the working directory holds a NUL byte",
                      state, ctx, trace)
     c = _Call(raw, name, call.tool_input, cwd, trace, may_write, write, tree, ctx)
-    refused = _read_shell_line(c, state, ctx)
-    if refused is not None:
-        return refused
-    for check in _CHECKS:
+    kind = "edit" if write else "other"  # which checks can apply (`_CHECKS`)
+    key = _shell_arg(name, raw, ctx)
+    if key is not None:
+        refused = _read_shell_line(c, key, state, ctx)
+        if refused is not None:
+            return refused
+        kind = "shell"
+    for check in _memo_of(state).checks[kind]:
         decided = check(c, state, counters, ctx)
         if decided is not None:
             return decided
     return _allow(c, state)
 
 
-def _read_shell_line(c: _Call, state: State, ctx: GateContext) -> Decision | None:
-    """For Bash and the shell-like tools: the line, analysed (refused if it is not text)."""
-    c.shell_key = key = _shell_arg(c.name, c.raw, ctx)
-    if key is None:
-        return None
+def _read_shell_line(c: _Call, key: str, state: State, ctx: GateContext) -> Decision | None:
+    """For Bash and the shell-like tools: the line in argument `key`, analysed (refused if it
+    is not text)."""
+    c.shell_key = key
     command = c.args.get(key)
     if not isinstance(command, str):
         return _deny("invalid", c.what, f"the `{key}` argument is not text", state, ctx,
@@ -130,7 +128,6 @@ def _read_shell_line(c: _Call, state: State, ctx: GateContext) -> Decision | Non
                      c.trace, shell=True)
     c.command = command
     c.analysis = analyze(command)
-    c.what = f"the command `{command[:200]}`"
     return None
 
 
@@ -413,7 +410,10 @@ def _max_files_per_state(c: _Call, state: State, counters: Counters, ctx: GateCo
     if limit is None or not c.files:
         return None
     edited = counters.files_edited
-    new = [f for f in c.files if f not in edited]
+    new = []
+    for f in c.files:  # (a loop, not a comprehension: cheaper for the usual one file)
+        if f not in edited:
+            new.append(f)
     total = len(edited) + len(new)
     c.trace.append(f"max_files_per_state: {total} file(s) would be edited (limit {limit})")
     if new and total > limit:
@@ -425,11 +425,26 @@ def _max_files_per_state(c: _Call, state: State, counters: Counters, ctx: GateCo
     return None
 
 
+#: the kinds of call: a shell line, an edit counted by checks 7-8, any other call
+_EVERY_KIND = ("shell", "edit", "other")
+
 #: the checks after the call has been read, in DESIGN's order (the first refusal decides;
-#: a final state allows whatever self-protection allows)
-_CHECKS: tuple[Callable[[_Call, State, Counters, GateContext], Decision | None], ...] = (
-    _self_protection, _final_state, _write_scope, _allowed_tools, _max_iterations,
-    _context_budget, _allowed_commands, _blocked_env, _max_edit_lines, _max_files_per_state)
+#: a final state allows whatever self-protection allows), each with the kinds of call it can
+#: apply to and the State field without which it has nothing to check (unset: None or
+#: False). A check left out for a state and a kind of call (`_StateMemo.checks`) is one that
+#: would return None at once.
+_CHECKS: tuple[tuple[_Check, tuple[str, ...], str | None], ...] = (
+    (_self_protection, _EVERY_KIND, None),
+    (_final_state, _EVERY_KIND, "final"),
+    (_write_scope, ("edit",), None),
+    (_allowed_tools, _EVERY_KIND, None),
+    (_max_iterations, _EVERY_KIND, "max_iterations"),
+    (_context_budget, _EVERY_KIND, "context_budget_bytes"),
+    (_allowed_commands, ("shell",), None),
+    (_blocked_env, ("shell",), None),
+    (_max_edit_lines, ("edit",), None),
+    (_max_files_per_state, ("shell", "edit"), "max_files_per_state"),
+)
 
 
 def _allow(c: _Call, state: State) -> Decision:
@@ -506,47 +521,53 @@ def _file_key(path: str, ctx: GateContext, resolve: Resolve, cwd: str) -> str:
     return os.path.normpath(os.path.join(cwd or ctx.project_root, path))
 
 
+class _StateMemo:
+    """What the gate remembers about one State object, an immutable record (the object is
+    kept, so its id is not reused while it is remembered): the checks that can apply to each
+    kind of call, and `tool_allowed` per tool name (None: the tool lists are not tuples of
+    text, and their verdicts are never kept)."""
+
+    __slots__ = ("checks", "state", "tools")
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self.checks = {kind: tuple(check for check, kinds, field in _CHECKS if kind in kinds
+                                   and (field is None or _is_set(getattr(state, field))))
+                       for kind in _EVERY_KIND}
+        at, dt = state.allowed_tools, state.disallowed_tools
+        texts = (at is None or (type(at) is tuple and all(type(e) is str for e in at))) and \
+            type(dt) is tuple and all(type(e) is str for e in dt)
+        self.tools: dict[str, bool] | None = {} if texts else None
+
+
+def _is_set(value: object) -> bool:
+    return value is not None and value is not False
+
+
+def _memo_of(state: State) -> _StateMemo:
+    memo = _STATES.get(id(state))
+    if memo is None or memo.state is not state:
+        if len(_STATES) >= 256:
+            _STATES.clear()
+        memo = _STATES[id(state)] = _StateMemo(state)
+    return memo
+
+
+_STATES: dict[int, _StateMemo] = {}
+
+
 def _tool_allowed_in(state: State, name: str) -> bool:
     """`tool_allowed(name, state.allowed_tools, state.disallowed_tools)`, remembered per State
-    object (an immutable record; one whose tool lists are not tuples of text is never kept)."""
-    entry = _STATE_TOOLS.get(id(state))
-    if entry is not None and entry[0] is state:
-        verdicts = entry[1]
-        v = verdicts.get(name)
-        if v is None:
-            if len(verdicts) >= 1024:
-                verdicts.clear()
-            v = verdicts[name] = tool_allowed(name, state.allowed_tools, state.disallowed_tools)
-        return v
-    at, dt = state.allowed_tools, state.disallowed_tools
-    v = tool_allowed(name, at, dt)
-    if (at is None or (type(at) is tuple and all(type(e) is str for e in at))) and \
-            type(dt) is tuple and all(type(e) is str for e in dt):
-        if len(_STATE_TOOLS) >= 256:
-            _STATE_TOOLS.clear()
-        _STATE_TOOLS[id(state)] = (state, {name: v})  # (the State kept: its id is not reused)
+    object."""
+    verdicts = _memo_of(state).tools
+    if verdicts is None:
+        return tool_allowed(name, state.allowed_tools, state.disallowed_tools)
+    v = verdicts.get(name)
+    if v is None:
+        if len(verdicts) >= 1024:
+            verdicts.clear()
+        v = verdicts[name] = tool_allowed(name, state.allowed_tools, state.disallowed_tools)
     return v
-
-
-_STATE_TOOLS: dict[int, tuple[Any, dict[str, bool]]] = {}
-
-
-@lru_cache(maxsize=2048)
-def _tool_facts(raw: str) -> tuple[str, str, bool, bool, bool, bool]:
-    """(normalised name, first trace line, statewright's own tool, may write files, edits
-    files as counted by checks 7-8, moves/deletes what it names) for a tool name as reported.
-
-    An MCP tool may write unless its name reads as a read-only one (`read_*`, `list_*`,
-    `get_*`, `search_*`, `git_status`, ...): an unknown MCP tool is taken as a writer, so it
-    may not name a workflow in use or statewright's configuration."""
-    name = normalize_tool_name(raw)
-    first = f"tool: {raw} (as {name})" if name != raw else "tool: " + raw
-    mcp = name.startswith("mcp__")
-    part = _edits.mcp_tool_part(name) if mcp else name
-    counted = name in _edits.HOST_EDIT_TOOLS or (mcp and _edits.is_mcp_edit_tool(part))
-    write = counted or (mcp and not _edits.is_mcp_read_tool(part))
-    tree = mcp and _edits.is_mcp_tree_tool(part)
-    return name, first, bool(name) and is_statewright_tool(name), write, counted, tree
 
 
 def _sensitive(rel: str, full: str, ctx: GateContext) -> str | None:

@@ -7,6 +7,7 @@ from functools import lru_cache
 from ..lean import TYPE_CHECKING
 from ..names import OWN_TOOLS, PROXY_PREFIXES, RESERVED_SERVERS
 from ..wildcards import name_matches
+from . import edits
 from .paths import glob_match  # noqa: F401  (re-exported for callers that match files too)
 
 _PROXY_PREFIX = PROXY_PREFIXES[0]
@@ -98,3 +99,21 @@ def _tool_allowed(name: str, allowed_tools: Any, disallowed_tools: Any) -> bool:
     if allowed_tools is not None and not any(name_matches(e, name) for e in allowed_tools):
         return False
     return not any(name_matches(e, name) for e in disallowed_tools)
+
+
+@lru_cache(maxsize=2048)
+def tool_facts(raw: str) -> tuple[str, str, bool, bool, bool, bool]:
+    """(normalised name, first trace line, statewright's own tool, may write files, edits
+    files as counted by checks 7-8, moves/deletes what it names) for a tool name as reported.
+
+    An MCP tool may write unless its name reads as a read-only one (`read_*`, `list_*`,
+    `get_*`, `search_*`, `git_status`, ...): an unknown MCP tool is taken as a writer, so it
+    may not name a workflow in use or statewright's configuration."""
+    name = normalize_tool_name(raw)
+    first = f"tool: {raw} (as {name})" if name != raw else "tool: " + raw
+    mcp = name.startswith("mcp__")
+    part = edits.mcp_tool_part(name) if mcp else name
+    counted = name in edits.HOST_EDIT_TOOLS or (mcp and edits.is_mcp_edit_tool(part))
+    write = counted or (mcp and not edits.is_mcp_read_tool(part))
+    tree = mcp and edits.is_mcp_tree_tool(part)
+    return name, first, bool(name) and is_statewright_tool(name), write, counted, tree
