@@ -128,16 +128,16 @@ class Decision(Record):
                  explanation: tuple[str, ...] = (), files: tuple[str, ...] = (),
                  updated_input: dict[str, Any] | None = None,
                  counts_iteration: bool = True) -> None:
-        set_field(self, "allowed", allowed)
-        # for the agent: what was refused, why, what to do instead
-        set_field(self, "reason", reason)
-        set_field(self, "rule", rule)  # which check decided: self_protection, allowed_tools, ...
-        set_field(self, "code", code)  # TOOL_DENIED on deny
-        set_field(self, "explanation", explanation)  # line-by-line trace for `statewright check`
-        set_field(self, "files", files)  # project-relative files this call would edit
-        # rewritten tool_input (blocked_env removal)
-        set_field(self, "updated_input", updated_input)
-        set_field(self, "counts_iteration", counts_iteration)  # statewright_* tools do not count
+        # (one is built for every decision: each slot is stored through its own descriptor,
+        # which `object.__setattr__` would look up along the MRO field by field)
+        _d_allowed(self, allowed)
+        _d_reason(self, reason)  # for the agent: what was refused, why, what to do instead
+        _d_rule(self, rule)  # which check decided: self_protection, allowed_tools, ...
+        _d_code(self, code)  # TOOL_DENIED on deny
+        _d_explanation(self, explanation)  # line-by-line trace for `statewright check`
+        _d_files(self, files)  # project-relative files this call would edit
+        _d_updated_input(self, updated_input)  # rewritten tool_input (blocked_env removal)
+        _d_counts_iteration(self, counts_iteration)  # statewright_* tools do not count
 
     @staticmethod
     def allow(**kw: Any) -> Decision:
@@ -146,3 +146,7 @@ class Decision(Record):
     @staticmethod
     def deny(reason: str, rule: str, **kw: Any) -> Decision:
         return Decision(False, reason=reason, rule=rule, code="TOOL_DENIED", **kw)
+
+
+(_d_allowed, _d_reason, _d_rule, _d_code, _d_explanation, _d_files, _d_updated_input,
+ _d_counts_iteration) = (getattr(Decision, f).__set__ for f in Decision._fields)
