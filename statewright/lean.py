@@ -24,9 +24,11 @@ these names. `tests/hook/test_imports.py` lists every module the hook may import
 - `exit_now(status)`: end the hook process once its answer is written, without the
   interpreter's teardown (module and object finalisation) and without SQLite's checkpoint on
   closing the last connection, which copies the write-ahead log into the database and syncs it
-  to disk: milliseconds per tool call. Committed transactions are already in the log (as
-  durable as ever: a later connection reads them, and the next automatic checkpoint moves
-  them); the log and its index stay beside the store between calls.
+  to disk: milliseconds per tool call. Committed transactions are already in the log: a later
+  connection reads them and the next automatic checkpoint moves them, and a crashed or killed
+  process loses nothing. With `synchronous=NORMAL` a power cut may lose the commits since the
+  last checkpoint (docs/design-decisions.md, "Durability"); the log and its index stay beside
+  the store between calls.
 
 `functools` needs no trick: `_sqlite3` imports it, so the hook has it anyway.
 Stdlib only; nothing is imported at module level but C modules the interpreter already holds.

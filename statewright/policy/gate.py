@@ -14,7 +14,17 @@ from functools import lru_cache
 from ..lean import TYPE_CHECKING
 from . import edits as _edits
 from . import protect
-from .paths import HARMLESS_DEVICES, PathResolver, relative_to_root, tool_paths
+from .paths import (
+    HARMLESS_DEVICES,
+    MAX_NESTING,
+    PathResolver,
+    has_surrogate,
+    relative_to_root,
+    too_deep,
+    tool_paths,
+    unusable_path,
+)
+from .protect.scope import holds_protected, sensitive, write_target_problem
 from .tools import tool_allowed, tool_facts
 from .types import CACHE_MAX_LINE, Counters, Decision, GateContext, ToolCall
 
@@ -31,7 +41,6 @@ if TYPE_CHECKING:  # pragma: no cover
 # `.shell` (the tree-sitter analysis) and `.protect.line` are imported only when a shell line
 # is decided.
 
-_SENSITIVE_PREFIXES = (".git/", ".claude/")
 
 
 def gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> Decision:
@@ -89,10 +98,9 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
         return _deny("invalid", "`" + name + "`", "the tool input is not a JSON object", state,
                      ctx, trace)
     cwd = call.cwd if isinstance(call.cwd, str) and call.cwd else None
-    if cwd is not None and "\0" in cwd:
-        # (no system call takes such a path: the host could not have run anything there)
-        return _deny("invalid", "`" + name + "`", "the working directory holds a NUL byte",
-                     state, ctx, trace)
+    malformed = _malformed(call.tool_input, cwd)
+    if malformed is not None:
+        return _deny("invalid", "`" + name + "`", malformed, state, ctx, trace)
     c = _Call(raw, name, call.tool_input, cwd, trace, may_write, write, tree, ctx)
     kind = "edit" if write else "other"  # which checks can apply (`_CHECKS`)
     key = _shell_arg(name, raw, ctx)
@@ -108,6 +116,20 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
     return _allow(c, state)
 
 
+def _malformed(args: dict[str, Any], cwd: str | None) -> str | None:
+    """Why a call is malformed before any check looks at it: input nested deeper than the
+    checks can vouch for, or a working directory no system call could take. The gate is total:
+    malformed input is refused here, never left to raise (an exception would be decided by
+    `fail_open`)."""
+    if cwd is not None:
+        why = unusable_path(cwd)
+        if why:
+            return "the working directory " + why
+    if too_deep(args):
+        return f"the tool input is nested more than {MAX_NESTING} levels deep"
+    return None
+
+
 def _read_shell_line(c: _Call, key: str, state: State, ctx: GateContext) -> Decision | None:
     """For Bash and the shell-like tools: the line in argument `key`, analysed (refused if it
     is not text)."""
@@ -116,7 +138,7 @@ def _read_shell_line(c: _Call, key: str, state: State, ctx: GateContext) -> Deci
     if not isinstance(command, str):
         return _deny("invalid", c.what, f"the `{key}` argument is not text", state, ctx,
                      c.trace, shell=True)
-    from .shell import analyze, has_surrogate
+    from .shell import analyze
 
     if has_surrogate(command):
         # the front end would run a re-encoded text, and could not print a rewritten input
@@ -169,8 +191,9 @@ def _argument_problems(c: _Call, ctx: GateContext) -> list[str]:
             if why:
                 problems.append(why)
     for p in paths:
-        if "\0" in p:  # (the system refuses such a path; it names no file to judge)
-            problems.append("a path argument holds a NUL byte")
+        unusable = unusable_path(p)
+        if unusable:
+            problems.append("a path argument " + unusable)
             continue
         why = protect.path_violation(p, ctx, c.resolve, c.cwd, write=c.may_write, tree=c.tree)
         if why:
@@ -198,7 +221,7 @@ def _write_scope(c: _Call, state: State, counters: Counters, ctx: GateContext
     for p in _edits.edited_paths(c.name, c.args):
         full = c.resolve(p, c.cwd)
         rel = relative_to_root(full, root)
-        why = _write_target_why(p, full, rel, ctx)
+        why = write_target_problem(p, full, rel, ctx)
         if rel is not None and rel not in c.files:
             c.files.append(rel)
         if why:
@@ -322,7 +345,7 @@ def _cd_problem(c: Command, ctx: GateContext, resolve: Resolve, cwd: str) -> str
     rel = relative_to_root(full, ctx.project_root)
     if rel is None:
         return f"`cd {target}` leaves the project"
-    why = _sensitive(rel, full, ctx)
+    why = sensitive(rel, full, ctx)
     return f"`cd {target}`: {why}" if why else None
 
 
@@ -346,7 +369,7 @@ def _redirect_problems(analysis: ShellAnalysis, ctx: GateContext, resolve: Resol
             if rel is None:
                 out.append(f"`{r.op} {t.value}` writes outside the project")
                 break
-            why = _sensitive(rel, full, ctx) or _holds_protected(full, ctx)
+            why = sensitive(rel, full, ctx) or holds_protected(full, ctx)
             if why:
                 out.append(f"`{r.op} {t.value}`: {why}")
                 break
@@ -430,9 +453,9 @@ _EVERY_KIND = ("shell", "edit", "other")
 
 #: the checks after the call has been read, in DESIGN's order (the first refusal decides;
 #: a final state allows whatever self-protection allows), each with the kinds of call it can
-#: apply to and the State field without which it has nothing to check (unset: None or
-#: False). A check left out for a state and a kind of call (`_StateMemo.checks`) is one that
-#: would return None at once.
+#: apply to and the State field without which it has nothing to check (`_applies`). A check
+#: left out for a state and a kind of call (`_StateMemo.checks`) is one that would return None
+#: at once.
 _CHECKS: tuple[tuple[_Check, tuple[str, ...], str | None], ...] = (
     (_self_protection, _EVERY_KIND, None),
     (_final_state, _EVERY_KIND, "final"),
@@ -532,7 +555,7 @@ class _StateMemo:
     def __init__(self, state: State) -> None:
         self.state = state
         self.checks = {kind: tuple(check for check, kinds, field in _CHECKS if kind in kinds
-                                   and (field is None or _is_set(getattr(state, field))))
+                                   and (field is None or _applies(field, getattr(state, field))))
                        for kind in _EVERY_KIND}
         at, dt = state.allowed_tools, state.disallowed_tools
         texts = (at is None or (type(at) is tuple and all(type(e) is str for e in at))) and \
@@ -540,8 +563,10 @@ class _StateMemo:
         self.tools: dict[str, bool] | None = {} if texts else None
 
 
-def _is_set(value: object) -> bool:
-    return value is not None and value is not False
+def _applies(field: str, value: object) -> bool:
+    """Whether a check that needs State `field` can do anything: exactly the condition on which
+    that check returns at once (`_final_state`: a false `final`; the limits: None)."""
+    return bool(value) if field == "final" else value is not None
 
 
 def _memo_of(state: State) -> _StateMemo:
@@ -568,31 +593,3 @@ def _tool_allowed_in(state: State, name: str) -> bool:
             verdicts.clear()
         v = verdicts[name] = tool_allowed(name, state.allowed_tools, state.disallowed_tools)
     return v
-
-
-def _sensitive(rel: str, full: str, ctx: GateContext) -> str | None:
-    if rel == ".git" or rel.startswith(_SENSITIVE_PREFIXES):
-        return f"`{rel}` is a sensitive location (git metadata / Claude settings)"
-    fx = protect.ctx_facts(ctx)
-    if full in fx.protected:
-        return f"`{rel}` is a file statewright is enforcing"
-    if full == fx.real_store or full.startswith(fx.real_store_prefix):
-        return f"`{rel}` is inside statewright's store"
-    return None
-
-
-def _holds_protected(full: str, ctx: GateContext) -> str | None:
-    """A written target that is a directory holding the store or a protected file (`pytest
-    --basetemp=.` empties its directory first)."""
-    pre = full.rstrip(os.sep) + os.sep
-    fx = protect.ctx_facts(ctx)
-    if fx.real_store.startswith(pre) or pre in fx.holders:
-        return f"`{full}` holds statewright's store or a file statewright is enforcing"
-    return None
-
-
-def _write_target_why(p: str, full: str, rel: str | None, ctx: GateContext) -> str | None:
-    if rel is None:
-        return f"`{p}` is outside the project; edit tools may only write inside it"
-    why = _sensitive(rel, full, ctx)
-    return f"`{p}`: {why}" if why else None

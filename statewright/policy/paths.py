@@ -276,8 +276,52 @@ def tool_paths(args: dict[str, Any]) -> list[str]:
 _PATH_KEY_MEMO: dict[str, bool] = {}  # `is_path_key` of argument names (text only)
 
 
+#: how deep containers may nest in a tool input: deeper input is refused as malformed before
+#: any check looks at it (the walkers below could not vouch for every path inside)
+MAX_NESTING = 16
+
+
+def too_deep(v: Any, limit: int = MAX_NESTING) -> bool:
+    """Whether lists and objects nest more than `limit` levels inside `v`."""
+    stack = [(v, 0)]
+    while stack:
+        x, depth = stack.pop()
+        if isinstance(x, dict):
+            items: Any = x.values()
+        elif isinstance(x, list | tuple):
+            items = x
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((y, depth + 1) for y in items if isinstance(y, dict | list | tuple))
+    return False
+
+
+def has_surrogate(text: str) -> bool:
+    """Whether `text` holds a lone surrogate (U+D800..U+DFFF), the only code points UTF-8
+    cannot encode: such text is valid JSON but not valid Unicode, and names no file."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def unusable_path(p: str) -> str | None:
+    """Why no system call could take `p` as a path (a NUL byte, a lone surrogate), else None.
+    Such a path names no file to judge: the gate refuses the call as malformed."""
+    if "\0" in p:
+        return "holds a NUL byte"
+    if has_surrogate(p):
+        return "is not valid Unicode (it holds a lone surrogate)"
+    return None
+
+
 def _nested_paths(v: Any, out: list[str], depth: int) -> None:
-    if depth > 16:
+    if depth > MAX_NESTING:
         raise ValueError("the tool input is nested too deeply to check its paths")
     if isinstance(v, dict):
         for k, x in v.items():
@@ -294,7 +338,7 @@ def _nested_paths(v: Any, out: list[str], depth: int) -> None:
 def _add_paths(v: Any, out: list[str], depth: int = 0) -> None:
     """Every string inside the value of a path argument, however it is nested (a front end
     that flattens or coerces an odd shape must not reach a path that was never checked)."""
-    if depth > 16:
+    if depth > MAX_NESTING:
         raise ValueError("the tool input is nested too deeply to check its paths")
     if isinstance(v, str):
         out.append(v)

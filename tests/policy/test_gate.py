@@ -439,3 +439,38 @@ def test_gated_by_proxy_only_for_our_tools_and_configured_servers() -> None:
     assert not gated_by_proxy("mcp__statewright__run_anything", servers)
     assert not gated_by_proxy("mcp__github__create_issue", servers)
     assert not gated_by_proxy("Bash", servers)
+
+
+def _nested(depth: int, leaf: object) -> object:
+    for _ in range(depth):
+        leaf = [leaf]
+    return leaf
+
+
+@pytest.mark.parametrize("inp,cwd,why", [
+    # nested deeper than the checks can vouch for (under a path key and elsewhere)
+    ({"file_path": "a.txt", "content": "x", "options": {"path": _nested(20, "x")}}, None,
+     "nested more than 16 levels"),
+    ({"file_path": "a.txt", "content": "x", "meta": _nested(40, 1)}, None, "nested more than"),
+    # a path argument or a working directory no system call can take
+    ({"file_path": "a.txt", "content": "x", "target_path": "\ud800"}, None, "lone surrogate"),
+    ({"file_path": "a.txt", "content": "x", "target_path": "b\x00c"}, None, "NUL byte"),
+    ({"file_path": "a.txt", "content": "x"}, "/tmp/\udcff", "lone surrogate"),
+    ({"file_path": "a.txt", "content": "x"}, "/tmp/a\x00b", "NUL byte"),
+])
+def test_malformed_input_is_refused_not_raised(root, ctx, inp, cwd, why) -> None:
+    """The gate is total: input it cannot judge is refused as `invalid` by the gate itself.
+    Were it to raise instead, the runtime would decide by `fail_open`, and an agent could make
+    any call (a Write into the store) raise on purpose."""
+    for state in (State(name="s"), State(name="s", allowed_tools=("Write",), max_edit_lines=5)):
+        d = gate(state, Counters(), ToolCall("Write", inp, cwd=cwd), ctx)
+        # (a path argument that names no file is refused by self-protection's path check)
+        assert not d.allowed and d.rule in ("invalid", "self_protection") and why in d.reason, d
+
+
+def test_input_within_the_nesting_limit_is_decided_as_usual(root, ctx) -> None:
+    inp = {"file_path": "a.txt", "content": "x", "options": {"path": _nested(10, "src/b.txt")}}
+    assert gate(State(name="s"), Counters(), ToolCall("Write", inp), ctx).allowed
+    inp["options"] = {"path": _nested(10, ".statewright/state.db")}
+    d = gate(State(name="s"), Counters(), ToolCall("Write", inp), ctx)
+    assert not d.allowed and d.rule == "self_protection"

@@ -124,3 +124,21 @@ def test_check_answers_the_same_whatever_raised(tmp_path: Path, patch_dir: Path,
             assert r.returncode == 0 and out["allowed"] and out["rule"] == "fail_open"
         else:
             assert r.returncode == 1 and not out["allowed"]
+
+
+def test_fail_open_is_no_way_past_the_gate_for_malformed_input(tmp_path: Path) -> None:
+    """`fail_open` only forgives statewright's own failures: input the agent shapes to make a
+    check raise (nested too deep, a path no system call takes) is refused by the gate itself,
+    so it never reaches `fail_open` (a Write into the store stays refused)."""
+    proj = Project(tmp_path / "proj")
+    proj.start("tdd-feature")
+    _set_fail_open(proj.root, True)
+    store = str(proj.root / ".statewright" / "state.db")
+    deep: object = "x"
+    for _ in range(20):
+        deep = [deep]
+    for extra in ({"options": {"path": deep}}, {"target_path": "\ud800"}):
+        answer = proj.pre("Write", {"file_path": store, "content": "pwned", **extra})
+        why = denied(answer)
+        assert "nested more than" in why or "lone surrogate" in why, why
+    assert (proj.root / ".statewright" / "state.db").read_bytes()[:16] == b"SQLite format 3\x00"

@@ -18,9 +18,10 @@ options (`git -c`, `sort -o`, `printenv`) is `policy.programs`.
 
 from __future__ import annotations
 
+from ..paths import has_surrogate
 from .commands import IMPLICIT_COMMANDS, check_commands, dangerous_assignment, match_prefix
 from .env import check_env, rewrite_for_env
-from .records import Command, Redirect, ShellAnalysis, Verdict, Word, has_surrogate
+from .records import Command, Redirect, ShellAnalysis, Verdict, Word
 from .walker import analyze
 from .words import decode_ansi_c, literal_word, make_word
 

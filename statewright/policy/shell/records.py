@@ -158,16 +158,3 @@ class Verdict(Record):
         set_field(self, "allowed", allowed)
         set_field(self, "reason", reason)  # for the agent (empty when allowed)
         set_field(self, "trace", trace)  # one line per command / rule, for `statewright check`
-
-
-def has_surrogate(text: str) -> bool:
-    """Whether `text` holds a lone surrogate (U+D800..U+DFFF), the only code points UTF-8
-    cannot encode: such text is valid JSON but not valid Unicode."""
-    if text.isascii():
-        return False
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-

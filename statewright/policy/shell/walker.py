@@ -12,10 +12,11 @@ from functools import lru_cache
 
 from ...lean import TYPE_CHECKING
 from .. import programs
+from ..paths import has_surrogate
 from ..types import CACHE_MAX_LINE
 from .cwds import DIR_CHANGERS
 from .parser import bash_parser, first_error, has_missing
-from .records import Command, Redirect, ShellAnalysis, Word, has_surrogate
+from .records import Command, Redirect, ShellAnalysis, Word
 from .words import literal_word, make_word, part_word
 from .wrappers import inner_commands
 
