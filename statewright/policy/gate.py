@@ -16,11 +16,10 @@ from . import edits as _edits
 from . import protect
 from .paths import (
     HARMLESS_DEVICES,
-    MAX_NESTING,
     PathResolver,
+    TooDeep,
     has_surrogate,
     relative_to_root,
-    too_deep,
     tool_paths,
     unusable_path,
 )
@@ -98,7 +97,7 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
         return _deny("invalid", "`" + name + "`", "the tool input is not a JSON object", state,
                      ctx, trace)
     cwd = call.cwd if isinstance(call.cwd, str) and call.cwd else None
-    malformed = _malformed(call.tool_input, cwd)
+    malformed = _malformed(cwd)
     if malformed is not None:
         return _deny("invalid", "`" + name + "`", malformed, state, ctx, trace)
     c = _Call(raw, name, call.tool_input, cwd, trace, may_write, write, tree, ctx)
@@ -116,17 +115,15 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
     return _allow(c, state)
 
 
-def _malformed(args: dict[str, Any], cwd: str | None) -> str | None:
-    """Why a call is malformed before any check looks at it: input nested deeper than the
-    checks can vouch for, or a working directory no system call could take. The gate is total:
-    malformed input is refused here, never left to raise (an exception would be decided by
-    `fail_open`)."""
+def _malformed(cwd: str | None) -> str | None:
+    """Why a call is malformed before any check looks at it: a working directory no system call
+    could take. (Input nested too deeply is found where its paths are walked.) The gate is
+    total: malformed input is refused, never left to raise, since an exception would be
+    decided by `fail_open` and the agent shapes its input."""
     if cwd is not None:
         why = unusable_path(cwd)
         if why:
             return "the working directory " + why
-    if too_deep(args):
-        return f"the tool input is nested more than {MAX_NESTING} levels deep"
     return None
 
 
@@ -175,7 +172,10 @@ def _argument_problems(c: _Call, ctx: GateContext) -> list[str]:
     """Self-protection for the path arguments (and file-name patterns) of a tool call."""
     problems: list[str] = []
     name, args = c.name, c.args
-    paths = tool_paths(args)
+    try:
+        paths = tool_paths(args)
+    except TooDeep as exc:  # (malformed: no check could vouch for the paths inside)
+        return [str(exc)]
     if name == "Glob" or name == "Grep" or name.startswith("mcp__"):
         # file-name patterns (MCP search tools such as `search_files` take one too)
         for k in ("pattern", "glob"):

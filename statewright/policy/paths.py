@@ -276,26 +276,14 @@ def tool_paths(args: dict[str, Any]) -> list[str]:
 _PATH_KEY_MEMO: dict[str, bool] = {}  # `is_path_key` of argument names (text only)
 
 
-#: how deep containers may nest in a tool input: deeper input is refused as malformed before
-#: any check looks at it (the walkers below could not vouch for every path inside)
+#: how deep containers may nest in a tool input: `tool_paths` refuses to walk deeper input
+#: (`TooDeep`), and the gate refuses such a call as malformed
 MAX_NESTING = 16
 
 
-def too_deep(v: Any, limit: int = MAX_NESTING) -> bool:
-    """Whether lists and objects nest more than `limit` levels inside `v`."""
-    stack = [(v, 0)]
-    while stack:
-        x, depth = stack.pop()
-        if isinstance(x, dict):
-            items: Any = x.values()
-        elif isinstance(x, list | tuple):
-            items = x
-        else:
-            continue
-        if depth >= limit:
-            return True
-        stack.extend((y, depth + 1) for y in items if isinstance(y, dict | list | tuple))
-    return False
+class TooDeep(ValueError):
+    """A tool input nests lists and objects deeper than `MAX_NESTING`: `tool_paths` cannot
+    vouch for every path inside, so the call is malformed."""
 
 
 def has_surrogate(text: str) -> bool:
@@ -322,7 +310,7 @@ def unusable_path(p: str) -> str | None:
 
 def _nested_paths(v: Any, out: list[str], depth: int) -> None:
     if depth > MAX_NESTING:
-        raise ValueError("the tool input is nested too deeply to check its paths")
+        raise TooDeep(f"the tool input is nested more than {MAX_NESTING} levels deep")
     if isinstance(v, dict):
         for k, x in v.items():
             if isinstance(k, str) and is_path_key(k):
@@ -339,7 +327,7 @@ def _add_paths(v: Any, out: list[str], depth: int = 0) -> None:
     """Every string inside the value of a path argument, however it is nested (a front end
     that flattens or coerces an odd shape must not reach a path that was never checked)."""
     if depth > MAX_NESTING:
-        raise ValueError("the tool input is nested too deeply to check its paths")
+        raise TooDeep(f"the tool input is nested more than {MAX_NESTING} levels deep")
     if isinstance(v, str):
         out.append(v)
     elif isinstance(v, (list, tuple)):
