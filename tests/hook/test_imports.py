@@ -33,6 +33,7 @@ CORE = frozenset({
     "statewright.hook", "statewright.hook.handlers",
     "statewright.policy", "statewright.policy.edits", "statewright.policy.gate",
     "statewright.policy.paths", "statewright.policy.protect", "statewright.policy.protect.files",
+    "statewright.policy.protect.scope",
     "statewright.policy.protect.store", "statewright.policy.tools", "statewright.policy.types",
     "statewright.runtime", "statewright.runtime.answer", "statewright.runtime.chain",
     "statewright.runtime.enforcement", "statewright.runtime.messages",
