@@ -30,8 +30,13 @@ these names. `tests/hook/test_imports.py` lists every module the hook may import
   last checkpoint (docs/design-decisions.md, "Durability"); the log and its index stay beside
   the store between calls.
 
+- `field_setters(cls)`: each field's slot descriptor setter, for a record built on every
+  decision (`policy.types.Decision`): half the cost of `set_field`, which looks the descriptor
+  up along the class's MRO for every field.
+
 `functools` needs no trick: `_sqlite3` imports it, so the hook has it anyway.
-Stdlib only; nothing is imported at module level but C modules the interpreter already holds.
+Stdlib only; nothing is imported at module level but the C modules `_json`, `_sqlite3` and
+`_thread`.
 """
 
 from __future__ import annotations
@@ -49,8 +54,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TYPE_CHECKING", "FrozenInstanceError", "LazyRe", "Record", "allocate_lock", "dumps",
-    "exit_now", "lazy_attributes", "load_extension", "loads", "set_field", "sqlite3",
-    "thread_local",
+    "exit_now", "field_setters", "lazy_attributes", "load_extension", "loads", "set_field",
+    "sqlite3", "thread_local",
 ]
 
 thread_local = _thread._local
@@ -122,6 +127,11 @@ class Record:
     def asdict(self) -> dict[str, Any]:
         """The fields as a shallow dict, in order."""
         return {f: getattr(self, f) for f in self._fields}
+
+
+def field_setters(cls: type[Record]) -> tuple[Callable[[Any, Any], None], ...]:
+    """The `__set__` of each field's slot descriptor, in `_fields` order."""
+    return tuple(getattr(cls, f).__set__ for f in cls._fields)
 
 
 # -- JSON -------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ These are immutable records (`statewright.lean.Record`: `__slots__`, explicit `_
 
 from __future__ import annotations
 
-from ..lean import TYPE_CHECKING, Record, set_field
+from ..lean import TYPE_CHECKING, Record, field_setters, set_field
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
@@ -128,8 +128,8 @@ class Decision(Record):
                  explanation: tuple[str, ...] = (), files: tuple[str, ...] = (),
                  updated_input: dict[str, Any] | None = None,
                  counts_iteration: bool = True) -> None:
-        # (one is built for every decision: each slot is stored through its own descriptor,
-        # which `object.__setattr__` would look up along the MRO field by field)
+        # (one is built for every decision: each field is stored through its own slot
+        # descriptor, `lean.field_setters`)
         _d_allowed(self, allowed)
         _d_reason(self, reason)  # for the agent: what was refused, why, what to do instead
         _d_rule(self, rule)  # which check decided: self_protection, allowed_tools, ...
@@ -149,4 +149,4 @@ class Decision(Record):
 
 
 (_d_allowed, _d_reason, _d_rule, _d_code, _d_explanation, _d_files, _d_updated_input,
- _d_counts_iteration) = (getattr(Decision, f).__set__ for f in Decision._fields)
+ _d_counts_iteration) = field_setters(Decision)
