@@ -30,8 +30,8 @@ from ..lean import lazy_attributes
 from .run import (
     AGENT,
     COMPLETED,
-    ENDED,
     FAILED,
+    FINISHED,
     HUMAN,
     PAUSED,
     RUNNING,
@@ -61,7 +61,7 @@ __getattr__ = lazy_attributes(__name__, {
 
 
 __all__ = [
-    "AGENT", "COMPLETED", "ENDED", "FAILED", "HUMAN", "PAUSED", "RUNNING", "STATUSES", "SYSTEM",
+    "AGENT", "COMPLETED", "FAILED", "FINISHED", "HUMAN", "PAUSED", "RUNNING", "STATUSES", "SYSTEM",
     "ApprovalDecision", "Child", "Event", "Fork", "ForkBranch", "Invoke", "Outcome",
     "PendingApproval", "Run", "agent_may_pause", "approval_changes", "approve",
     "available_events", "can_interrupt", "child_settled", "clean_data",

@@ -16,7 +16,7 @@ from ..definition.compiled import CompiledWorkflow
 from ..errors import NO_PENDING_APPROVAL, RUN_NOT_RUNNING
 from .moves import apply_target
 from .outcome import HUMAN, SYSTEM, Event, IdFactory, Outcome, fresh_id
-from .run import ENDED, RUNNING, PendingApproval, Run
+from .run import FINISHED, RUNNING, PendingApproval, Run
 
 APPROVED, REJECTED, DROPPED = "approved", "rejected", "dropped"
 
@@ -99,7 +99,7 @@ def approval_changes(before: Run, out: Outcome) -> tuple[PendingApproval | None,
         return parked, None
     actor = next((e.actor for e in out.events), SYSTEM)
     if new is not None and new.approval_id == old.approval_id:
-        if after.status in ENDED and before.status not in ENDED:
+        if after.status in FINISHED and before.status not in FINISHED:
             reason = next((e.data.get("reason") for e in out.events if e.kind == "completed"), None)
             return parked, ApprovalDecision(old.approval_id, DROPPED, actor, reason)
         return parked, None

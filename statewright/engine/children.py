@@ -10,7 +10,7 @@ from ..definition.compiled import CompiledWorkflow
 from .fork import branch_of, settle_branch
 from .invoke import settle_invoke
 from .outcome import Outcome
-from .run import ENDED, Run
+from .run import FINISHED, Run
 
 
 def child_settled(compiled: CompiledWorkflow, parent: Run, child: Run, now: float) -> Outcome:
@@ -18,7 +18,7 @@ def child_settled(compiled: CompiledWorkflow, parent: Run, child: Run, now: floa
 
     Not accepted (and no events) when there is nothing to do: the parent no longer waits on
     this child, or the child has not ended."""
-    if child.status not in ENDED or parent.status in ENDED:
+    if child.status not in FINISHED or parent.status in FINISHED:
         return Outcome(False, parent)
     name = branch_of(parent, child)
     if name is not None:

@@ -12,7 +12,7 @@ from ..definition.compiled import CompiledWorkflow
 from ..errors import DEBUG_DISABLED, INVALID_ARGUMENTS, RUN_NOT_RUNNING, TOOL_DENIED
 from .moves import enter, settled_events, what_next
 from .outcome import AGENT, HUMAN, SYSTEM, Event, Outcome, clean_data, reject
-from .run import ENDED, FAILED, PAUSED, RUNNING, Run
+from .run import FAILED, FINISHED, PAUSED, RUNNING, Run
 
 
 def agent_may_pause(compiled: CompiledWorkflow) -> bool:
@@ -75,7 +75,7 @@ def force_state(compiled: CompiledWorkflow, run: Run, state: str, context: Any =
     if run.pending_approval is not None:
         events.append(Event("rejected", SYSTEM, {"approval_id": run.pending_approval.approval_id,
                                                  "reason": "superseded by force-state"}))
-    events += settled_events(base if run.status in ENDED else run, new, SYSTEM)
+    events += settled_events(base if run.status in FINISHED else run, new, SYSTEM)
     return Outcome(True, new, tuple(events), stop=tuple(run.waited_children()))
 
 

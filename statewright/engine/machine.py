@@ -43,7 +43,7 @@ from .moves import (
     what_next,
 )
 from .outcome import AGENT, HUMAN, SYSTEM, Event, IdFactory, Outcome, Resolver, clean_data, reject
-from .run import ENDED, RUNNING, Run
+from .run import FINISHED, RUNNING, Run
 
 # -- starting --------------------------------------------------------------------------------
 
@@ -110,7 +110,7 @@ def _refuse_firing(compiled: CompiledWorkflow, run: Run, event: Any, actor: str,
                       f"expected version {expected_version} but the run is at version "
                       f"{run.version}; read the state again (get_state) and retry", actor,
                       event=event, expected_version=expected_version)
-    if run.status in ENDED:
+    if run.status in FINISHED:
         return reject(run, FINAL_STATE,
                       f"run {run.run_id} has ended ({run.status}, in state '{run.state}'); "
                       "start a new run to continue", actor, event=event)

@@ -9,7 +9,7 @@ from typing import Any
 from ..definition.compiled import RETURN_TARGET, CompiledWorkflow, State
 from ..errors import INVALID_TRANSITION
 from .outcome import SYSTEM, Event, Outcome, reject
-from .run import COMPLETED, ENDED, FAILED, PAUSED, RUNNING, Run
+from .run import COMPLETED, FAILED, FINISHED, PAUSED, RUNNING, Run
 
 
 def state_of(compiled: CompiledWorkflow, run: Run) -> State | None:
@@ -61,7 +61,7 @@ def status_after_entry(compiled: CompiledWorkflow, run: Run) -> str:
 
 def settled_events(before: Run, after: Run, actor: str) -> list[Event]:
     """The `completed` history row when this move ended the run."""
-    if after.status in ENDED and before.status not in ENDED:
+    if after.status in FINISHED and before.status not in FINISHED:
         return [Event("completed", actor, {"state": after.state, "status": after.status})]
     return []
 

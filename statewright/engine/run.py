@@ -21,7 +21,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 RUNNING, PAUSED, COMPLETED, FAILED = "running", "paused", "completed", "failed"
 STATUSES = (RUNNING, PAUSED, COMPLETED, FAILED)
-ENDED = (COMPLETED, FAILED)
+# the statuses a run cannot leave (DESIGN section 3 adds `ended`, a run closed by a human)
+FINISHED = (COMPLETED, FAILED)
 # who acted, in history rows (DESIGN section 3): the actor is who really acted
 AGENT, HUMAN, SYSTEM = "agent", "human", "system"
 

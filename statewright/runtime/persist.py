@@ -5,7 +5,7 @@ the parents that a child which just ended moves on (`engine.child_settled`)."""
 from __future__ import annotations
 
 from .. import engine
-from ..engine.run import ENDED, Run
+from ..engine.run import FINISHED, Run
 from ..lean import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -35,8 +35,9 @@ def apply_outcome(tx: Tx, before: Run | None, out: engine.Outcome, now: float, *
         stop_run(tx, rid, now, f"stopped: parent run {run.run_id} {why}")
     if not out.accepted or stopping:
         return
-    ended = [c.run for c in out.children if c.run.status in ENDED]
-    if run.parent_run and run.status in ENDED and (before is None or before.status not in ENDED):
+    ended = [c.run for c in out.children if c.run.status in FINISHED]
+    if run.parent_run and run.status in FINISHED and (
+            before is None or before.status not in FINISHED):
         ended.append(run)
     for child in ended:
         _settle_parent(tx, child, now)

@@ -14,7 +14,7 @@ import time
 
 from .. import engine
 from ..config import Config, load_config, project_root_dir
-from ..engine.run import AGENT, ENDED, HUMAN, PAUSED, RUNNING, Run
+from ..engine.run import AGENT, FINISHED, HUMAN, PAUSED, RUNNING, Run
 from ..errors import (
     INVALID_ARGUMENTS,
     NO_ACTIVE_RUN,
@@ -144,7 +144,7 @@ class Runtime:
                 last = tx.latest_session_run(session)
                 if last is None and session != DEFAULT_SESSION:
                     last = tx.latest_session_run(DEFAULT_SESSION)
-                if last is not None and last.status in ENDED:
+                if last is not None and last.status in FINISHED:
                     return ended_answer(tx, last)
             top, chain = active_chain(tx, session)
             return state_answer(tx, chain, top)
@@ -225,7 +225,7 @@ class Runtime:
                               resolve=self.load_definition)
             apply_outcome(tx, target, out, now)
             if target is top and not out.children and not (
-                    out.run.parent_run and out.run.status in ENDED):
+                    out.run.parent_run and out.run.status in FINISHED):
                 top_now = out.run  # nothing else changed: no need to read it back
             else:
                 top_now = tx.require_run(top.run_id)
