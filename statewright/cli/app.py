@@ -34,6 +34,21 @@ app = typer.Typer(
 console = Console()
 err_console = Console(stderr=True)
 
+
+def _print_version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        console.print(f"statewright {__version__}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: bool = typer.Option(
+        False, "--version", help="Print the version and exit.", callback=_print_version,
+        is_eager=True)) -> None:
+    """Keep coding agents on a declared path: validate workflows, drive runs, enforce rules."""
+
 # Shared option declarations.
 SessionOpt = typer.Option(
     None, "--session", "-s", help="Session id (default: $STATEWRIGHT_SESSION, else 'default').")

@@ -161,3 +161,14 @@ def test_graph(project: Path) -> None:
     p = run("graph", "ci-pipeline", "--format", "svg", "--project", str(project))
     no_traceback(p)
     assert p.returncode == 2 and "mermaid or dot" in p.stderr
+
+
+def test_version_is_the_package_version() -> None:
+    import statewright
+
+    r = subprocess.run([bin_path("statewright"), "--version"], capture_output=True, text=True,
+                       env=clean_env(), timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == f"statewright {statewright.__version__}"
+    r = subprocess.run([bin_path("statewright-hook"), "--version"], capture_output=True,
+                       text=True, env=clean_env(), timeout=60, input="")
+    assert "Traceback" not in r.stderr  # (the hook takes an event, not options: it refuses)
