@@ -1,7 +1,8 @@
 """Locations and project configuration (DESIGN.md section 5). Stdlib only: the hook uses it.
 
 - project root: explicit `--project`, else `$CLAUDE_PROJECT_DIR`, else the nearest ancestor of the
-  working directory holding `.statewright/` or `statewright.json`, else the working directory;
+  working directory holding `.statewright/`, `statewright.json` or `.git`, else the working
+  directory;
 - store: `<root>/.statewright/state.db`, or `$STATEWRIGHT_HOME/state.db`;
 - workflow search path: `<root>/workflows/`, `<root>/.statewright/workflows/`, the config's
   `workflows` dirs, each dir of `$STATEWRIGHT_WORKFLOWS`, then the shipped examples.
@@ -62,7 +63,8 @@ def project_root_dir(project: str | os.PathLike[str] | None = None,
     d = start
     while True:
         if os.path.isdir(os.path.join(d, STATE_DIR)) or \
-                os.path.isfile(os.path.join(d, CONFIG_FILE)):
+                os.path.isfile(os.path.join(d, CONFIG_FILE)) or \
+                os.path.exists(os.path.join(d, ".git")):  # (a file in a worktree/submodule)
             return d
         parent = os.path.dirname(d)
         if parent == d:

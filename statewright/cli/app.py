@@ -54,8 +54,8 @@ SessionOpt = typer.Option(
     None, "--session", "-s", help="Session id (default: $STATEWRIGHT_SESSION, else 'default').")
 ProjectOpt = typer.Option(
     None, "--project", "-p",
-    help="Project root (default: $CLAUDE_PROJECT_DIR or the nearest dir with .statewright/ or "
-         "statewright.json).")
+    help="Project root (default: $CLAUDE_PROJECT_DIR or the nearest dir with .statewright/, "
+         "statewright.json or .git).")
 
 
 def json_option(what: str | None = None) -> Any:

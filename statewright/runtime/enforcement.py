@@ -185,7 +185,7 @@ def _gate() -> Callable[..., Decision]:
 
 
 def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
-    if not os.path.exists(rt.config.store_file):
+    if not rt.has_store():
         return _no_run()  # no store, no runs: nothing is created on disk
     gate = _gate()
     _warm(rt, call)
@@ -254,7 +254,7 @@ def _event(kind: str, data: dict[str, Any]) -> dict[str, Any]:
 def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
     """Account an allowed call's result: bytes read, files changed (interrupts), warnings.
     One write transaction; nothing is written when there is nothing to account."""
-    if not os.path.exists(rt.config.store_file):
+    if not rt.has_store():
         return RecordOutcome()
     nbytes = max(0, int(result.output_bytes or 0))
     files = [] if result.is_error else changed_files(rt, result)  # pure: before the lock
@@ -316,7 +316,7 @@ def changed_files(rt: Runtime, result: ToolResult) -> list[str]:
 def stop_reminder(rt: Runtime, session: str) -> str | None:
     """Stop hook: in a running, non-final state, the reminder to give (counted, at most
     STOP_REMINDERS_PER_STATE per state); None when the agent may stop."""
-    if not os.path.exists(rt.config.store_file):
+    if not rt.has_store():
         return None
     with rt.store.transaction() as tx:
         eff = effective_in(tx, session)

@@ -122,13 +122,20 @@ class Runtime:
         """The run whose rules apply now, with its definition; None when nothing is running.
         A project without a store file has no runs: nothing is created on disk for it (a
         user-scope install touches every project)."""
-        if not os.path.exists(self.config.store_file):
+        if not self.has_store():
             return None
         with self.store.read() as tx:
             return effective_in(tx, self.resolve_session(session))
 
+    def has_store(self) -> bool:
+        """Whether the project has a store file. Reading needs none: a project without one has
+        no runs, and nothing that only reads creates it (DESIGN section 5)."""
+        return os.path.exists(self.config.store_file)
+
     def protected_files(self) -> set[str]:
         """Workflow source files of the runs in use (running or paused, any session)."""
+        if not self.has_store():
+            return set()
         with self.store.read() as tx:
             return tx.source_paths_in_use()
 
@@ -139,6 +146,10 @@ class Runtime:
         its run completed or failed (`ended_answer`); NO_ACTIVE_RUN only when there never was
         a run."""
         session = self.resolve_session(session)
+        if not self.has_store():
+            raise StatewrightError(NO_ACTIVE_RUN, f"no runs yet in this project ({self.root_dir}); "
+                                   "start one with `statewright start NAME` or "
+                                   "statewright_load_workflow")
         with self.store.read() as tx:
             if session_top(tx, session) is None:
                 last = tx.latest_session_run(session)
@@ -388,6 +399,8 @@ class Runtime:
 
     # -- listing ----------------------------------------------------------------------------
     def list_runs(self, session: str | None = None) -> list[dict[str, Any]]:
+        if not self.has_store():
+            return []
         with self.store.read() as tx:
             runs = tx.list_runs(session)
         return [run_summary(r) for r in runs]
@@ -396,6 +409,11 @@ class Runtime:
                 session: str | None = None) -> list[dict[str, Any]]:
         """The history of a run and of its children (fork branches, invoked runs), in order.
         Without `run_id`: the session's current run, else its latest."""
+        if not self.has_store():
+            if run_id is not None:
+                raise StatewrightError(UNKNOWN_RUN, f"no run with id {run_id}")
+            raise StatewrightError(NO_ACTIVE_RUN, f"session '{self.resolve_session(session)}' "
+                                   "has no runs")
         with self.store.read() as tx:
             if run_id is None:
                 s = self.resolve_session(session)

@@ -106,3 +106,30 @@ def test_damaged_store_is_one_line(project):
     (project / ".statewright" / "state.db").write_bytes(b"garbage" * 200)
     line = one_line_error(sw(project, "status", check=False), "STORE_ERROR")
     assert "state.db" in line
+
+
+def test_read_only_commands_create_nothing_and_find_the_git_root(tmp_path):
+    """Run from a subdirectory of a git project with no store: the project is the git root
+    (its workflows are found), and commands that only read create nothing anywhere."""
+    root = tmp_path / "proj"
+    sub = root / "src" / "deep"
+    sub.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "workflows").mkdir()
+    (root / "workflows" / "mini.json").write_text(json.dumps(
+        {"id": "mini", "initial": "a",
+         "states": {"a": {"on": {"GO": "b"}}, "b": {"type": "final"}}}))
+
+    def run(*args):
+        return subprocess.run([bin_path("statewright"), *args], capture_output=True, text=True,
+                              cwd=sub, env=clean_env(COLUMNS="200"), timeout=60)
+
+    assert run("runs").returncode == 0
+    assert run("list").returncode == 0 and "mini" in run("list").stdout
+    for args, code in ((("status",), "NO_ACTIVE_RUN"), (("history",), "NO_ACTIVE_RUN"),
+                       (("history", "run_000000000000"), "UNKNOWN_RUN")):
+        one_line_error(run(*args), code)
+    assert not list(tmp_path.rglob(".statewright"))
+    # a command that starts a run creates the store at the git root, not in the subdirectory
+    assert run("start", "mini").returncode == 0
+    assert (root / ".statewright" / "state.db").is_file() and not (sub / ".statewright").exists()
