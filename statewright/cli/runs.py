@@ -110,6 +110,17 @@ def pause_cmd(
     _show(_runtime(project).pause(session, actor=HUMAN), as_json, "paused")
 
 
+@app.command("end")
+def end_cmd(
+    reason: str | None = typer.Option(None, "--reason", "-r", help="Why (recorded in history)."),
+    as_json: bool = StateJsonOpt,
+    session: str | None = SessionOpt,
+    project: str | None = ProjectOpt,
+) -> None:
+    """End the session's run for good (status `ended`; a new run may then start)."""
+    _show(_runtime(project).end(session, reason, actor=HUMAN), as_json, "ended")
+
+
 @app.command("resume")
 def resume_cmd(
     name: str = typer.Argument(

@@ -30,6 +30,7 @@ from ..lean import lazy_attributes
 from .run import (
     AGENT,
     COMPLETED,
+    ENDED,
     FAILED,
     FINISHED,
     HUMAN,
@@ -56,16 +57,17 @@ __getattr__ = lazy_attributes(__name__, {
     "approve": "approvals", "reject_approval": "approvals", "approval_changes": "approvals",
     "ApprovalDecision": "approvals",
     "agent_may_pause": "control", "force_state": "control", "pause": "control",
-    "resume": "control", "stop": "control",
+    "resume": "control", "stop": "control", "end": "control",
 })
 
 
 __all__ = [
-    "AGENT", "COMPLETED", "FAILED", "FINISHED", "HUMAN", "PAUSED", "RUNNING", "STATUSES", "SYSTEM",
+    "AGENT", "COMPLETED", "ENDED", "FAILED", "FINISHED", "HUMAN", "PAUSED", "RUNNING", "STATUSES",
+    "SYSTEM",
     "ApprovalDecision", "Child", "Event", "Fork", "ForkBranch", "Invoke", "Outcome",
     "PendingApproval", "Run", "agent_may_pause", "approval_changes", "approve",
     "available_events", "can_interrupt", "child_settled", "clean_data",
-    "derive_id", "event_target", "fire", "fire_interrupt",
+    "derive_id", "end", "event_target", "fire", "fire_interrupt",
     "force_state", "is_waiting", "pause", "reject_approval", "resume", "start", "stop",
     "transitions",
 ]

@@ -12,7 +12,7 @@ from ..definition.compiled import CompiledWorkflow
 from ..errors import DEBUG_DISABLED, INVALID_ARGUMENTS, RUN_NOT_RUNNING, TOOL_DENIED
 from .moves import enter, settled_events, what_next
 from .outcome import AGENT, HUMAN, SYSTEM, Event, Outcome, clean_data, reject
-from .run import FAILED, FINISHED, PAUSED, RUNNING, Run
+from .run import ENDED, FAILED, FINISHED, PAUSED, RUNNING, Run
 
 
 def agent_may_pause(compiled: CompiledWorkflow) -> bool:
@@ -77,6 +77,22 @@ def force_state(compiled: CompiledWorkflow, run: Run, state: str, context: Any =
                                                  "reason": "superseded by force-state"}))
     events += settled_events(base if run.status in FINISHED else run, new, SYSTEM)
     return Outcome(True, new, tuple(events), stop=tuple(run.waited_children()))
+
+
+def end(run: Run, *, now: float, actor: str, reason: str | None = None) -> Outcome:
+    """A human closes a running or paused run for good (DESIGN section 3): status `ended`, the
+    reason recorded; the children it waits on stop with it. Refused to anyone else: ending a
+    run lifts its rules, like pausing, and cannot be undone."""
+    if actor != HUMAN:
+        return reject(run, TOOL_DENIED, "only a human can end a run (`statewright end` in a "
+                      "terminal): it lifts the workflow's rules for good. The run stays in "
+                      f"state '{run.state}'.", actor)
+    if run.status not in (RUNNING, PAUSED):
+        return reject(run, RUN_NOT_RUNNING, f"run {run.run_id} is {run.status}; only a running "
+                      "or paused run can be ended", actor)
+    ended = run.with_(status=ENDED, version=run.version + 1, updated_at=now)
+    ev = Event("ended", actor, {"state": run.state, "reason": reason or ""})
+    return Outcome(True, ended, (ev,), stop=tuple(run.waited_children()))
 
 
 def stop(run: Run, *, now: float, reason: str) -> Outcome:

@@ -20,9 +20,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
 RUNNING, PAUSED, COMPLETED, FAILED = "running", "paused", "completed", "failed"
-STATUSES = (RUNNING, PAUSED, COMPLETED, FAILED)
-# the statuses a run cannot leave (DESIGN section 3 adds `ended`, a run closed by a human)
-FINISHED = (COMPLETED, FAILED)
+ENDED = "ended"  # closed for good by a human (`statewright end`)
+STATUSES = (RUNNING, PAUSED, COMPLETED, FAILED, ENDED)
+# the statuses a run cannot leave
+FINISHED = (COMPLETED, FAILED, ENDED)
 # who acted, in history rows (DESIGN section 3): the actor is who really acted
 AGENT, HUMAN, SYSTEM = "agent", "human", "system"
 

@@ -262,6 +262,16 @@ class Runtime:
 
         return self._on_top_run(self.resolve_session(session), op)
 
+    def end(self, session: str | None = None, reason: str | None = None,
+            actor: str = AGENT) -> dict[str, Any]:
+        """Close the session's top run for good (status `ended`, the reason recorded); only a
+        human may (`engine.end`), else TOOL_DENIED, recorded."""
+
+        def op(c: CompiledWorkflow, top: Run, now: float, chain: Chain) -> engine.Outcome:
+            return engine.end(top, now=now, actor=actor, reason=reason)
+
+        return self._on_top_run(self.resolve_session(session), op)
+
     def _on_top_run(self, session: str,
                     op: Callable[[CompiledWorkflow, Run, float, Chain], engine.Outcome],
                     ) -> dict[str, Any]:

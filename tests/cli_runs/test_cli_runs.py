@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
+
 from tests.conftest import bin_path, clean_env
 
 
@@ -133,3 +135,22 @@ def test_read_only_commands_create_nothing_and_find_the_git_root(tmp_path):
     # a command that starts a run creates the store at the git root, not in the subdirectory
     assert run("start", "mini").returncode == 0
     assert (root / ".statewright" / "state.db").is_file() and not (sub / ".statewright").exists()
+
+
+def test_end_closes_the_run_for_good_and_only_a_human_may(project):
+    from statewright import errors
+    from statewright.runtime import Runtime
+
+    sw(project, "start", "tdd-feature")
+    rt = Runtime.open(str(project))
+    with pytest.raises(errors.StatewrightError) as ei:
+        rt.end(None, "the agent wants out")  # the agent's actor: refused, and recorded
+    assert ei.value.code == errors.TOOL_DENIED and "only a human" in ei.value.message
+    ended = json.loads(sw(project, "end", "--reason", "abandoned", "--json").stdout)
+    assert ended["status"] == "ended"
+    history = json.loads(sw(project, "history", "--json").stdout)
+    kinds = [(e["kind"], e["actor"]) for e in history]
+    assert ("rejected", "agent") in kinds and ("ended", "human") in kinds
+    assert any(e["kind"] == "ended" and e["data"]["reason"] == "abandoned" for e in history)
+    one_line_error(sw(project, "end", check=False), "NO_ACTIVE_RUN")  # nothing left to end
+    assert json.loads(sw(project, "start", "tdd-feature", "--json").stdout)["status"] == "running"
