@@ -56,6 +56,9 @@ def force_state(compiled: CompiledWorkflow, run: Run, state: str, context: Any =
     if actor == AGENT and not compiled.debug:
         return reject(run, DEBUG_DISABLED, f"force_state is disabled: workflow '{compiled.id}' "
                       "does not set meta.debug. " + what_next(compiled, run), actor, target=state)
+    if run.status == ENDED:  # (a human closed it for good: recovery is a new run)
+        return reject(run, RUN_NOT_RUNNING, f"run {run.run_id} was ended by a human; start a new "
+                      "run instead", actor, target=state)
     if not isinstance(state, str) or state not in compiled.states:
         return reject(run, INVALID_ARGUMENTS, f"unknown state '{state}'; states: "
                       + ", ".join(compiled.states), actor, target=state)

@@ -153,4 +153,6 @@ def test_end_closes_the_run_for_good_and_only_a_human_may(project):
     assert ("rejected", "agent") in kinds and ("ended", "human") in kinds
     assert any(e["kind"] == "ended" and e["data"]["reason"] == "abandoned" for e in history)
     one_line_error(sw(project, "end", check=False), "NO_ACTIVE_RUN")  # nothing left to end
+    # for good: not even a human's force-state revives it (recovery is a new run)
+    one_line_error(sw(project, "force-state", "planning", check=False), "RUN_NOT_RUNNING")
     assert json.loads(sw(project, "start", "tdd-feature", "--json").stdout)["status"] == "running"
