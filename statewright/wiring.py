@@ -14,11 +14,13 @@ Scopes (like `claude mcp add`):
 
 Hook forms:
 - `mcp` (the default, except in the project scope): the per-call events are `mcp_tool` hooks
-  answered by the running proxy's hook tool (no process per call); the proxy entry has
-  `alwaysLoad`, so the host waits for it at start, and PreToolUse has `onFailure: "block"`, so
-  a call the proxy cannot answer is refused, never let through. SessionStart stays a process
+  answered by the running proxy's hook tool (no process per call); PreToolUse has
+  `onFailure: "block"`, so a call the proxy cannot answer is refused, never let through. SessionStart stays a process
   hook: the host fires it before MCP servers are connected.
 - `process`: every event runs `statewright-hook EVENT`.
+
+The proxy's entry has `alwaysLoad` in both forms: the host waits for it at start (at most 5 s),
+so its tools are listed from the first turn and no call comes before the hook tool can answer.
 
 Merging is idempotent and conservative: the user's own hooks and servers are never dropped,
 re-running changes nothing, uninstalling removes only what is ours.
@@ -210,11 +212,9 @@ def is_our_server(entry: Any) -> bool:
 
 def server_entry(p: Plan, keep: dict[str, Any]) -> dict[str, Any]:
     new = {k: v for k, v in keep.items() if k not in ("type", "url", "headers")}
-    new.update({"type": "stdio", "command": p.cli_bin, "args": ["serve"]})
-    if p.hooks == "mcp":
-        new["alwaysLoad"] = True  # the host waits for the proxy before the first tool call
-    else:
-        new.pop("alwaysLoad", None)
+    # alwaysLoad: the host waits for the proxy at start, so its tools are there from the first
+    # turn and (mcp hooks) no tool call comes before the hook tool can answer
+    new.update({"type": "stdio", "command": p.cli_bin, "args": ["serve"], "alwaysLoad": True})
     return new
 
 

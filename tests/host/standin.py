@@ -66,11 +66,12 @@ class Conversation:
         return out
 
     def texts(self) -> list[str]:
-        """Every text block the host sent in user turns (hook context, reminders, ...)."""
+        """Every text the host sent besides the model's own turns: prompts, tool results, hook
+        context and reminders (the host sends hook context as `system` messages)."""
         out = []
         for req in self.requests[-1:]:
             for msg in req.get("messages", []):
-                if msg.get("role") != "user":
+                if msg.get("role") == "assistant":
                     continue
                 content = msg.get("content")
                 if isinstance(content, str):

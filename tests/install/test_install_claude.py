@@ -117,7 +117,7 @@ def test_project_scope_is_portable(tmp_path: Path) -> None:
     assert not (proj / ".claude" / "settings.local.json").exists()
     mcp = read(proj / ".mcp.json")
     assert mcp == {"mcpServers": {"statewright": {"type": "stdio", "command": "statewright",
-                                                  "args": ["serve"]}}}
+                                                  "args": ["serve"], "alwaysLoad": True}}}
     settings = read(proj / ".claude" / "settings.json")
     for event, arg in zip(HOOK_EVENTS, HOOK_ARGS, strict=True):
         (h,) = settings["hooks"][event][0]["hooks"]
