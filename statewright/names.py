@@ -18,3 +18,6 @@ OWN_TOOLS = frozenset({"statewright_load_workflow", "statewright_transition",
 CONFIG_FILE = "statewright.json"
 STATE_DIR = ".statewright"
 STORE_FILE = "state.db"
+#: where `statewright ui` says, while it runs, at which address the web page is (in the store's
+#: directory, beside `STORE_FILE`; never its secret)
+PAGE_FILE = "ui.json"
