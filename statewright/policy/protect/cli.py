@@ -1,7 +1,8 @@
 """Self-protection against running statewright's human-only CLI from a shell line.
 
 The CLI acts as the human: `approve`, `reject`, `force-state`, `pause`, `resume`, `start`,
-`install`, `hook`, `serve`, `ui` (the web page that decides approvals) would let an agent wave its own work through. Only the read-only
+`install`, `hook`, `serve`, `ui` (the web page that decides approvals) would let an agent wave
+its own work through. Only the read-only
 commands and `transition` (what the statewright_transition tool does) may be run by an agent,
 however the CLI is reached: bare, by path (`.venv/bin/statewright`), through a wrapper or a
 runner (`env`, `sudo`, `xargs`, `uv run`, `pipx run`, ...), as `python -m statewright`, as
