@@ -53,12 +53,18 @@ def _error(status: int, code: str, message: str) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
 
 
-def build_app(rt: Runtime, secrets: Secrets, port: int) -> ASGIApp:
-    """The page's ASGI application for `rt`'s project, served on 127.0.0.1:`port`."""
+class _Routes:
+    """The route handlers of one page: the runtime they read and the secrets they check."""
 
-    def keyed(handler: Handler) -> Handler:
+    def __init__(self, rt: Runtime, secrets: Secrets) -> None:
+        self.rt = rt
+        self.secrets = secrets
+
+    def keyed(self, handler: Handler) -> Handler:
+        """`handler` for the signed-in tab only; a refusal or failure as JSON, never a
+        traceback."""
         async def checked(request: Request) -> Response:
-            if not secrets.knows(request.headers.get(KEY_HEADER)):
+            if not self.secrets.knows(request.headers.get(KEY_HEADER)):
                 return _error(401, "SIGN_IN", "sign in with the link `statewright ui` printed")
             try:
                 return await handler(request)
@@ -70,42 +76,39 @@ def build_app(rt: Runtime, secrets: Secrets, port: int) -> ASGIApp:
                 return _error(500, "INTERNAL", f"{type(exc).__name__}: {exc}")
         return checked
 
-    async def page(request: Request) -> Response:
+    async def page(self, request: Request) -> Response:
         return HTMLResponse(pages.shell("statewright"))
 
-    async def static(request: Request) -> Response:
+    async def static(self, request: Request) -> Response:
         name = request.path_params["name"]
         if name not in STATIC_FILES:
             return _error(404, "NOT_FOUND", "no such file")
         return Response((STATIC_DIR / name).read_bytes(), media_type=STATIC_FILES[name])
 
-    async def sign_in(request: Request) -> Response:
+    async def sign_in(self, request: Request) -> Response:
         body = await _json_body(request)
-        key = secrets.sign_in(body.get("token") if isinstance(body, dict) else None)
+        key = self.secrets.sign_in(body.get("token") if isinstance(body, dict) else None)
         if key is None:
             return _error(401, "SIGN_IN", "this sign-in link is not valid or was already "
                           "used; restart `statewright ui` for a new one")
         return JSONResponse({"key": key})
 
-    @keyed
-    async def runs(request: Request) -> Response:
+    async def runs(self, request: Request) -> Response:
         try:
             page_no = max(1, int(request.query_params.get("page", "1")))
         except ValueError:
             page_no = 1
-        overview = await anyio.to_thread.run_sync(
-            lambda: rt.runs_overview(pages.RUNS_PER_PAGE, (page_no - 1) * pages.RUNS_PER_PAGE))
+        overview = await anyio.to_thread.run_sync(lambda: self.rt.runs_overview(
+            pages.RUNS_PER_PAGE, (page_no - 1) * pages.RUNS_PER_PAGE))
         return _partial(pages.runs_html(overview, page_no), overview["mark"])
 
-    @keyed
-    async def run(request: Request) -> Response:
+    async def run(self, request: Request) -> Response:
         run_id = request.path_params["run_id"]
         view = await anyio.to_thread.run_sync(
-            lambda: rt.run_view(run_id, pages.HISTORY_SHOWN))
+            lambda: self.rt.run_view(run_id, pages.HISTORY_SHOWN))
         return _partial(pages.run_html(view), view["mark"])
 
-    @keyed
-    async def wait(request: Request) -> Response:
+    async def wait(self, request: Request) -> Response:
         try:
             since = int(request.query_params.get("since", "-1"))
         except ValueError:
@@ -113,14 +116,13 @@ def build_app(rt: Runtime, secrets: Secrets, port: int) -> ASGIApp:
         mark = since
         with anyio.move_on_after(WAIT_SECONDS):
             while True:
-                mark = await anyio.to_thread.run_sync(rt.change_mark)
+                mark = await anyio.to_thread.run_sync(self.rt.change_mark)
                 if mark != since or await request.is_disconnected():
                     break
                 await anyio.sleep(POLL_SECONDS)
         return JSONResponse({"mark": mark})
 
-    @keyed
-    async def decide(request: Request) -> Response:
+    async def decide(self, request: Request) -> Response:
         aid, decision = request.path_params["approval_id"], request.path_params["decision"]
         body = await _json_body(request)
         reason = body.get("reason") if isinstance(body, dict) else None
@@ -128,9 +130,9 @@ def build_app(rt: Runtime, secrets: Secrets, port: int) -> ASGIApp:
             reason = None
         elif len(reason) > MAX_REASON:
             return _error(400, "INVALID_ARGUMENTS", f"the reason is over {MAX_REASON} characters")
+        rt = self.rt
         if decision == "approve":
-            answer = await anyio.to_thread.run_sync(
-                lambda: rt.approve(None, aid, actor=HUMAN))
+            answer = await anyio.to_thread.run_sync(lambda: rt.approve(None, aid, actor=HUMAN))
         elif decision == "reject":
             answer = await anyio.to_thread.run_sync(
                 lambda: rt.reject(None, aid, reason, actor=HUMAN))
@@ -139,13 +141,17 @@ def build_app(rt: Runtime, secrets: Secrets, port: int) -> ASGIApp:
         return JSONResponse({"decision": decision, "state": answer["state"],
                              "status": answer["status"], "run_id": answer["run_id"]})
 
+
+def build_app(rt: Runtime, secrets: Secrets, port: int) -> ASGIApp:
+    """The page's ASGI application for `rt`'s project, served on 127.0.0.1:`port`."""
+    r = _Routes(rt, secrets)
     app = Starlette(routes=[
-        Route("/", page), Route("/runs/{run_id}", page),
-        Route("/static/{name}", static),
-        Route("/api/session", sign_in, methods=["POST"]),
-        Route("/api/runs", runs), Route("/api/runs/{run_id}", run),
-        Route("/api/wait", wait),
-        Route("/api/approvals/{approval_id}/{decision}", decide, methods=["POST"]),
+        Route("/", r.page), Route("/runs/{run_id}", r.page),
+        Route("/static/{name}", r.static),
+        Route("/api/session", r.sign_in, methods=["POST"]),
+        Route("/api/runs", r.keyed(r.runs)), Route("/api/runs/{run_id}", r.keyed(r.run)),
+        Route("/api/wait", r.keyed(r.wait)),
+        Route("/api/approvals/{approval_id}/{decision}", r.keyed(r.decide), methods=["POST"]),
     ])
     return RequestGuard(app, port)
 
