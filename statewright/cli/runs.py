@@ -10,11 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.markup import escape
-from rich.panel import Panel
 from rich.table import Table
-from rich.text import Text
 
-from ..runtime.state_text import panel
+from . import fast
 from .app import (
     ProjectOpt,
     SessionOpt,
@@ -25,12 +23,10 @@ from .app import (
     json_option,
     object_option,
 )
+from .base import HUMAN, render_state
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
-
-HUMAN = "human"
-
 
 def _runtime(project: str | None) -> Runtime:
     from ..runtime import Runtime
@@ -43,14 +39,6 @@ def _fmt_time(t: Any) -> str:
         return _dt.datetime.fromtimestamp(float(t)).strftime("%Y-%m-%d %H:%M:%S")
     except (TypeError, ValueError, OverflowError, OSError):
         return "-"
-
-
-def render_state(state: dict[str, Any], title: str) -> None:
-    """The rich panel of `statewright status` (also printed after state-changing commands)."""
-    lines = Text()
-    for text, style in panel(state):
-        lines.append(text, style=style)
-    console.print(Panel(lines, title=escape(title), expand=False))
 
 
 def _show(state: dict[str, Any], as_json: bool, title: str) -> None:
@@ -79,7 +67,7 @@ def status_cmd(
     project: str | None = ProjectOpt,
 ) -> None:
     """Show the session's current run: state, rules, counters and transitions."""
-    _show(_runtime(project).get_state(session), as_json, "statewright status")
+    fast.status(as_json, session, project)
 
 
 @app.command("transition")
@@ -94,10 +82,7 @@ def transition_cmd(
     project: str | None = ProjectOpt,
 ) -> None:
     """Fire EVENT on the session's run."""
-    payload = object_option(data, "--data")
-    state = _runtime(project).transition(session, event, payload,
-                                         expected_version=expected_version, actor=HUMAN)
-    _show(state, as_json, f"{event} -> {state['state']}")
+    fast.transition(event, data, expected_version, as_json, session, project)
 
 
 @app.command("pause")
