@@ -40,8 +40,8 @@ COMMANDS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
         ("approve", "runs", "Approve a parked transition; it completes now."),
         ("reject", "runs", "Reject a parked transition; the run stays where it is."),
         ("force-state", "runs", "Jump the run to STATE, bypassing guards (a human action)."),
-        ("runs", "runs", "List runs: id, workflow, state, status, last change."),
-        ("history", "runs", "Show a run's events: time, actor, event, state, summary."),
+        ("runs", "listing", "List runs: id, workflow, state, status, last change."),
+        ("history", "listing", "Show a run's events: time, actor, event, state, summary."),
     )),
     ("Enforcement", (
         ("check", "check", "Dry-run and explain the decision for one tool call."),
