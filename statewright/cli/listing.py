@@ -133,14 +133,15 @@ def history_cmd(
 
 
 def summary(data: Any) -> str:
-    """One line for an event's data: the event and the move first, then the other fields."""
+    """One line for an event's data: the event and where the run came from first, then the
+    other fields (`digest`, `context`, `input` are left for --details)."""
     if not isinstance(data, dict):
         return json.dumps(data, default=str)
-    parts = []
-    if data.get("event"):
-        parts.append(str(data["event"]))
-    if "from" in data and "to" in data:
-        parts.append(f"{data['from']} -> {data['to']}")
+    words = [str(data["event"])] if data.get("event") else []
+    if "from" in data:
+        words.append(f"from {data['from']}")
+    head = " ".join(words)
+    parts = [head] if head else []  # (the state column shows where it went)
     for k, v in data.items():
         if k in _HIDDEN or k in ("event", "from", "to") or v in (None, "", [], {}):
             continue

@@ -49,10 +49,10 @@ def test_top_help_is_the_same_on_both_paths_and_lists_every_command(columns):
 
 
 def test_top_level_options_of_the_typer_app_are_all_in_the_help():
+    import typer
+
     from statewright.cli.app import app
     from statewright.cli.commands import OPTIONS
-
-    import typer
 
     group = typer.main.get_command(app)
     listed = " ".join(opt for opt, _ in OPTIONS)
