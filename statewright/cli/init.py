@@ -3,8 +3,8 @@ wiring, in one go.
 
 Idempotent like the installer: a second run changes nothing. An existing workflow file that
 differs from the starter is never overwritten without `--force` (and then nothing else is done
-either). The wiring is `statewright install claude` itself, with its default scope, invoked as
-a command (`_install_claude`): init adds no install logic of its own.
+either). The wiring is `statewright install claude`'s own code path with its defaults
+(`install.install_claude_files`): init adds no install logic of its own.
 """
 
 from __future__ import annotations
@@ -60,7 +60,6 @@ def _starter_text(name: str) -> str:
 
 @app.command("init")
 def init_cmd(
-    ctx: typer.Context,
     name: str = typer.Option("starter", "--name", help="Id (and file name) of the workflow."),
     force: bool = typer.Option(False, "--force",
                                help="Overwrite workflows/NAME.json if it differs from the "
@@ -91,7 +90,7 @@ def init_cmd(
         typer.echo(f"{'overwrote' if current is not None else 'created'} {path} "
                    f"(workflow {name!r})")
     if not no_install:
-        _install_claude(ctx, str(root))
+        _install_claude(root)
     typer.echo(f"next: statewright validate {path.parent}; statewright start {name}; "
                "statewright status")
 
@@ -105,20 +104,10 @@ def _read(path: Path) -> str | None:
         raise ArgumentError(f"{path}: cannot read: {exc}") from None
 
 
-def group_ctx(ctx: typer.Context, group: Any) -> Any:
-    return group.make_context("install", ["claude"], parent=ctx.find_root(),
-                              resilient_parsing=True)
+def _install_claude(root: Path) -> None:
+    """The installer's own code path with its defaults (`install.install_claude_files`)."""
+    from .install import install_claude_files
 
-
-def _install_claude(ctx: typer.Context, project: str) -> None:
-    """Run `statewright install claude --project ROOT` with every other option at its default,
-    through click as if typed (so the installer's defaults, whatever they are, apply)."""
-    from . import install  # noqa: F401  (registers the install group on `app`)
-
-    root_cmd = typer.main.get_command(app)
-    group = root_cmd.get_command(ctx, "install")  # type: ignore[attr-defined]
-    claude = group.get_command(ctx, "claude") if group is not None else None
-    if claude is None:  # pragma: no cover - the installer always defines it
-        raise ArgumentError("`statewright install claude` is not available")
-    with claude.make_context("claude", ["--project", project], parent=group_ctx(ctx, group)) as sub:
-        claude.invoke(sub)
+    for path, what in install_claude_files(root):
+        unchanged = what in ("not present in", "already up to date in")
+        typer.echo(f"statewright {what} {path}" + (" (unchanged)" if unchanged else ""))

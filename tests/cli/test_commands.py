@@ -41,9 +41,12 @@ def test_init_writes_a_valid_starter_and_wires_claude_code_idempotently(tmp_path
     v = sw("validate", str(wf), "--json", "--strict")
     report = json.loads(v.stdout)
     assert v.returncode == 0 and report["errors"] == 0 and report["warnings"] == 0, v.stdout
-    settings = [f for f in (root / ".claude").glob("settings*.json")]
-    assert settings and any("statewright-hook" in f.read_text() for f in settings)
-    wiring = {f: f.read_text() for f in [*settings, *root.glob(".mcp*.json")]}
+    # the installer's default scope and files (local: .claude/settings.local.json, ~/.claude.json)
+    settings = list((root / ".claude").glob("settings*.json"))
+    assert settings and any('"PreToolUse"' in f.read_text() for f in settings)
+    assert any(line.startswith("statewright installed in ") for line in p.stdout.splitlines())
+    wiring = {f: f.read_text() for f in [*settings, *root.glob(".mcp*.json"),
+                                         *home.glob(".claude*.json")]}
     before = wf.read_text()
     again = sw("init", cwd=root, HOME=str(home))
     assert again.returncode == 0 and "unchanged" in again.stdout, again
