@@ -189,22 +189,26 @@ def _free_port() -> int:
 
 
 def _first_stderr_lines(cmd: list[str], stdin, n: int, cwd: Path) -> list[str]:
+    """The first `n` lines the process writes on stderr (read from the raw pipe: a buffered
+    reader could hold the second line while select() waits for more), then stop it."""
     proc = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True, env=clean_env(), cwd=cwd)
+                            env=clean_env(), cwd=cwd)
+    fd = proc.stderr.fileno()
     try:
-        lines: list[str] = []
+        data = b""
         deadline = time.monotonic() + 90
-        while len(lines) < n and time.monotonic() < deadline:
-            ready, _, _ = select.select([proc.stderr], [], [], 1)
+        while data.count(b"\n") < n and time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 1)
             if ready:
-                line = proc.stderr.readline()
-                if not line:
+                chunk = os.read(fd, 65536)
+                if not chunk:
                     break
-                lines.append(line.rstrip("\n"))
-        return lines
+                data += chunk
+        return data.decode().splitlines()[:n]
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+        proc.stderr.close()
 
 
 def test_serve_on_a_terminal_says_it_speaks_mcp_on_stdio(tmp_path):
