@@ -9,7 +9,7 @@ NPM_STAMP := $(NPM_DIR)/node_modules/.statewright-installed
 HOST_DIR   := tests/host/npm
 HOST_STAMP := $(HOST_DIR)/node_modules/.statewright-installed
 
-.PHONY: demo test lint bench venv node clean
+.PHONY: demo test lint bench venv node chromium clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,13 @@ $(HOST_STAMP): $(HOST_DIR)/package.json $(HOST_DIR)/package-lock.json
 venv: $(STAMP)
 node: $(NPM_STAMP) $(HOST_STAMP)
 
+## make chromium: Debian's chromium for the web page's end-to-end tests (Playwright drives the
+## system browser; it never downloads one)
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
+
 ## make demo: set up, then run the end-to-end demo
 demo: $(STAMP) $(NPM_STAMP)
 	$(PY) -m statewright.demo
@@ -41,7 +48,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 ## make test: set up, lint, then run every test (unit, property-based, end-to-end)
-test: lint $(NPM_STAMP) $(HOST_STAMP)
+test: lint $(NPM_STAMP) $(HOST_STAMP) chromium
 	$(PY) -m pytest -n auto --dist loadgroup -q
 
 ## make bench: run the benchmarks of DESIGN.md section 8 and print a table of ratios

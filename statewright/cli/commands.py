@@ -42,6 +42,7 @@ COMMANDS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
         ("force-state", "runs", "Jump the run to STATE, bypassing guards (a human action)."),
         ("runs", "listing", "List runs: id, workflow, state, status, last change."),
         ("history", "listing", "Show a run's events: time, actor, event, state, summary."),
+        ("ui", "ui", "Serve the local web page: runs, graphs, history, approvals."),
     )),
     ("Enforcement", (
         ("check", "check", "Dry-run and explain the decision for one tool call."),

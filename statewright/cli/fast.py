@@ -107,8 +107,12 @@ def _runtime(project: str | None) -> Runtime:
 
 def status(as_json: bool = False, session: str | None = None,
            project: str | None = None) -> None:
-    state = _runtime(project).get_state(session)
+    rt = _runtime(project)
+    state = rt.get_state(session)
     answer(state, as_json, lambda: render_state(state, "statewright status"))
+    url = None if as_json else rt.page_url()  # while `statewright ui` runs
+    if url:
+        sys.stdout.write(f"web page: {url}/runs/{state['run_id']}\n")
 
 
 def transition(event: str, data: str | None = None, expected_version: int | None = None,

@@ -55,7 +55,8 @@ def status_cmd(
     session: str | None = SessionOpt,
     project: str | None = ProjectOpt,
 ) -> None:
-    """Show the session's current run: state, rules, counters and transitions."""
+    """Show the session's current run: state, rules, counters and transitions (and where the
+    web page is, while `statewright ui` runs)."""
     fast.status(as_json, session, project)
 
 
