@@ -5,8 +5,11 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.statewright-installed
 NPM_DIR   := tests/npm
 NPM_STAMP := $(NPM_DIR)/node_modules/.statewright-installed
+# Node 22 (shipped inside an npm package) with the official MCP Inspector and conformance suite
+MCP_TOOLS_DIR   := tests/npm-node22
+MCP_TOOLS_STAMP := $(MCP_TOOLS_DIR)/node_modules/.statewright-installed
 
-.PHONY: demo test lint bench venv node clean
+.PHONY: demo test lint bench venv node mcp-tools clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,8 +24,15 @@ $(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
 	cd $(NPM_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	touch $(NPM_STAMP)
 
+# --ignore-scripts: no package here needs an install script (the Inspector's postinstall
+# only prepares its web client)
+$(MCP_TOOLS_STAMP): $(MCP_TOOLS_DIR)/package.json $(MCP_TOOLS_DIR)/package-lock.json
+	cd $(MCP_TOOLS_DIR) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $(MCP_TOOLS_STAMP)
+
 venv: $(STAMP)
 node: $(NPM_STAMP)
+mcp-tools: $(MCP_TOOLS_STAMP)
 
 ## make demo: set up, then run the end-to-end demo
 demo: $(STAMP) $(NPM_STAMP)
@@ -34,7 +44,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 ## make test: set up, lint, then run every test (unit, property-based, end-to-end)
-test: lint $(NPM_STAMP)
+test: lint $(NPM_STAMP) $(MCP_TOOLS_STAMP)
 	$(PY) -m pytest -n auto --dist loadgroup -q
 
 ## make bench: run the benchmarks of DESIGN.md section 8 and print a table of ratios
@@ -42,4 +52,4 @@ bench: $(STAMP) $(NPM_STAMP)
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) $(NPM_DIR)/node_modules .pytest_cache .hypothesis
+	rm -rf $(VENV) $(NPM_DIR)/node_modules $(MCP_TOOLS_DIR)/node_modules .pytest_cache .hypothesis
