@@ -22,6 +22,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp import MCPError
 from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -35,7 +36,8 @@ from ..errors import (
 )
 from ..policy.types import ToolCall, ToolResult
 from . import tools as own
-from .downstream import DownstreamError, DownstreamManager, Route, ServerSpec, describe
+from .downstream import DownstreamError, DownstreamManager, Progress, Route, ServerSpec, describe
+from .passthrough import Passthrough, call_with_progress
 
 log = logging.getLogger("statewright.proxy")
 
@@ -105,6 +107,7 @@ class Proxy:
         self.errlog = errlog if errlog is not None else sys.stderr
         self.downstream = DownstreamManager(specs, connect_timeout=connect_timeout,
                                             on_tools_changed=self.notify_tools_changed,
+                                            on_notification=self._downstream_notification,
                                             errlog=self.errlog)
         self.bus = InMemorySubscriptionBus()
         self._legacy_sessions: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -118,13 +121,16 @@ class Proxy:
         # `_quiet` was stale): they go out with the next forwarded result
         self._late: list[str] = []
         self._ready = False
-        self.server: Server[Any] = Server(
+        self.server: Server[Any] = _Server(
             "statewright", version=_version(), instructions=INSTRUCTIONS,
             on_list_tools=self._list_tools, on_call_tool=self._call_tool,
             on_subscriptions_listen=ListenHandler(self.bus))
         # Our middleware only remembers handshake-era sessions (to notify them later); the
         # default OpenTelemetry middleware is dropped: it is a no-op here and costs time.
         self.server.middleware = [self._remember_session]
+        # resources, prompts and logging of the downstream servers (only when there are some)
+        self.passthrough = Passthrough(self)
+        self.passthrough.install(self.server)
 
     # ---- sessions and notifications -------------------------------------------------------
     async def _remember_session(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
@@ -134,6 +140,17 @@ class Proxy:
             conn = getattr(ctx.session, "_connection", None)
             self._legacy_sessions.add(conn if conn is not None else ctx.session)
         return await call_next(ctx)
+
+    async def notify_legacy(self, method: str, params: dict[str, Any] | None) -> None:
+        """A notification to every connected handshake-era client."""
+        for s in list(self._legacy_sessions):
+            try:
+                await s.notify(method, params)
+            except Exception:
+                self._legacy_sessions.discard(s)
+
+    async def _downstream_notification(self, server: str, note: Any) -> None:
+        await self.passthrough.notification(server, note)
 
     async def notify_tools_changed(self) -> None:
         """Tell every connected client that the tool list changed (both protocol eras)."""
@@ -184,11 +201,15 @@ class Proxy:
     # ---- tools/list -----------------------------------------------------------------------
     async def _list_tools(self, ctx: ServerRequestContext[Any, Any],
                           params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        await self.wait_downstream()
+        return types.ListToolsResult(tools=self.visible_tools())
+
+    async def wait_downstream(self) -> None:
+        """The first list (or call) waits until each downstream is up or failed."""
         if not self._ready:
             with anyio.move_on_after(FIRST_LIST_WAIT):
                 await self.downstream.wait_ready()
             self._ready = True
-        return types.ListToolsResult(tools=self.visible_tools())
 
     def visible_tools(self) -> list[types.Tool]:
         self._fingerprint = self._current_fingerprint()
@@ -225,35 +246,39 @@ class Proxy:
         route = self.downstream.route(name)
         if route is None and not self._ready:
             # a call before the first tools/list: the catalogues may still be loading
-            with anyio.move_on_after(FIRST_LIST_WAIT):
-                await self.downstream.wait_ready()
-            self._ready = True
+            await self.wait_downstream()
             route = self.downstream.route(name)
         if route is None:
-            return self._error(INVALID_ARGUMENTS,
-                               f"unknown tool {name!r}: call tools/list for the tools this state "
-                               "offers, or statewright_get_state for what it allows",
-                               with_state=False)
+            # a protocol error (the specification's -32602), not a tool result
+            raise MCPError(INVALID_PARAMS, f"unknown tool {name!r}: call tools/list for the "
+                           "tools this state offers, or statewright_get_state for what it allows")
+        meta = params.meta
+        if meta is not None and meta.get("progress_token") is not None:
+            # progress of the downstream call reaches this caller (the stdio fast lane leaves
+            # requests with `_meta` to this handler)
+            return types.CallToolResult.model_validate(await call_with_progress(
+                ctx, lambda progress: self.forward_raw(route, name, args, progress=progress)))
         return await self._forward(route, name, args)
 
     async def _forward(self, route: Route, name: str, args: dict[str, Any]) -> types.CallToolResult:
         return types.CallToolResult.model_validate(await self.forward_raw(route, name, args))
 
     async def forward_raw(self, route: Route, name: str, args: dict[str, Any],
-                          size_hint: int | None = None) -> dict[str, Any]:
+                          size_hint: int | None = None, progress: Progress | None = None
+                          ) -> dict[str, Any]:
         """The governed path of one forwarded call, on wire-shaped dicts (`_forward` wraps it
         for the SDK handler). `size_hint`: the request's size on the wire when known, which
-        saves re-serialising the arguments."""
+        saves re-serialising the arguments. `progress`: told each progress report."""
         refusal, call_args, _ = self.admit(route, name, args, size_hint)
         if refusal is not None:
             return refusal
-        return await self._call_and_settle(route, name, call_args)
+        return await self._call_and_settle(route, name, call_args, progress)
 
-    async def _call_and_settle(self, route: Route, name: str,
-                               call_args: dict[str, Any]) -> dict[str, Any]:
+    async def _call_and_settle(self, route: Route, name: str, call_args: dict[str, Any],
+                               progress: Progress | None = None) -> dict[str, Any]:
         """Call the admitted tool downstream, account the result, announce an interrupt."""
         try:
-            result = await self.downstream.call(route, call_args)
+            result = await self.downstream.call(route, call_args, progress=progress)
         except Exception as exc:
             result = self.call_failed(route, exc)
         result, interrupted = self.settle(route, name, call_args, result)
@@ -407,6 +432,7 @@ class Proxy:
     async def _own_tool(self, name: str, args: dict[str, Any]) -> types.CallToolResult:
         problem = self._check_size(args)
         if problem is None:
+            args = own.drop_nulls(name, args)
             errors = own.check_arguments(own.TOOL_SPECS[name]["schema"], args)
             if errors:
                 problem = f"invalid arguments for {name}: " + "; ".join(errors)
@@ -470,7 +496,7 @@ class Proxy:
 
     # ---- running --------------------------------------------------------------------------
     def init_options(self) -> Any:
-        return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+        return self.server.create_initialization_options()
 
     async def run_stdio(self) -> None:
         from .fastpath import stdio_streams
@@ -486,7 +512,11 @@ class Proxy:
     async def run_http(self, host: str, port: int, *, ready: Any = None) -> None:
         import uvicorn
 
-        app = self.server.streamable_http_app(host=host)
+        from .events import RETRY_MS, MemoryEventStore
+
+        # resumable SSE streams: a priming event (id + retry) on each, replay on reconnect
+        app = self.server.streamable_http_app(host=host, event_store=MemoryEventStore(),
+                                              retry_interval=RETRY_MS)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
         userver = uvicorn.Server(config)
         async with anyio.create_task_group() as tg:
@@ -495,6 +525,33 @@ class Proxy:
             await userver.serve()
             await self.downstream.stop()
             tg.cancel_scope.cancel()
+
+
+INVALID_PARAMS = -32602
+#: list changes this server announces (handshake era; the 2026 era derives them from
+#: `subscriptions/listen`, which is served)
+NOTIFICATIONS = NotificationOptions(tools_changed=True, prompts_changed=True,
+                                    resources_changed=True)
+
+
+class _Server(Server[Any]):
+    """The SDK server, advertising the list-change notifications we send on every transport:
+    stdio passes initialization options, but the streamable HTTP manager asks the server for
+    its defaults (which would say `listChanged: false`)."""
+
+    def create_initialization_options(self, notification_options: NotificationOptions | None = None,
+                                      *args: Any, **kwargs: Any) -> Any:
+        return super().create_initialization_options(notification_options or NOTIFICATIONS,
+                                                     *args, **kwargs)
+
+    def get_capabilities(self, *args: Any, **kwargs: Any) -> types.ServerCapabilities:
+        caps = super().get_capabilities(*args, **kwargs)
+        if caps.resources is not None and caps.resources.subscribe:
+            # no resource subscriptions are passed through (the 2026 era derives `subscribe`
+            # from `subscriptions/listen`, which we serve for list changes only)
+            caps = caps.model_copy(update={"resources": caps.resources.model_copy(
+                update={"subscribe": False})})
+        return caps
 
 
 def _name_filter(state: Any) -> Any:
