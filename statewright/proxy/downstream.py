@@ -202,6 +202,9 @@ class Downstream:
             return
 
     async def _list_all(self, client: Client) -> list[types.Tool]:
+        caps = client.server_capabilities
+        if caps is not None and caps.tools is None:
+            return []  # a server of resources or prompts only
         tools: list[types.Tool] = []
         cursor: str | None = None
         for _ in range(100):
