@@ -300,7 +300,7 @@ class ServeHttp:
             except OSError:
                 if time.monotonic() > deadline:
                     self.__exit__()
-                    raise RuntimeError("statewright serve --http did not listen within 60 s")
+                    raise RuntimeError("statewright serve --http did not listen within 60 s") from None
                 time.sleep(0.05)
 
     def __exit__(self, *exc: Any) -> None:
