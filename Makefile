@@ -5,6 +5,9 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.statewright-installed
 NPM_DIR   := tests/npm
 NPM_STAMP := $(NPM_DIR)/node_modules/.statewright-installed
+# the real Claude Code CLI (pinned), which tests/host drives offline with a scripted model
+HOST_DIR   := tests/host/npm
+HOST_STAMP := $(HOST_DIR)/node_modules/.statewright-installed
 # Node 22 (shipped inside an npm package) with the official MCP Inspector and conformance suite
 MCP_TOOLS_DIR   := tests/npm-node22
 MCP_TOOLS_STAMP := $(MCP_TOOLS_DIR)/node_modules/.statewright-installed
@@ -24,6 +27,10 @@ $(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
 	cd $(NPM_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	touch $(NPM_STAMP)
 
+$(HOST_STAMP): $(HOST_DIR)/package.json $(HOST_DIR)/package-lock.json
+	cd $(HOST_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $(HOST_STAMP)
+
 # --ignore-scripts: no package here needs an install script (the Inspector's postinstall
 # only prepares its web client)
 $(MCP_TOOLS_STAMP): $(MCP_TOOLS_DIR)/package.json $(MCP_TOOLS_DIR)/package-lock.json
@@ -31,7 +38,7 @@ $(MCP_TOOLS_STAMP): $(MCP_TOOLS_DIR)/package.json $(MCP_TOOLS_DIR)/package-lock.
 	touch $(MCP_TOOLS_STAMP)
 
 venv: $(STAMP)
-node: $(NPM_STAMP)
+node: $(NPM_STAMP) $(HOST_STAMP)
 mcp-tools: $(MCP_TOOLS_STAMP)
 
 ## make demo: set up, then run the end-to-end demo
@@ -44,12 +51,12 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 ## make test: set up, lint, then run every test (unit, property-based, end-to-end)
-test: lint $(NPM_STAMP) $(MCP_TOOLS_STAMP)
+test: lint $(NPM_STAMP) $(HOST_STAMP) $(MCP_TOOLS_STAMP)
 	$(PY) -m pytest -n auto --dist loadgroup -q
 
 ## make bench: run the benchmarks of DESIGN.md section 8 and print a table of ratios
-bench: $(STAMP) $(NPM_STAMP)
+bench: $(STAMP) $(NPM_STAMP) $(HOST_STAMP)
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) $(NPM_DIR)/node_modules $(MCP_TOOLS_DIR)/node_modules .pytest_cache .hypothesis
+	rm -rf $(VENV) $(NPM_DIR)/node_modules $(HOST_DIR)/node_modules $(MCP_TOOLS_DIR)/node_modules .pytest_cache .hypothesis

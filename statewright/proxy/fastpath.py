@@ -30,6 +30,7 @@ import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
+from ..names import HOOK_TOOL
 from .rawstdio import MAX_LINE, TOO_LARGE, LineFeed, dump_line, session_streams
 
 
@@ -130,6 +131,10 @@ class FastStdio:
         fast = self._fast_request(line)
         if fast is None:
             return False
+        if fast[2] is None:  # the hook tool: answered right here, from the runtime
+            self._reply(fast[0], {"content": [{"type": "text",
+                                               "text": self.proxy.hook_answer(fast[3])}]})
+            return True
         rid = fast[0]
         try:
             if not self.proxy.forward_now(fast[2], fast[1], fast[3], fast[4],
@@ -177,7 +182,8 @@ class FastStdio:
 
     def _fast_request(self, line: bytes) -> tuple[Any, str, Any, dict[str, Any], int] | None:
         """(id, tool name, route, arguments, line size) when this line is a plain handshake-era
-        `tools/call` of a forwarded tool; None to let the SDK handle it."""
+        `tools/call` of a forwarded tool (or of the hook tool: route None); None to let the SDK
+        handle it."""
         if not self.ready or b'"tools/call"' not in line:
             return None
         try:
@@ -198,6 +204,8 @@ class FastStdio:
             args = {}
         if not isinstance(name, str) or not isinstance(args, dict):
             return None
+        if name == HOOK_TOOL:
+            return (rid, name, None, args, len(line)) if self.proxy.serve_hook_tool else None
         route = self.proxy.downstream.route(name)
         if route is None:
             return None

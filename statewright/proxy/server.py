@@ -34,9 +34,11 @@ from ..errors import (
     TOOL_DENIED,
     StatewrightError,
 )
+from ..names import HOOK_TOOL
 from ..policy.types import ToolCall, ToolResult
 from . import tools as own
 from .downstream import DownstreamError, DownstreamManager, Progress, Route, ServerSpec, describe
+from .hooktool import HookTool, not_served
 from .passthrough import Passthrough, call_with_progress
 
 log = logging.getLogger("statewright.proxy")
@@ -121,6 +123,10 @@ class Proxy:
         # `_quiet` was stale): they go out with the next forwarded result
         self._late: list[str] = []
         self._ready = False
+        # Claude Code's mcp_tool hooks (never listed); answered only on stdio (`run_stdio`),
+        # where the one client is the host that started us
+        self.hook_tool = HookTool(rt)
+        self.serve_hook_tool = False
         self.server: Server[Any] = _Server(
             "statewright", version=_version(), instructions=INSTRUCTIONS,
             on_list_tools=self._list_tools, on_call_tool=self._call_tool,
@@ -238,6 +244,8 @@ class Proxy:
                          params: types.CallToolRequestParams) -> types.CallToolResult:
         name = params.name
         args = params.arguments if params.arguments is not None else {}
+        if name == HOOK_TOOL and self.serve_hook_tool:
+            return await self.answer_hook(args)
         if name in own.OWN_TOOLS:
             try:
                 return await self._own_tool(name, args)
@@ -248,6 +256,9 @@ class Proxy:
             # a call before the first tools/list: the catalogues may still be loading
             await self.wait_downstream()
             route = self.downstream.route(name)
+        if route is None and name == HOOK_TOOL:
+            err = not_served()
+            return self._error(err.code, err.message, with_state=False)
         if route is None:
             # a protocol error (the specification's -32602), not a tool result
             raise MCPError(INVALID_PARAMS, f"unknown tool {name!r}: call tools/list for the "
@@ -259,6 +270,15 @@ class Proxy:
             return types.CallToolResult.model_validate(await call_with_progress(
                 ctx, lambda progress: self.forward_raw(route, name, args, progress=progress)))
         return await self._forward(route, name, args)
+
+    async def answer_hook(self, args: dict[str, Any]) -> types.CallToolResult:
+        """A hook-tool call (SDK lane); the stdio fast path answers it with `hook_answer`."""
+        return types.CallToolResult(content=[_text(self.hook_answer(args))])
+
+    def hook_answer(self, args: Any) -> str:
+        """The hook's JSON answer. (A PostToolUse that moves the run -- an interrupt -- is
+        announced as a tool-list change by `watch_store`, like any other state change.)"""
+        return self.hook_tool.answer(args)
 
     async def _forward(self, route: Route, name: str, args: dict[str, Any]) -> types.CallToolResult:
         return types.CallToolResult.model_validate(await self.forward_raw(route, name, args))
@@ -501,6 +521,7 @@ class Proxy:
     async def run_stdio(self) -> None:
         from .fastpath import stdio_streams
 
+        self.serve_hook_tool = True
         async with anyio.create_task_group() as tg:
             await self.downstream.run(tg)
             tg.start_soon(self.watch_store)
