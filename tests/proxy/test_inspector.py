@@ -1,6 +1,7 @@
 """The official MCP Inspector CLI (npm @modelcontextprotocol/inspector 2.12.0, on Node 22 from
 tests/npm-node22) against a real `statewright serve`, over stdio and over streamable HTTP:
-tools/list (with `--strict`, its schema portability report), tools/call of a forwarded tool
+tools/list (with `--strict`, its schema portability report; handshake era and 2026 era),
+tools/call of a forwarded tool
 and of one of statewright's own tools."""
 
 from __future__ import annotations
@@ -46,13 +47,17 @@ def target(request, project) -> list[str]:
 
 
 def inspect(target: list[str], *args: str, home) -> tuple[int, dict, str]:
-    cp = node22(INSPECTOR_JS, "--cli", *target, *args, "--format", "json", home=home)
+    # a generous connect timeout (default 15 s): a loaded 2-core machine starts Python slowly
+    cp = node22(INSPECTOR_JS, "--cli", "--connect-timeout", "120000", *target, *args,
+                "--format", "json", home=home, timeout=240)
     out = cp.stdout.strip().splitlines()
     return cp.returncode, (json.loads(out[-1]) if out else {}), cp.stderr
 
 
-def test_tools_list_is_portable_under_strict(target, tmp_path):
-    rc, answer, err = inspect(target, "--method", "tools/list", "--strict", home=tmp_path)
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_tools_list_is_portable_under_strict(target, era, tmp_path):
+    rc, answer, err = inspect(target, "--protocol-era", era, "--method", "tools/list",
+                              "--strict", home=tmp_path)
     assert rc == 0, err
     names = {t["name"] for t in answer["result"]["tools"]}
     assert {"statewright_get_state", "statewright_transition", "every__echo",
