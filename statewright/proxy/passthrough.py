@@ -32,6 +32,7 @@ import mcp_types as types
 from mcp import MCPError
 from mcp.server import ServerRequestContext
 from mcp.server.subscriptions import PromptsListChanged, ResourcesListChanged
+from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.uri_template import UriTemplate
 
 from ..errors import TOOL_DENIED
@@ -239,7 +240,7 @@ class Passthrough:
         try:
             with warnings.catch_warnings():
                 # the SDK marks logging deprecated for the 2026 era; downstreams speak 2025
-                warnings.simplefilter("ignore", DeprecationWarning)
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
                 await d.client.session.set_logging_level(self._log_level)
         except Exception as exc:
             print(f"statewright: downstream server '{d.name}' refused logging/setLevel: "

@@ -11,6 +11,7 @@ import warnings
 import mcp_types as types
 import pytest
 from mcp import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning
 
 from .harness import (
     ProxyClient,
@@ -59,7 +60,7 @@ def call_with_progress(pc: ProxyClient, name: str, args: dict) -> tuple[types.Ca
 def session(pc: ProxyClient, method: str, *args, **kwargs):
     async def run():
         with warnings.catch_warnings():  # the SDK marks logging deprecated for the 2026 era
-            warnings.simplefilter("ignore", DeprecationWarning)
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
             return await getattr(pc.client.session, method)(*args, **kwargs)
 
     return pc.portal.call(run)
