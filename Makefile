@@ -12,7 +12,7 @@ HOST_STAMP := $(HOST_DIR)/node_modules/.statewright-installed
 MCP_TOOLS_DIR   := tests/npm-node22
 MCP_TOOLS_STAMP := $(MCP_TOOLS_DIR)/node_modules/.statewright-installed
 
-.PHONY: demo test lint bench venv node mcp-tools clean
+.PHONY: demo test lint bench venv node mcp-tools chromium clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,13 @@ venv: $(STAMP)
 node: $(NPM_STAMP) $(HOST_STAMP)
 mcp-tools: $(MCP_TOOLS_STAMP)
 
+## make chromium: Debian's chromium for the web page's end-to-end tests (Playwright drives the
+## system browser; it never downloads one)
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
+
 ## make demo: set up, then run the end-to-end demo
 demo: $(STAMP) $(NPM_STAMP)
 	$(PY) -m statewright.demo
@@ -51,7 +58,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 ## make test: set up, lint, then run every test (unit, property-based, end-to-end)
-test: lint $(NPM_STAMP) $(HOST_STAMP) $(MCP_TOOLS_STAMP)
+test: lint $(NPM_STAMP) $(HOST_STAMP) $(MCP_TOOLS_STAMP) chromium
 	$(PY) -m pytest -n auto --dist loadgroup -q
 
 ## make bench: run the benchmarks of DESIGN.md section 8 and print a table of ratios

@@ -21,3 +21,6 @@ HOOK_TOOL = "statewright_hook"
 CONFIG_FILE = "statewright.json"
 STATE_DIR = ".statewright"
 STORE_FILE = "state.db"
+#: where `statewright ui` says, while it runs, at which address the web page is (in the store's
+#: directory, beside `STORE_FILE`; never its secret)
+PAGE_FILE = "ui.json"

@@ -15,8 +15,8 @@ Scopes (like `claude mcp add`):
 Hook forms:
 - `mcp` (the default, except in the project scope): the per-call events are `mcp_tool` hooks
   answered by the running proxy's hook tool (no process per call); PreToolUse has
-  `onFailure: "block"`, so a call the proxy cannot answer is refused, never let through. SessionStart stays a process
-  hook: the host fires it before MCP servers are connected.
+  `onFailure: "block"`, so a call the proxy cannot answer is refused, never let through.
+  SessionStart stays a process hook: the host fires it before MCP servers are connected.
 - `process`: every event runs `statewright-hook EVENT`.
 
 The proxy's entry has `alwaysLoad` in both forms: the host waits for it at start (at most 5 s),

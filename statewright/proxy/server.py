@@ -275,6 +275,11 @@ class Proxy:
         """A hook-tool call (SDK lane); the stdio fast path answers it with `hook_answer`."""
         return types.CallToolResult(content=[_text(self.hook_answer(args))])
 
+    def server_meta(self) -> dict[str, Any]:
+        """The `_meta` of a 2026-era result: who answered (as the SDK writes it)."""
+        return {"io.modelcontextprotocol/serverInfo": {"name": self.server.name,
+                                                       "version": self.server.version}}
+
     def hook_answer(self, args: Any) -> str:
         """The hook's JSON answer. (A PostToolUse that moves the run -- an interrupt -- is
         announced as a tool-list change by `watch_store`, like any other state change.)"""

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import REPO, bin_path, clean_env
+
 from .standin import Conversation, StandIn, Step
 
 CLAUDE = REPO / "tests" / "host" / "npm" / "node_modules" / "@anthropic-ai" / "claude-code" / \

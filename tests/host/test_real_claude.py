@@ -158,7 +158,7 @@ def test_the_model_cannot_call_the_hook_tool(tmp_path: Path, form: str) -> None:
     ])
     assert s.returncode == 0, s.stderr
     ((name, text, is_error),) = s.results()
-    assert is_error and name == SW + "statewright_hook"
+    assert is_error and name == SW + "statewright_hook" and "statewright_hook" in text
     listed = [t["name"] for t in s.main.requests[-1]["tools"]]
     assert SW + "statewright_get_state" in listed and SW + "statewright_hook" not in listed
     assert len(host.history()) == before
