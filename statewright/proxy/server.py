@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp import MCPError
-from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp.server import Server, ServerRequestContext
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -37,9 +37,10 @@ from ..errors import (
 from ..names import HOOK_TOOL
 from ..policy.types import ToolCall, ToolResult
 from . import tools as own
+from .capabilities import ProxyServer
 from .downstream import DownstreamError, DownstreamManager, Progress, Route, ServerSpec, describe
 from .hooktool import HookTool, not_served
-from .passthrough import Passthrough, call_with_progress
+from .passthrough import INVALID_PARAMS, Passthrough, call_with_progress
 
 log = logging.getLogger("statewright.proxy")
 
@@ -127,7 +128,7 @@ class Proxy:
         # where the one client is the host that started us
         self.hook_tool = HookTool(rt)
         self.serve_hook_tool = False
-        self.server: Server[Any] = _Server(
+        self.server: Server[Any] = ProxyServer(
             "statewright", version=_version(), instructions=INSTRUCTIONS,
             on_list_tools=self._list_tools, on_call_tool=self._call_tool,
             on_subscriptions_listen=ListenHandler(self.bus))
@@ -551,33 +552,6 @@ class Proxy:
             await userver.serve()
             await self.downstream.stop()
             tg.cancel_scope.cancel()
-
-
-INVALID_PARAMS = -32602
-#: list changes this server announces (handshake era; the 2026 era derives them from
-#: `subscriptions/listen`, which is served)
-NOTIFICATIONS = NotificationOptions(tools_changed=True, prompts_changed=True,
-                                    resources_changed=True)
-
-
-class _Server(Server[Any]):
-    """The SDK server, advertising the list-change notifications we send on every transport:
-    stdio passes initialization options, but the streamable HTTP manager asks the server for
-    its defaults (which would say `listChanged: false`)."""
-
-    def create_initialization_options(self, notification_options: NotificationOptions | None = None,
-                                      *args: Any, **kwargs: Any) -> Any:
-        return super().create_initialization_options(notification_options or NOTIFICATIONS,
-                                                     *args, **kwargs)
-
-    def get_capabilities(self, *args: Any, **kwargs: Any) -> types.ServerCapabilities:
-        caps = super().get_capabilities(*args, **kwargs)
-        if caps.resources is not None and caps.resources.subscribe:
-            # no resource subscriptions are passed through (the 2026 era derives `subscribe`
-            # from `subscriptions/listen`, which we serve for list changes only)
-            caps = caps.model_copy(update={"resources": caps.resources.model_copy(
-                update={"subscribe": False})})
-        return caps
 
 
 def _name_filter(state: Any) -> Any:
