@@ -35,7 +35,11 @@ ERROR_HELP = (
     "the message says what to do, and the state fields let you recover without another call."
 )
 
-_NULLABLE_OBJECT = {"type": ["object", "null"], "additionalProperties": True}
+# Optional arguments are plain optional properties with one `type` each: a `["x", "null"]`
+# type array is legal JSON Schema but does not survive clients that map tool schemas onto a
+# single-type dialect (the Inspector's `--strict` flags it). An explicit `null` is still
+# accepted for them and means "absent" (`drop_nulls`), as it always did.
+_OBJECT = {"type": "object", "additionalProperties": True}
 
 TOOL_SPECS: dict[str, dict[str, Any]] = {
     "statewright_get_state": {
@@ -77,9 +81,9 @@ TOOL_SPECS: dict[str, dict[str, Any]] = {
                 "resume": {"type": "boolean", "default": False,
                            "description": ("Resume the newest paused run of this workflow "
                                            "instead of starting fresh.")},
-                "branch": {"type": ["string", "null"],
+                "branch": {"type": "string",
                            "description": "Fork branch to bind to (parallel forks only)."},
-                "input": {**_NULLABLE_OBJECT,
+                "input": {**_OBJECT,
                           "description": ("Initial context data merged into the workflow's "
                                           "context (guards read it).")},
             },
@@ -107,10 +111,10 @@ TOOL_SPECS: dict[str, dict[str, Any]] = {
                 "event": {"type": "string", "minLength": 1,
                           "description": ("Event name, e.g. TESTS_PASS; one of the "
                                           "`transitions[].event` values.")},
-                "data": {**_NULLABLE_OBJECT,
+                "data": {**_OBJECT,
                          "description": ("Facts to merge into the run context, "
                                          "e.g. {\"tests_passed\": true}.")},
-                "expected_version": {"type": ["integer", "null"], "minimum": 1,
+                "expected_version": {"type": "integer", "minimum": 1,
                                      "description": ("Only fire if the run's `version` is "
                                                      "still this (optimistic concurrency).")},
             },
@@ -142,7 +146,7 @@ TOOL_SPECS: dict[str, dict[str, Any]] = {
             "type": "object",
             "properties": {
                 "state": {"type": "string", "minLength": 1, "description": "Target state name."},
-                "context": {**_NULLABLE_OBJECT, "description": "Data merged into the run context."},
+                "context": {**_OBJECT, "description": "Data merged into the run context."},
             },
             "required": ["state"],
             "additionalProperties": False,
@@ -198,6 +202,22 @@ def server_version() -> str:
     from .. import __version__
 
     return __version__
+
+
+#: optional arguments of our tools for which an explicit `null` means "not given"
+NULL_MEANS_ABSENT = {
+    "statewright_load_workflow": frozenset({"branch", "input"}),
+    "statewright_transition": frozenset({"data", "expected_version"}),
+    "statewright_force_state": frozenset({"context"}),
+}
+
+
+def drop_nulls(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """`arguments` without the `null` values the tool takes as "not given"."""
+    keys = NULL_MEANS_ABSENT.get(name)
+    if not keys or not any(arguments.get(k, 0) is None for k in keys):
+        return arguments
+    return {k: v for k, v in arguments.items() if not (v is None and k in keys)}
 
 
 _validators: dict[int, Any] = {}
