@@ -123,9 +123,25 @@ class Walker:
 
     def add_inner(self, parent: int, argv: tuple[Word, ...], label: str, offset: int,
                   depth: int) -> None:
+        name = argv[0].value if argv[0].literal else ""
         self.commands.append(Command(argv=argv, text=" ".join(a.text for a in argv),
-                                     context=label, parent=parent, offset=offset))
+                                     context=label, parent=parent, offset=offset,
+                                     risks=programs.risks(name, argv[1:]) if name else ()))
+        if name:
+            self._option_outputs(name, argv[1:])
         inner_commands(self, self.commands[-1], len(self.commands) - 1, depth + 1)
+
+    def _option_outputs(self, name: str, args: tuple[Word, ...]) -> None:
+        """Files an option or argument says the command writes (`git diff --output=F`,
+        `sort -o F`, `tee F`, `cp a DEST`): recorded as output redirects, so they obey the same
+        rule (inside the project, not into `.git/`, `.claude/`, the store or a protected file).
+        """
+        for op, word, part in programs.option_outputs(name, args):
+            if word is None:
+                target = literal_word(part or ".")
+            else:
+                target = word if part is None else part_word(word, part)
+            self.redirects.append(Redirect(op=op, fd=None, target=target, output=True))
 
     def code(self, parent: int, words: list[Word], label: str, offset: int, depth: int) -> None:
         """Shell code given as words (`sh -c CODE`, `eval WORDS`): parsed and walked."""
@@ -397,18 +413,14 @@ class Walker:
         cmd = Command(argv=tuple(argv), text=_text(node), context=context,
                       assignments=tuple(assigns), redirects=tuple(extra_redirects), stdin=stdin,
                       stdin_text=stdin_text,
-                      function_call=name in self.functions if name else False)
+                      function_call=name in self.functions if name else False,
+                      risks=programs.risks(name, tuple(argv[1:])) if name else ())
         idx = len(self.commands)
         self.commands.append(cmd)
         if name in DIR_CHANGERS:
             self.changes_dir = True
-        # files an option or argument says the command writes (`git diff --output=F`,
-        # `sort -o F`, `tee F`): recorded as output redirects, so they obey the same rule
-        # (inside the project, not into `.git/`, `.claude/`, the store or a protected file)
-        if cmd.name_literal:
-            for op, word, part in programs.option_outputs(cmd.name, cmd.args):
-                target = word if part is None else part_word(word, part)
-                self.redirects.append(Redirect(op=op, fd=None, target=target, output=True))
+        if name:
+            self._option_outputs(name, cmd.args)
         inner_commands(self, cmd, idx, depth)
 
 

@@ -4,13 +4,13 @@ evaluators (`eval`), wrappers (`env`, `sudo`, `timeout`, `nice`, `xargs`, `find 
 `inner_commands(walker, cmd, idx, depth)` finds what `cmd` runs itself and adds it to the walk
 as commands whose `parent` is `idx`; what it cannot see through is a problem. One handler per
 family of wrappers, chosen by the command's name; a program that is no wrapper may still run
-code because of its options (`git -c`): that knowledge is `programs.runs_code`.
+code because of its options (`git -c`): that knowledge is `programs.risks`, recorded on the
+command by the walk and judged by check 5.
 """
 
 from __future__ import annotations
 
 from ...lean import TYPE_CHECKING
-from .. import programs
 from .records import Command
 from .words import literal_word
 
@@ -35,10 +35,6 @@ def inner_commands(w: Walker, cmd: Command, idx: int, depth: int) -> None:
     handler = _HANDLERS.get(cmd.name)
     if handler is not None:
         handler(w, cmd, idx, depth, args, vals)
-        return
-    why = programs.runs_code(cmd.name, vals)
-    if why:
-        w.problems.append(why)
 
 
 def _opaque(w: Walker, cmd: Command, why: str) -> None:
