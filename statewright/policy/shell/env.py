@@ -60,6 +60,9 @@ def check_env(analysis: ShellAnalysis, blocked_env: tuple[str, ...] | list[str])
         return Verdict(True, "", ("no blocked variables",))
     trace: list[str] = []
     denied: list[str] = []
+    for why in analysis.hidden_code:  # code the analysis cannot see could print anything
+        trace.append(why + " -> deny")
+        denied.append(why)
     for v in analysis.variables:
         if v.startswith("!"):
             why = f"indirect expansion `${{{v}}}` could read any variable"

@@ -119,7 +119,7 @@ class ShellAnalysis(Record):
 
     __slots__ = __match_args__ = _fields = ("source", "commands", "redirects", "assignments",
                                             "variables", "functions", "words", "problems",
-                                            "changes_dir")
+                                            "changes_dir", "hidden_code")
     source: str
     commands: tuple[Command, ...]
     redirects: tuple[Redirect, ...]
@@ -129,13 +129,14 @@ class ShellAnalysis(Record):
     words: tuple[Word, ...]
     problems: tuple[str, ...]
     changes_dir: bool
+    hidden_code: tuple[str, ...]
 
     def __init__(self, source: str, commands: tuple[Command, ...] = (),
                  redirects: tuple[Redirect, ...] = (),
                  assignments: tuple[tuple[str, Word], ...] = (),
                  variables: tuple[str, ...] = (), functions: frozenset[str] = _EMPTY,
                  words: tuple[Word, ...] = (), problems: tuple[str, ...] = (),
-                 changes_dir: bool = False) -> None:
+                 changes_dir: bool = False, hidden_code: tuple[str, ...] = ()) -> None:
         set_field(self, "source", source)
         set_field(self, "commands", commands)
         set_field(self, "redirects", redirects)  # every redirection in the line
@@ -147,6 +148,9 @@ class ShellAnalysis(Record):
         # why the line cannot be trusted (parse errors, opaque code)
         set_field(self, "problems", problems)
         set_field(self, "changes_dir", changes_dir)  # contains cd/pushd/popd
+        # code bash would run from text it evaluates as arithmetic or a subscript (`arith`);
+        # also among `problems`
+        set_field(self, "hidden_code", hidden_code)
 
     @property
     def ok(self) -> bool:
