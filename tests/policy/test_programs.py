@@ -31,7 +31,8 @@ def _named(p: Program, name: str) -> bool:
 @pytest.mark.parametrize(("program", "example"), _CASES)
 def test_example(program: Program, example: programs.Example) -> None:
     a = analyze(example.line)
-    c = a.commands[0]
+    first = example.line.split(None, 1)[0]
+    c = next(c for c in a.commands if c.argv[0].text == first)  # (not one in a substitution)
     vals = [w.value for w in c.args]
     assert _named(program, c.name) == example.named
     if program is programs.python.PYTHON:

@@ -57,6 +57,8 @@ def _entry(name: str) -> Program | None:
 def risks(name: str, args: tuple[Word, ...]) -> tuple[Risk, ...]:
     """What `name ARGS` is told to do beyond what its name allows (see `Risk`)."""
     entry = _entry(name)
+    if entry is None and is_python(name):
+        return _module_risks(args)
     if entry is None or not (entry.code_options or entry.subcommands or entry.risks):
         return ()
     vals = [w.value for w in args]
@@ -70,6 +72,21 @@ def risks(name: str, args: tuple[Word, ...]) -> tuple[Risk, ...]:
         out += entry.risks(marked)
     out += _expansion_risks(name, entry, args)
     return tuple(out)
+
+
+def _module_risks(args: tuple[Word, ...]) -> tuple[Risk, ...]:
+    """`python -m MODULE ARGS`: the risks of the module's own entry (`python -m pytest -p x`),
+    at their place on this line."""
+    for i, w in enumerate(args):
+        v = w.value
+        if v == "-m" or (v.startswith("-m") and len(v) > 2):
+            mod = v[2:] if len(v) > 2 else (args[i + 1].value if i + 1 < len(args) else "")
+            start = i + 1 if len(v) > 2 else i + 2
+            found = risks(mod, args[start:]) if mod and _entry(mod) is not None else ()
+            return tuple(r.replace(at=r.at + start) for r in found)
+        if v[:1] != "-" or v in ("-c", "-"):
+            break
+    return ()
 
 
 def runs_code(name: str, vals: list[str]) -> str | None:

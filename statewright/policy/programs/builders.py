@@ -154,7 +154,9 @@ def _scripts(sub_words: tuple[str, ...], builtin: frozenset[str] | None) -> Risk
             j, script = ops[1]
             if script == "env":
                 return [Risk(j, SECRETS, "env", f"`{sub} env` prints the environment")]
-            return [Risk(j, CODE, script, f"`{sub} {script}` {_SCRIPT}")]
+            # (the risk sits at `run`: an entry `npm run` allows every script, `npm run lint`
+            # only that one)
+            return [Risk(i, CODE, sub, f"`{sub} {script}` {_SCRIPT}")]
         if sub in ("test", "t", "start", "stop", "restart", "tst"):
             return [Risk(i, CODE, sub, f"`{sub}` {_SCRIPT}")]
         if builtin is not None and sub not in builtin:  # yarn/pnpm: any other word is a script

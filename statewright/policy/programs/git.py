@@ -112,9 +112,15 @@ def _risks(vals: list[str]) -> list[Risk]:
     return out
 
 
+#: options whose next word is their value (a message is not an option)
+_VALUES = frozenset({"-m", "--message", "-F", "--file", "--author", "--date", "-b", "-B",
+                     "--format", "--pretty", "-S", "-G", "--grep", "-n", "--since", "--until",
+                     "--onto", "-C", "-c", "--template", "-t", "--trailer", "--branch",
+                     "--reuse-message", "--fixup", "--squash", "-U", "--depth"})
+
 GIT = Program(
     ("git",), "the version control system",
-    output_options=frozenset({"-o"}),
+    output_options=frozenset({"-o"}), value_options=_VALUES,
     risks=_risks,
     examples=(
         Example("git -c core.pager=sh log", runs_code=True),
@@ -154,5 +160,7 @@ GIT = Program(
         Example("git bisect start"),
         Example("git grep -n run"),
         Example("git log -- foreach run"),
+        Example("git commit -m \"$(cat msg.txt)\""),
+        Example("git log $REV", runs_code=True),
     ),
 )
