@@ -13,7 +13,7 @@ HERE = Path(__file__).resolve().parent / "corpus"
 
 
 class Case:
-    __slots__ = ("line", "state_name", "state_doc", "verdict", "file")
+    __slots__ = ("file", "line", "state_doc", "state_name", "verdict")
 
     def __init__(self, file: str, state_name: str, state_doc: dict, verdict: str,
                  line: str) -> None:

@@ -24,6 +24,8 @@ component: `/usr/bin/env` is `env`):
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ...lean import TYPE_CHECKING
 from .builders import BUILDERS
 from .cloud import CLOUD
@@ -62,16 +64,18 @@ def risks(name: str, args: tuple[Word, ...]) -> tuple[Risk, ...]:
     if entry is None or not (entry.code_options or entry.subcommands or entry.risks):
         return ()
     vals = [w.value for w in args]
+    literal = all(w.literal for w in args)
     out: list[Risk] = []
     if entry.code_options:
         out += _option_risks(name, entry, vals)
     if entry.subcommands:
         out += _subcommand_risks(entry, vals)
     if entry.risks is not None:
-        marked = [w.value if w.literal else w.value + DYNAMIC for w in args]
-        out += entry.risks(marked)
-    out += _expansion_risks(name, entry, args)
-    return tuple(out)
+        out += entry.risks(vals if literal else
+                           [w.value if w.literal else w.value + DYNAMIC for w in args])
+    if not literal:
+        out += _expansion_risks(name, entry, args)
+    return tuple(out) if out else ()
 
 
 def _module_risks(args: tuple[Word, ...]) -> tuple[Risk, ...]:
@@ -139,8 +143,9 @@ def _subcommand_risks(entry: Program, vals: list[str]) -> list[Risk]:
     ops = [i for i, v in enumerate(vals) if v[:1] != "-" and not (i and vals[i - 1] in valued)]
     out: list[Risk] = []
     for words, kind, why in entry.subcommands:
-        toks = words.split()
-        subs = [t for t in toks if t[:1] != "-"]
+        toks, subs = _split_words(words)
+        if not ops or vals[ops[0]] != subs[0]:
+            continue
         if len(ops) < len(subs) or any(vals[ops[k]] != s for k, s in enumerate(subs)):
             continue
         at = ops[len(subs) - 1]
@@ -153,6 +158,13 @@ def _subcommand_risks(entry: Program, vals: list[str]) -> list[Risk]:
         else:
             out.append(Risk(at, kind, toks[-1], why))
     return out
+
+
+@lru_cache(maxsize=256)
+def _split_words(words: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(every token of a `subcommands` entry, its subcommand words)."""
+    toks = tuple(words.split())
+    return toks, tuple(t for t in toks if t[:1] != "-")
 
 
 def _expansion_risks(name: str, entry: Program, args: tuple[Word, ...]) -> list[Risk]:

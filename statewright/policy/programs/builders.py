@@ -194,7 +194,7 @@ _PM_BUILTIN = frozenset({"install", "i", "add", "remove", "rm", "list", "ls", "i
                          "cache", "store", "version", "licenses", "upgrade", "up", "update",
                          "import", "pack", "link", "unlink", "root", "bin", "exec", "dlx",
                          "x", "create", "node", "workspaces", "workspace", "set", "plugin",
-                         "constraints", "dedupe", "fetch", "install-test", "publish", "why"})
+                         "constraints", "dedupe", "fetch", "install-test", "publish"})
 YARN = Program(
     ("yarn", "pnpm"), "the yarn and pnpm package managers",
     code_options={"--shell-emulator": "changes how scripts run"},

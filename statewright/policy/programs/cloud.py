@@ -14,7 +14,7 @@ DOCKER = Program(
     code_options={"-H": "talks to another engine", "--host": "talks to another engine"},
     subcommands=(("run", CODE, f"`docker run` {_IN} (host directories can be mounted)"),
                  ("exec", CODE, f"`docker exec` {_IN}"),
-                 ("create", CODE, f"`docker create` prepares a container to run"),
+                 ("create", CODE, "`docker create` prepares a container to run"),
                  ("start", CODE, "`docker start` starts a container"),
                  ("build", CODE, "`docker build` runs the Dockerfile's commands"),
                  ("buildx", CODE, "`docker buildx` runs the Dockerfile's commands"),

@@ -35,5 +35,7 @@ _PYTHON_NAME = LazyRe(PYTHON.name_pattern or "")
 
 def is_python(name: str) -> bool:
     """Whether the command `name` (a bare name or a path) runs a Python interpreter."""
+    if "y" not in name and "Y" not in name:
+        return False  # every name of the family has a `y` (the common case: not Python)
     base = name.rstrip("/").rsplit("/", 1)[-1].lower()
     return _PYTHON_NAME.fullmatch(base) is not None

@@ -88,7 +88,7 @@ def _sed_subst(s: str, i: int, subst: bool) -> tuple[int, str | None, str | None
         if i >= len(s):
             return i, None, None
         i += 1
-    flags = []
+    flags: list[str] = []
     while i < len(s) and s[i] not in ";\n}":
         if subst and s[i] == "w":
             end = _eol(s, i + 1)

@@ -95,7 +95,7 @@ def tainted_by_reader(name: str, vals: list[str]) -> list[str]:
     if name in ("printf", "wait"):
         return [vals[i + 1] for i, v in enumerate(vals[:-1]) if v in ("-v", "-p")]
     if name == "getopts":
-        return vals[1:2] + ["OPTARG"]
+        return [*vals[1:2], "OPTARG"]
     if name in ("read", "mapfile", "readarray", "select"):
         ops = [v for i, v in enumerate(vals) if not v.startswith("-") and not (
             i and vals[i - 1] in ("-d", "-i", "-n", "-N", "-p", "-t", "-u", "-C", "-c", "-O",

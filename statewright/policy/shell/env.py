@@ -89,10 +89,10 @@ def check_env(analysis: ShellAnalysis, blocked_env: tuple[str, ...] | list[str])
         if d:
             trace.append(d + " -> deny")
             denied.append(d)
-        for r in c.risks:
-            if r.kind == programs.SECRETS:
-                trace.append(r.why + " -> deny")
-                denied.append(r.why)
+        for risk in c.risks:
+            if risk.kind == programs.SECRETS:
+                trace.append(risk.why + " -> deny")
+                denied.append(risk.why)
         if c.name in _INTERPRETERS or programs.is_python(c.name):
             code = " ".join(a.value for a in c.args) + "\n" + (c.stdin_text or "")
             if _ENV_API_RE.search(code):

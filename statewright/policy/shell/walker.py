@@ -297,7 +297,8 @@ class Walker:
                     arith.name_operand(self, v, context, depth)
                 else:
                     self.node(v, context, depth)
-            if not (arith.fixed_text(vals[0]) or vals[0].type in ("arithmetic_expansion", "number")):
+            if not (arith.fixed_text(vals[0])
+                    or vals[0].type in ("arithmetic_expansion", "number")):
                 self.tainted.add(name)
         else:
             value = literal_word("")
