@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ...lean import TYPE_CHECKING
+from ...lean import TYPE_CHECKING, LazyRe
 from .builders import BUILDERS
 from .cloud import CLOUD
 from .environment import ENVIRONMENT_DUMPS
@@ -167,9 +167,15 @@ def _split_words(words: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return toks, tuple(t for t in toks if t[:1] != "-")
 
 
+#: a word that starts with a variable's value (`$f`, `"${f}"`), not a command's output
+_VARIABLE_FIRST = LazyRe(r'"?\$(?:[A-Za-z_0-9@*#?]|\{)')
+
+
 def _expansion_risks(name: str, entry: Program, args: tuple[Word, ...]) -> list[Risk]:
     """A word that is not fixed text and could begin with `-` (a glob such as `*.py` matching
-    a file named `--pre=x`, an expansion) could be one of the options above."""
+    a file named `--pre=x`, a variable such as `"$f"` in a loop over files) could be one of the
+    options above. (The output of a command substitution is not judged: `git diff $(git
+    merge-base HEAD main)` is everyday work; see docs/policy.md.)"""
     out: list[Risk] = []
     for i, w in enumerate(args):
         if w.literal:
@@ -178,7 +184,7 @@ def _expansion_risks(name: str, entry: Program, args: tuple[Word, ...]) -> list[
             if entry.options_first and w.value[:1] != "-":
                 break
             continue
-        if w.pattern[:1] in ("*", "?", "[") and not (
+        if w.pattern[:1] in ("*", "?", "[") and (w.glob or _VARIABLE_FIRST.match(w.text)) and not (
                 i and args[i - 1].literal and args[i - 1].value in entry.value_options):
             out.append(Risk(i, CODE, "", f"`{w.text}` could expand to an option of `{name}` "
                             "that runs code or writes files (a file or value starting with "

@@ -162,5 +162,6 @@ GIT = Program(
         Example("git log -- foreach run"),
         Example("git commit -m \"$(cat msg.txt)\""),
         Example("git log $REV", runs_code=True),
+        Example("git diff --stat $(git rev-parse HEAD)"),
     ),
 )
