@@ -20,7 +20,7 @@ through the real shell analysis.
 
 from __future__ import annotations
 
-from ...lean import TYPE_CHECKING, Record, set_field
+from ...lean import TYPE_CHECKING, Record, field_setters, set_field
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
@@ -80,12 +80,17 @@ class Example(Record):
 
     def __init__(self, line: str, writes: tuple[str, ...] = (), runs_code: bool = False,
                  dumps_env: bool = False, named: bool = True, secrets: bool = False) -> None:
-        set_field(self, "line", line)
-        set_field(self, "writes", writes)  # the files its options or arguments say it writes
-        set_field(self, "runs_code", runs_code)  # its options make it run other code
-        set_field(self, "dumps_env", dumps_env)  # it prints environment variables
-        set_field(self, "named", named)  # the command's name is this program's (`name_pattern`)
-        set_field(self, "secrets", secrets)  # it prints resolved credentials
+        # (through the slot descriptors: some 300 examples are built on every import)
+        set_line, set_writes, set_runs, set_dumps, set_named, set_secrets = _EXAMPLE_SETTERS
+        set_line(self, line)
+        set_writes(self, writes)  # the files its options or arguments say it writes
+        set_runs(self, runs_code)  # its options make it run other code
+        set_dumps(self, dumps_env)  # it prints environment variables
+        set_named(self, named)  # the command's name is this program's (`name_pattern`)
+        set_secrets(self, secrets)  # it prints resolved credentials
+
+
+_EXAMPLE_SETTERS = field_setters(Example)
 
 
 class Program(Record):
