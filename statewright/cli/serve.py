@@ -30,19 +30,20 @@ def serve(
 
     Session: --session, else $STATEWRIGHT_SESSION, else $CLAUDE_CODE_SESSION_ID, else 'default'.
     """
-    import anyio
-
-    from ..proxy import build_proxy
-
     listen = _parse_listen(http) if http else None
-    proxy = build_proxy(project=project, session=session, connect_timeout=connect_timeout)
-    if listen:
-        _check_port_free(*listen)
     try:
         if listen:
+            import anyio
+
+            from ..proxy import build_proxy
+
+            proxy = build_proxy(project=project, session=session, connect_timeout=connect_timeout)
+            _check_port_free(*listen)
             anyio.run(proxy.run_http, *listen)
         else:
-            anyio.run(proxy.run_stdio)
+            from ..proxy import serve_stdio
+
+            serve_stdio(project=project, session=session, connect_timeout=connect_timeout)
     except KeyboardInterrupt:
         pass
 

@@ -36,27 +36,16 @@ from ..errors import (
 from ..names import HOOK_TOOL
 from ..policy.types import ToolCall, ToolResult
 from . import tools as own
+from .config import resolve_session
 from .downstream import DownstreamError, DownstreamManager, Route, ServerSpec, describe
 from .hooktool import HookTool, not_served
 
 log = logging.getLogger("statewright.proxy")
 
-INSTRUCTIONS = (
-    "statewright keeps this session on a declared workflow. Call statewright_get_state to see "
-    "the current state, its instructions, the tools it allows and the events that move it on; "
-    "fire events with statewright_transition. Tools of other MCP servers appear here as "
-    "<server>__<tool> and only while the current state allows them. A refused call explains "
-    "why and what is allowed instead."
-)
 MAX_ARGUMENT_BYTES = int(os.environ.get("STATEWRIGHT_MAX_ARGUMENT_BYTES", str(8 * 1024 * 1024)))
 POLL_INTERVAL = float(os.environ.get("STATEWRIGHT_POLL_INTERVAL", "0.25"))
 FIRST_LIST_WAIT = 60.0  # the first tools/list waits (at most this) for the downstream servers
-
-
-def resolve_session(explicit: str | None = None) -> str:
-    """DESIGN section 5: `$STATEWRIGHT_SESSION`, else `$CLAUDE_CODE_SESSION_ID`, else `default`."""
-    return (explicit or os.environ.get("STATEWRIGHT_SESSION")
-            or os.environ.get("CLAUDE_CODE_SESSION_ID") or "default")
+EARLY_LANE_MARK = ("answered by the early lane",)  # a fingerprint no state has
 
 
 def _text(text: str) -> types.TextContent:
@@ -125,7 +114,7 @@ class Proxy:
         self.hook_tool = HookTool(rt)
         self.serve_hook_tool = False
         self.server: Server[Any] = Server(
-            "statewright", version=_version(), instructions=INSTRUCTIONS,
+            "statewright", version=own.server_version(), instructions=own.INSTRUCTIONS,
             on_list_tools=self._list_tools, on_call_tool=self._call_tool,
             on_subscriptions_listen=ListenHandler(self.bus))
         # Our middleware only remembers handshake-era sessions (to notify them later); the
@@ -167,6 +156,12 @@ class Proxy:
             self._quiet = False
         return (run.run_id, run.state, run.status, run.version, wf.digest, wf.debug)
 
+    def mark_list_stale(self) -> None:
+        """The early lane answered before this proxy existed (a tools/list, a hook call that may
+        have moved the run): the first state check announces a change, so the host re-lists.
+        (Replayed requests -- their answers dropped -- leave the mark alone: `visible_tools`.)"""
+        self._fingerprint = EARLY_LANE_MARK
+
     async def check_state_change(self) -> bool:
         fp = self._current_fingerprint()
         if fp != self._fingerprint:
@@ -197,7 +192,9 @@ class Proxy:
         return types.ListToolsResult(tools=self.visible_tools())
 
     def visible_tools(self) -> list[types.Tool]:
-        self._fingerprint = self._current_fingerprint()
+        fingerprint = self._current_fingerprint()
+        if self._fingerprint != EARLY_LANE_MARK:  # see mark_list_stale
+            self._fingerprint = fingerprint
         debug = False
         allowed = None  # None: every forwarded tool
         try:
@@ -497,14 +494,15 @@ class Proxy:
     def init_options(self) -> Any:
         return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
 
-    async def run_stdio(self) -> None:
+    async def run_stdio(self, prefeed: bytes = b"", drop_ids: set[Any] | None = None) -> None:
+        """Serve stdio; `prefeed`/`drop_ids` continue what the early lane began (`early.py`)."""
         from .fastpath import stdio_streams
 
         self.serve_hook_tool = True
         async with anyio.create_task_group() as tg:
             await self.downstream.run(tg)
             tg.start_soon(self.watch_store)
-            async with stdio_streams(self) as (read, write):
+            async with stdio_streams(self, prefeed, drop_ids) as (read, write):
                 await self.server.run(read, write, self.init_options())
             await self.downstream.stop()
             tg.cancel_scope.cancel()
@@ -530,12 +528,3 @@ def _name_filter(state: Any) -> Any:
 
     allowed, disallowed = state.allowed_tools, state.disallowed_tools
     return lambda name: tool_allowed(normalize_tool_name(name), allowed, disallowed)
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("statewright")
-    except Exception:
-        return "0"

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import mcp_types as types
+INSTRUCTIONS = (
+    "statewright keeps this session on a declared workflow. Call statewright_get_state to see "
+    "the current state, its instructions, the tools it allows and the events that move it on; "
+    "fire events with statewright_transition. Tools of other MCP servers appear here as "
+    "<server>__<tool> and only while the current state allows them. A refused call explains "
+    "why and what is allowed instead."
+)
 
 STATE_ANSWER_HELP = (
     "The answer is JSON (also in structuredContent): `state` and `status` of the run, "
@@ -147,20 +153,51 @@ TOOL_SPECS: dict[str, dict[str, Any]] = {
 FORCE_STATE = "statewright_force_state"
 OWN_TOOLS = frozenset(TOOL_SPECS)
 
-_TOOLS = {
-    name: types.Tool(name=name, title=spec["title"], description=spec["description"],
-                     input_schema=spec["schema"],
-                     annotations=types.ToolAnnotations(
-                         read_only_hint=name in ("statewright_get_state",
-                                                 "statewright_list_workflows"),
-                         destructive_hint=False, open_world_hint=False))
-    for name, spec in TOOL_SPECS.items()
-}
+READ_ONLY_TOOLS = frozenset({"statewright_get_state", "statewright_list_workflows"})
 
 
-def own_tools(debug: bool) -> list[types.Tool]:
+def tool_dict(name: str) -> dict[str, Any]:
+    """One of our tools as it goes on the wire (`tools/list`); the SDK's `Tool` is built from
+    this, so the stdio early lane (no SDK loaded yet) lists exactly the same."""
+    spec = TOOL_SPECS[name]
+    return {"name": name, "title": spec["title"], "description": spec["description"],
+            "inputSchema": spec["schema"],
+            "annotations": {"readOnlyHint": name in READ_ONLY_TOOLS, "destructiveHint": False,
+                            "openWorldHint": False}}
+
+
+def listed_names(debug: bool) -> list[str]:
     """The statewright tools to list: force_state only for a debug workflow."""
-    return [t for n, t in _TOOLS.items() if debug or n != FORCE_STATE]
+    return [n for n in TOOL_SPECS if debug or n != FORCE_STATE]
+
+
+def debug_listed(rt: Any, session: str) -> bool:
+    """Whether force_state is listed: the session's effective run is a running debug run."""
+    eff = rt.effective_run(session)
+    if eff is None:
+        return False
+    run, wf = eff
+    return bool(wf.debug and run.status == "running")
+
+
+_TOOLS: dict[str, Any] = {}
+
+
+def own_tools(debug: bool) -> list[Any]:
+    """The statewright tools to list, as the SDK's `Tool` objects."""
+    if not _TOOLS:
+        import mcp_types as types
+
+        for name in TOOL_SPECS:
+            _TOOLS[name] = types.Tool.model_validate(tool_dict(name))
+    return [_TOOLS[n] for n in listed_names(debug)]
+
+
+def server_version() -> str:
+    """statewright's version as the proxy announces it."""
+    from .. import __version__
+
+    return __version__
 
 
 _validators: dict[int, Any] = {}
