@@ -190,15 +190,24 @@ def _argument_problems(c: _Call, ctx: GateContext) -> list[str]:
             why = protect.glob_violation(v, ctx) if name != "Grep" or k == "glob" else None
             if why:
                 problems.append(why)
+    roots = _server_roots(name, ctx)
     for p in paths:
         unusable = unusable_path(p)
         if unusable:
             problems.append("a path argument " + unusable)
             continue
-        why = protect.path_violation(p, ctx, c.resolve, c.cwd, write=c.may_write, tree=c.tree)
+        why = protect.path_violation(p, ctx, c.resolve, c.cwd, write=c.may_write, tree=c.tree,
+                                     fulls=c.every(p, c.cwd, roots))
         if why:
             problems.append(why)
     return problems
+
+
+def _server_roots(name: str, ctx: GateContext) -> tuple[str, ...]:
+    """The directories the MCP server behind tool `name` resolves relative paths against."""
+    if not name.startswith("mcp__") or not ctx.server_roots:
+        return ()
+    return ctx.server_roots.get(name[5:].split("__", 1)[0], ())
 
 
 def _final_state(c: _Call, state: State, counters: Counters, ctx: GateContext
@@ -218,15 +227,17 @@ def _write_scope(c: _Call, state: State, counters: Counters, ctx: GateContext
     if not c.write or c.analysis is not None:
         return None
     root = ctx.project_root
+    roots = _server_roots(c.name, ctx)
     for p in _edits.edited_paths(c.name, c.args):
-        full = c.resolve(p, c.cwd)
-        rel = relative_to_root(full, root)
-        why = write_target_problem(p, full, rel, ctx)
-        if rel is not None and rel not in c.files:
-            c.files.append(rel)
-        if why:
-            c.trace.append(f"self_protection: {why}")
-            return _deny("self_protection", c.what, why, state, ctx, c.trace)
+        fulls = c.every(p, c.cwd, roots) if isinstance(p, str) else [c.resolve(p, c.cwd)]
+        for i, full in enumerate(fulls):
+            rel = relative_to_root(full, root)
+            why = write_target_problem(p, full, rel, ctx)
+            if i == 0 and rel is not None and rel not in c.files:
+                c.files.append(rel)
+            if why:
+                c.trace.append(f"self_protection: {why}")
+                return _deny("self_protection", c.what, why, state, ctx, c.trace)
     return None
 
 

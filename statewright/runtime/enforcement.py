@@ -117,7 +117,8 @@ def explain(rt: Runtime, session: str, call: ToolCall) -> tuple[Decision, Run | 
         state = enforced_state(run, wf)
         if state is None:
             return _not_running(run), run, wf
-        return _gate()(state, counters_of(run), call, gate_context(rt, state)), run, wf
+        return _gate()(state, counters_of(run), call,
+                       gate_context(rt, state, tool_name=call.tool_name)), run, wf
     except BaseException as exc:
         return failure_decision(rt, exc), None, None
 
@@ -147,12 +148,19 @@ def counters_of(run: Run) -> Counters:
                     bytes_read=run.bytes_read, denied=run.denied)
 
 
-def gate_context(rt: Runtime, state: State, protected: set[str] | None = None) -> GateContext:
+def gate_context(rt: Runtime, state: State, protected: set[str] | None = None,
+                 tool_name: object = None) -> GateContext:
     """The gate's facts. `protected`: the workflow files in use, when the caller already read
-    them (inside its transaction); else they are read here."""
+    them (inside its transaction); else they are read here. `tool_name`: the call's; an MCP
+    tool's server roots are gathered only for MCP calls."""
     root = rt.root_dir
     if protected is None:
         protected = rt.protected_files()
+    roots = None
+    if isinstance(tool_name, str) and tool_name.startswith("mcp__"):
+        from ..config import mcp_server_roots
+
+        roots = mcp_server_roots(rt.config)
     return GateContext(
         project_root=root,
         store_dir=rt.config.store_dir_str,
@@ -160,6 +168,7 @@ def gate_context(rt: Runtime, state: State, protected: set[str] | None = None) -
         shell_tools=dict(rt.config.shell_tools),
         events=agent_events(state),
         read_text=file_reader(root),
+        server_roots=roots,
     )
 
 
@@ -197,7 +206,7 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
         state = enforced_state(run, wf)
         if state is None:
             return _not_running(run)
-        ctx = gate_context(rt, state, tx.source_paths_in_use())
+        ctx = gate_context(rt, state, tx.source_paths_in_use(), call.tool_name)
         d = gate(state, counters_of(run), call, ctx)  # counters read under the write lock
         if d.allowed and not d.counts_iteration:
             return d  # statewright's own tools: not counted, nothing written

@@ -181,11 +181,17 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
     out += cli_violations(analysis, cwd)
     for r in analysis.redirects:
         if r.output and r.target is not None and r.target.literal:
-            full = resolve(r.target.value, cwd, shell=True)
-            if full in protected or inside(full, store) or (
-                    r.fd is None and r.op.startswith("-") and inside(store, full)):
-                out.append(f"`{r.op} {r.target.value}` would write a file statewright is "
-                           "enforcing")
+            for d in cwds:
+                full = resolve(r.target.value, d, shell=True)
+                if full in protected or inside(full, store) or (
+                        r.fd is None and r.op.startswith("-") and inside(store, full)):
+                    out.append(f"`{r.op} {r.target.value}` would write a file statewright is "
+                               "enforcing")
+                    break
+            if lost and basename(r.target.value) in _protected_names(protected):
+                out.append(f"`{r.op} {r.target.value}` may write a file statewright is "
+                           "enforcing (the line changes to a directory the analysis cannot "
+                           "know)")
     return list(dict.fromkeys(out))
 
 

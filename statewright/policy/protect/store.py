@@ -123,6 +123,25 @@ def protected_relative(project_root: str, protected: frozenset[str]) -> frozense
     return frozenset(project_relative(p, project_root) for p in protected)
 
 
+@lru_cache(maxsize=1)
+def program_paths() -> tuple[str, ...]:
+    """The real paths of the programs the host runs for statewright (DESIGN section 4, check
+    1): the installed package, the `statewright` and `statewright-hook` scripts, and the
+    virtual environment they run in when there is one (its interpreter, site-packages and
+    `.pth` files decide what `import statewright` loads). Found from this process, which is
+    one of those programs."""
+    import sys
+
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    out = [here]  # .../statewright (the package: installed, or the source of an editable one)
+    bindir = os.path.dirname(os.path.abspath(sys.executable))
+    for name in ("statewright", "statewright-hook"):
+        out.append(os.path.realpath(os.path.join(bindir, name)))
+    if sys.prefix != sys.base_prefix:  # a virtual environment
+        out.append(os.path.realpath(sys.prefix))
+    return tuple(dict.fromkeys(p.rstrip(os.sep) for p in out if p and p != os.sep))
+
+
 @lru_cache(maxsize=64)
 def real_store(store_dir: str) -> str:
     return os.path.realpath(store_dir)
@@ -147,6 +166,7 @@ class CtxFacts:
         "home_claude",
         "home_claude_prefix",
         "markers",
+        "programs",
         "protected",
         "real_root",
         "real_store",
@@ -165,6 +185,7 @@ class CtxFacts:
                                  for i in range(len(f)) if f[i] == os.sep)
         self.real_store = real_store(store_dir)
         self.real_store_prefix = self.real_store + os.sep
+        self.programs = program_paths()
         hc = _home_claude().rstrip(os.sep)
         self.home_claude, self.home_claude_prefix = hc, hc + os.sep
 
