@@ -18,3 +18,7 @@ OWN_TOOLS = frozenset({"statewright_load_workflow", "statewright_transition",
 CONFIG_FILE = "statewright.json"
 STATE_DIR = ".statewright"
 STORE_FILE = "state.db"
+
+#: host tools that run code in a language statewright cannot analyse: refused in any state
+#: that restricts commands or the environment (DESIGN section 4)
+CODE_TOOLS = frozenset({"PowerShell"})

@@ -11,6 +11,7 @@ from functools import lru_cache
 from ...lean import TYPE_CHECKING
 from ...names import STORE_FILE
 from ..paths import relative_to_root
+from ..programs import worktree as wt
 from ..shell.cwds import line_cwds
 from ..types import CACHE_MAX_LINE
 from .cli import basename, cli_violations, loose_mention
@@ -41,6 +42,18 @@ _TREE_CMDS = {"rm", "mv", "cp", "rsync", "tar", "zip", "chmod", "chown", "chgrp"
               "shred", "scp", "rmdir", "install", "truncate", "dd", "unlink", "srm", "wipe",
               "find", "git", "setfacl", "chattr", "mount", "bsdtar", "7z", "cpio", "pax",
               "sqlite3", "rclone", "trash", "gio", "busybox"}
+
+
+#: commands `protect.worktree` judges by their effect on the worktree
+_WORKTREE_NAMES = frozenset({"git", "tar", "bsdtar", "gtar", "unzip", "7z", "7za", "7zr",
+                             "cpio", "gzip", "xz", "bzip2", "zstd", *wt.COPIERS,
+                             *wt.DECOMPRESSORS})
+
+
+def changes_worktree(analysis: ShellAnalysis) -> bool:
+    """Whether the line runs a command `protect.worktree` judges (or counts) by its effect."""
+    return any(c.name_literal and (c.name in _WORKTREE_NAMES or c.name in wt.REMOVERS)
+               for c in analysis.commands)
 
 
 def _word_could_name(w: Word, names: tuple[str, ...]) -> bool:
@@ -178,6 +191,10 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
                 full = resolve(a.value, cwd, shell=True)
                 if inside(full, store) or full in protected:
                     out.append(f"`ln {a.value}` would link to statewright's files")
+    if any(c.name_literal and c.name in _WORKTREE_NAMES for c in analysis.commands):
+        from .worktree import worktree_violations
+
+        out += worktree_violations(analysis, ctx, resolve, line_cwds(analysis, cwd)[0])
     out += cli_violations(analysis, cwd)
     for r in analysis.redirects:
         if r.output and r.target is not None and r.target.literal:
