@@ -84,6 +84,14 @@ def state_dir_str(root: str | os.PathLike[str]) -> str:
     return os.path.join(os.fspath(root), STATE_DIR)
 
 
+def active_marker_dir() -> str:
+    """Where the active-run markers live (`runtime.marker`): outside every project, so taking a
+    project's store away does not take them too."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local",
+                                                            "state")
+    return os.path.join(base, "statewright", "active")
+
+
 class Config(Record):
     """The project's configuration (`statewright.json`), an immutable record."""
 

@@ -194,18 +194,27 @@ def _gate() -> Callable[..., Decision]:
 
 
 def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
+    from . import marker
+
+    store_file = rt.config.store_file
     if not rt.has_store():
+        gone = marker.missing_store(store_file, session)
+        if gone is not None:
+            raise gone  # the store was taken away under a running run (`failure_decision`)
         return _no_run()  # no store, no runs: nothing is created on disk
     gate = _gate()
     _warm(rt, call)
     with rt.store.transaction() as tx:
         eff = effective_in(tx, session)
-        if eff is None:
-            return _no_run()
-        run, wf = eff
-        state = enforced_state(run, wf)
+        state = enforced_state(*eff) if eff is not None else None
         if state is None:
-            return _not_running(run)
+            replaced = marker.replaced_store(store_file, session,
+                                             lambda rid: tx.get_run(rid) is not None)
+            if replaced is not None:
+                raise replaced
+            return _no_run() if eff is None else _not_running(eff[0])
+        run, wf = eff  # type: ignore[misc]
+        marker.ensure_marker(store_file, session, run.run_id)
         ctx = gate_context(rt, state, tx.source_paths_in_use(), call.tool_name)
         d = gate(state, counters_of(run), call, ctx)  # counters read under the write lock
         if d.allowed and not d.counts_iteration:

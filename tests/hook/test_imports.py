@@ -36,7 +36,8 @@ CORE = frozenset({
     "statewright.policy.protect.scope",
     "statewright.policy.protect.store", "statewright.policy.tools", "statewright.policy.types",
     "statewright.runtime", "statewright.runtime.answer", "statewright.runtime.chain",
-    "statewright.runtime.enforcement", "statewright.runtime.messages",
+    "statewright.runtime.enforcement", "statewright.runtime.marker",
+    "statewright.runtime.messages",
     "statewright.runtime.persist", "statewright.runtime.service", "statewright.runtime.state_text",
     "statewright.store", "statewright.store.db",
 })

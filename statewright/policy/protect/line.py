@@ -18,6 +18,7 @@ from .cli import basename, cli_violations, loose_mention
 from .store import (
     inside,
     markers_of,
+    program_paths,
     protected_paths,
     protected_relative,
     real_store,
@@ -217,6 +218,10 @@ def _protected_arg(c: Command, a: Word, recursive: bool, ctx: Any, full: str,
     """Why changing `a` (resolved: `full`) would change a file statewright is enforcing."""
     if full in protected:
         return f"`{c.name}` would change `{a.value}`, a file statewright is enforcing"
+    for d in program_paths():
+        if inside(full, d) or (recursive and inside(d, full)):
+            return (f"`{c.name}` would change `{a.value}`, part of statewright's installed "
+                    "programs or its active-run markers")
     if c.name in _TREE_CMDS and c.name != "ln" and (recursive or c.name == "mv"):
         rel = relative_to_root(full, ctx.project_root)
         if rel is not None:

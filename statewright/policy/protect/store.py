@@ -12,6 +12,7 @@ import os
 from functools import lru_cache
 
 from ...lean import TYPE_CHECKING
+from ...config import active_marker_dir
 from ...names import CONFIG_FILE, STATE_DIR
 from ..paths import _real_root, project_relative
 
@@ -139,6 +140,8 @@ def program_paths() -> tuple[str, ...]:
         out.append(os.path.realpath(os.path.join(bindir, name)))
     if sys.prefix != sys.base_prefix:  # a virtual environment
         out.append(os.path.realpath(sys.prefix))
+    # the active-run markers (`runtime.marker`): removing one would hide a taken-away store
+    out.append(os.path.realpath(active_marker_dir()))
     return tuple(dict.fromkeys(p.rstrip(os.sep) for p in out if p and p != os.sep))
 
 
