@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -29,7 +30,7 @@ from .app import (
 if TYPE_CHECKING:
     from ..runtime import Runtime
 
-HUMAN = "human"
+HUMAN, AGENT = "human", "agent"  # (engine.run's actor names; the CLI keeps its import light)
 
 
 def _runtime(project: str | None) -> Runtime:
@@ -82,6 +83,15 @@ def status_cmd(
     _show(_runtime(project).get_state(session), as_json, "statewright status")
 
 
+def _actor() -> str:
+    """Who fires an event from the CLI: the agent when it runs inside the agent's shell
+    (Claude Code marks its shells with `CLAUDECODE=1`; statewright's hook makes a line that
+    runs the CLI export `STATEWRIGHT_ACTOR=agent`), else the human at the terminal."""
+    if os.environ.get("STATEWRIGHT_ACTOR") == AGENT or os.environ.get("CLAUDECODE") == "1":
+        return AGENT
+    return HUMAN
+
+
 @app.command("transition")
 def transition_cmd(
     event: str = typer.Argument(..., help="Event name, e.g. READY or BRANCH_DONE:lint."),
@@ -96,7 +106,7 @@ def transition_cmd(
     """Fire EVENT on the session's run."""
     payload = object_option(data, "--data")
     state = _runtime(project).transition(session, event, payload,
-                                         expected_version=expected_version, actor=HUMAN)
+                                         expected_version=expected_version, actor=_actor())
     _show(state, as_json, f"{event} -> {state['state']}")
 
 

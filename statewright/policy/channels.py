@@ -193,3 +193,30 @@ def _has_background(text: str) -> bool:
             return True
         stack.extend(n.children)
     return False
+
+
+# -- exports added to an allowed line (updatedInput) ----------------------------------------------
+
+#: who is acting, for statewright's own CLI: a transition fired through the agent's shell is
+#: the agent's (DESIGN section 3), whatever the CLI would otherwise assume
+ACTOR_ENV = "STATEWRIGHT_ACTOR"
+#: variables no line may drop or override in an enforced state: they say who is acting
+IDENTITY_ENV = (ACTOR_ENV, "CLAUDECODE")
+
+
+def line_exports(analysis: ShellAnalysis, state: State) -> dict[str, str]:
+    """Variables an allowed line is made to run with, besides `env_overrides`: the actor for
+    statewright's CLI, and git's hardening (`programs.worktree.GIT_HARDENING`) in a state that
+    restricts commands (a planted bare repository or fsmonitor would run code)."""
+    from .programs.worktree import GIT_HARDENING
+
+    names = {c.name for c in analysis.commands if c.name_literal}
+    out: dict[str, str] = {}
+    if any("statewright" in n for n in names) or "statewright" in analysis.source:
+        out[ACTOR_ENV] = "agent"
+    if "git" in names and state.allowed_commands is not None:
+        out["GIT_CONFIG_COUNT"] = str(len(GIT_HARDENING))
+        for i, (k, v) in enumerate(GIT_HARDENING):
+            out[f"GIT_CONFIG_KEY_{i}"] = k
+            out[f"GIT_CONFIG_VALUE_{i}"] = v
+    return out

@@ -264,8 +264,9 @@ def _channels(c: _Call, state: State, counters: Counters, ctx: GateContext) -> D
     if why is None and c.analysis is not None:
         why = channels.background_problem(c.analysis, c.args)
         rule = "allowed_commands"
-        if why is None and state.env_overrides:
-            why = channels.pinned_problem(c.analysis, tuple(state.env_overrides))
+        if why is None:
+            why = channels.pinned_problem(c.analysis,
+                                          (*state.env_overrides, *channels.IDENTITY_ENV))
             rule = "blocked_env"
     if why is None:
         return None
@@ -476,15 +477,19 @@ def _allow(c: _Call, state: State) -> Decision:
     """Allowed. A shell line in a state with `blocked_env` or `env_overrides` is rewritten to
     run with the blocked variables unset and the overrides exported."""
     updated = None
-    if c.analysis is not None and c.command is not None and c.shell_key is not None and (
-            state.blocked_env or state.env_overrides):
-        from .shell import rewrite_for_env
+    if c.analysis is not None and c.command is not None and c.shell_key is not None:
+        from .channels import line_exports
 
-        updated = dict(c.args)
-        updated[c.shell_key] = rewrite_for_env(c.command, state.blocked_env,
-                                               state.env_overrides)
-        c.trace.append("rewritten to run with blocked variables unset"
-                       + (" and env_overrides exported" if state.env_overrides else ""))
+        extra = line_exports(c.analysis, state)
+        if state.blocked_env or state.env_overrides or extra:
+            from .shell import rewrite_for_env
+
+            updated = dict(c.args)
+            updated[c.shell_key] = rewrite_for_env(c.command, state.blocked_env,
+                                                   {**extra, **state.env_overrides})
+            c.trace.append("rewritten to run with blocked variables unset"
+                           + (" and " + ", ".join(sorted({*extra, *state.env_overrides}))
+                              + " exported" if extra or state.env_overrides else ""))
     c.trace.append("allow")
     return Decision(True, "", "", "", tuple(c.trace), tuple(c.files), updated)
 

@@ -95,6 +95,34 @@ def raw_result_bytes(result: dict[str, Any]) -> int:
     return n
 
 
+def cut_to_budget(result: dict[str, Any], room: int, budget: int) -> dict[str, Any]:
+    """The part of a result that fits in `room` bytes of the state's context budget (DESIGN
+    section 4, check 4: a result that would cross the budget is cut): text blocks cut at a
+    character boundary, other blocks and structured content dropped once they do not fit,
+    and a note saying so."""
+    room = max(0, room)
+    out: list[dict[str, Any]] = []
+    for block in result.get("content") or ():
+        if not isinstance(block, dict):
+            continue
+        text = block.get("text")
+        size = (len(text.encode("utf-8", "replace")) if isinstance(text, str) else
+                len(json.dumps(block, separators=(",", ":"), default=str)))
+        if size <= room:
+            out.append(block)
+            room -= size
+            continue
+        if isinstance(text, str) and room > 0:
+            out.append({**block, "text": text.encode("utf-8", "replace")[:room]
+                        .decode("utf-8", "ignore")})
+        room = 0
+    out.append({"type": "text", "text": f"[statewright] output cut: this state's context "
+                f"budget of {budget} bytes is used up; transition to read more"})
+    cut = {k: v for k, v in result.items() if k not in ("content", "structuredContent")}
+    cut["content"] = out
+    return cut
+
+
 class Proxy:
     """One proxy: the runtime, the downstream servers, and the upstream MCP server."""
 
@@ -106,6 +134,7 @@ class Proxy:
         self.downstream = DownstreamManager(specs, connect_timeout=connect_timeout,
                                             on_tools_changed=self.notify_tools_changed,
                                             errlog=self.errlog)
+        self.downstream.withhold(_blocked_anywhere(rt))
         self.bus = InMemorySubscriptionBus()
         self._legacy_sessions: weakref.WeakSet[Any] = weakref.WeakSet()
         self._fingerprint: tuple[Any, ...] | None = None
@@ -157,6 +186,9 @@ class Proxy:
         run, wf = eff
         try:
             self._quiet = self.rt.record_is_quiet(run, wf)
+            state = self.rt.enforced_state(run, wf)
+            if state is not None and state.blocked_env:
+                self.downstream.withhold(frozenset(state.blocked_env))
         except Exception:
             self._quiet = False
         return (run.run_id, run.state, run.status, run.version, wf.digest, wf.debug)
@@ -370,8 +402,13 @@ class Proxy:
         content = result.get("content")
         if not isinstance(content, list):
             content = result["content"] = []
-        outcome = self._record(route, name, call_args, raw_result_bytes(result),
-                               result.get("isError") is True)
+        nbytes = raw_result_bytes(result)
+        outcome = self._record(route, name, call_args, nbytes, result.get("isError") is True)
+        if outcome is not None and outcome.budget is not None and \
+                outcome.bytes_read > outcome.budget:
+            result = cut_to_budget(result, outcome.budget - (outcome.bytes_read - nbytes),
+                                   outcome.budget)
+            content = result["content"]
         if self._late:
             content.extend({"type": "text", "text": m} for m in self._late)
             self._late.clear()
@@ -504,6 +541,34 @@ def _name_filter(state: Any) -> Any:
 
     allowed, disallowed = state.allowed_tools, state.disallowed_tools
     return lambda name: tool_allowed(normalize_tool_name(name), allowed, disallowed)
+
+
+def _blocked_anywhere(rt: Any) -> frozenset[str]:
+    """Every variable some state of some workflow on the search path blocks: downstream
+    servers start without them, so a later state's `blocked_env` needs no restart."""
+    out: set[str] = set()
+    try:
+        dirs = rt.config.workflow_dirs()
+    except Exception:
+        return frozenset()
+    for d in dirs:
+        try:
+            files = sorted(d.glob("*.json")) if d.is_dir() else []
+        except OSError:
+            continue
+        for f in files:
+            try:
+                doc = json.loads(f.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            states = doc.get("states") if isinstance(doc, dict) else None
+            for st in (states.values() if isinstance(states, dict) else ()):
+                if isinstance(st, dict):
+                    for key in ("blocked_env", "deny_env"):
+                        names = st.get(key)
+                        if isinstance(names, list):
+                            out.update(n for n in names if isinstance(n, str))
+    return frozenset(out)
 
 
 def _version() -> str:

@@ -48,15 +48,19 @@ class RecordOutcome:
     """What `record` did, and what the agent must be told about it. (A plain class: building a
     dataclass costs milliseconds at import, and this module is on every hook's start-up path.)"""
 
-    __slots__ = ("bytes_read", "interrupts", "messages", "warnings")
+    __slots__ = ("budget", "bytes_read", "interrupts", "messages", "warnings")
 
     def __init__(self, messages: list[str] | None = None,
                  interrupts: list[dict[str, Any]] | None = None,
-                 bytes_read: int = 0, warnings: list[str] | None = None) -> None:
+                 bytes_read: int = 0, warnings: list[str] | None = None,
+                 budget: int | None = None) -> None:
         self.messages = messages or []  # interrupts first, then budget warnings
         self.interrupts = interrupts or []  # [{file, interrupt, state, return_to}]
         self.bytes_read = bytes_read  # the state's byte total after this result
         self.warnings = warnings or []
+        # the state's context_budget_bytes when this result was accounted: a front end that
+        # returns the output itself cuts what crosses it (DESIGN section 4, check 4)
+        self.budget = budget
 
     def __repr__(self) -> str:
         return (f"RecordOutcome(messages={self.messages!r}, interrupts={self.interrupts!r}, "
@@ -213,7 +217,7 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
             if replaced is not None:
                 raise replaced
             return _no_run() if eff is None else _not_running(eff[0])
-        run, wf = eff  # type: ignore[misc]
+        run = eff[0]  # type: ignore[index]
         marker.ensure_marker(store_file, session, run.run_id)
         ctx = gate_context(rt, state, tx.source_paths_in_use(), call.tool_name)
         d = gate(state, counters_of(run), call, ctx)  # counters read under the write lock
@@ -285,8 +289,10 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
         if eff is None:
             return RecordOutcome()
         run, wf = eff
-        if enforced_state(run, wf) is None:
+        enforced = enforced_state(run, wf)
+        if enforced is None:
             return RecordOutcome()
+        budget = enforced.context_budget_bytes
         current = run
         if nbytes:
             current = tx.save_with_events(run, run.with_(bytes_read=run.bytes_read + nbytes), ())
@@ -310,7 +316,7 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
                 warnings = budget_warnings(st, current)
     messages.extend(warnings)
     return RecordOutcome(messages=messages, interrupts=interrupts,
-                         bytes_read=current.bytes_read, warnings=warnings)
+                         bytes_read=current.bytes_read, warnings=warnings, budget=budget)
 
 
 def changed_files(rt: Runtime, result: ToolResult) -> list[str]:

@@ -250,3 +250,10 @@ DETACHERS = frozenset({"nohup", "setsid", "disown", "coproc", "at", "batch", "da
                        "start-stop-daemon", "systemd-run", "nq", "pueue", "bg", "screen",
                        "tmux", "dtach", "abduco"})
 
+
+
+#: git configuration an allowed `git` runs with in a state that restricts commands (through
+#: `GIT_CONFIG_COUNT`, which ranks as the command line): a repository the agent planted
+#: (a bare repository's `config`, which git would discover from its directory) cannot make
+#: git run its `core.fsmonitor` command; the human's own hooks (`core.hooksPath`) still run
+GIT_HARDENING = (("safe.bareRepository", "explicit"), ("core.fsmonitor", "false"))

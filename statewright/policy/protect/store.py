@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 
-from ...lean import TYPE_CHECKING
 from ...config import active_marker_dir
+from ...lean import TYPE_CHECKING
 from ...names import CONFIG_FILE, STATE_DIR
 from ..paths import _real_root, project_relative
 
