@@ -37,8 +37,11 @@ def code_tool_problem(name: str, state: State) -> str | None:
 
 # -- process environments read by file tools ------------------------------------------------------
 
-#: file tools and the arguments that name what they read (Grep and Glob also search below it)
+#: file tools, and whether they search below what they name (Grep, Glob)
 _READERS = {"Read": False, "Grep": True, "Glob": True, "LS": True, "NotebookRead": False}
+#: the arguments of each that name files (Grep's `pattern` is a regular expression, not a path)
+_PATH_ARGS = {"Read": ("file_path",), "Grep": ("path", "glob"), "Glob": ("pattern", "path"),
+              "LS": ("path",), "NotebookRead": ("notebook_path",)}
 
 
 def _environ_path(full: str, searches: bool) -> bool:
@@ -69,10 +72,10 @@ def environ_read_problem(name: str, args: dict[str, Any],
     if name not in _READERS and not mcp:
         return None
     searches = _READERS.get(name, True)
+    keys = _PATH_ARGS.get(name, ())
     texts: list[str] = []
     for k, v in args.items():
-        if isinstance(v, str) and (k in ("path", "file_path", "pattern", "glob", "notebook_path")
-                                   or (mcp and "path" in k.lower())):
+        if isinstance(v, str) and (k in keys or (mcp and "path" in k.lower())):
             texts.append(v)
         elif mcp and isinstance(v, list) and "path" in k.lower():
             texts += [x for x in v if isinstance(x, str)]
@@ -82,7 +85,8 @@ def environ_read_problem(name: str, args: dict[str, Any],
                 return f"`{t}` could read a process environment (/proc/*/environ)"
         if any(ch in t for ch in "*?[{"):
             continue
-        for full in every(t):
+        lexical = [os.path.normpath(t)] if t.startswith("/") else []
+        for full in lexical + every(t):
             if _environ_path(full, searches):
                 return f"`{t}` could read a process environment (/proc/*/environ)"
     return None

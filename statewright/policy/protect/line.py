@@ -17,6 +17,7 @@ from ..types import CACHE_MAX_LINE
 from .cli import basename, cli_violations, loose_mention
 from .store import (
     inside,
+    is_protected,
     markers_of,
     program_paths,
     protected_paths,
@@ -201,7 +202,7 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
         if r.output and r.target is not None and r.target.literal:
             for d in cwds:
                 full = resolve(r.target.value, d, shell=True)
-                if full in protected or inside(full, store) or (
+                if is_protected(full, protected) or inside(full, store) or (
                         r.fd is None and r.op.startswith("-") and inside(store, full)):
                     out.append(f"`{r.op} {r.target.value}` would write a file statewright is "
                                "enforcing")
@@ -216,7 +217,7 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
 def _protected_arg(c: Command, a: Word, recursive: bool, ctx: Any, full: str,
                    protected: frozenset[str]) -> str | None:
     """Why changing `a` (resolved: `full`) would change a file statewright is enforcing."""
-    if full in protected:
+    if is_protected(full, protected):
         return f"`{c.name}` would change `{a.value}`, a file statewright is enforcing"
     for d in program_paths():
         if inside(full, d) or (recursive and inside(d, full)):

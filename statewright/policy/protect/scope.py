@@ -8,13 +8,15 @@ from __future__ import annotations
 import os
 
 from ...lean import TYPE_CHECKING
-from .store import ctx_facts
+from .store import ctx_facts, is_protected
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..types import GateContext
 
 #: project-relative prefixes no tool or redirect may write into
 SENSITIVE_PREFIXES = (".git/", ".claude/")
+#: conventional directories of git hooks (`core.hooksPath`: husky, githooks)
+HOOK_DIRS = frozenset({".husky", ".githooks", ".git-hooks"})
 #: configuration files that make a package manager or tool run a command of their choosing
 #: (`.npmrc` `script-shell` / `node-options=--require`, `.yarnrc.yml` `yarnPath`)
 CODE_CONFIG_FILES = frozenset({".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs"})
@@ -45,7 +47,7 @@ def sensitive(rel: str, full: str, ctx: GateContext) -> str | None:
     if why:
         return f"`{rel}` {why}"
     fx = ctx_facts(ctx)
-    if full in fx.protected:
+    if is_protected(full, fx.protected):
         return f"`{rel}` is a file statewright is enforcing"
     if full == fx.real_store or full.startswith(fx.real_store_prefix):
         return f"`{rel}` is inside statewright's store"
@@ -62,6 +64,8 @@ def planted_code(rel: str) -> str | None:
     parts = rel.split("/")
     if ".git" in parts:
         return "is git metadata (a repository's hooks and config run code)"
+    if parts[0] in HOOK_DIRS:
+        return "is a directory of git hooks (git runs them on commit, merge, checkout)"
     if "site-packages" in parts or "dist-packages" in parts or rel.endswith(".pth") or \
             parts[-1] in ("sitecustomize.py", "usercustomize.py"):
         return "is where installed Python packages live (every Python run loads it)"

@@ -84,6 +84,22 @@ def markers_of(store_dir: str) -> StoreMarkers:
     return StoreMarkers(store_dir)
 
 
+def is_protected(full: str, protected: frozenset[str]) -> bool:
+    """Whether the resolved `full` is one of the `protected` paths in any spelling a file
+    system may take for it: as is, NFC or NFD (macOS; a front end that maps one to the other),
+    case-folded (a case-insensitive file system)."""
+    if full in protected:
+        return True
+    folded = _protected_folded(protected)
+    if full.casefold() in folded:
+        return True
+    if full.isascii():
+        return False
+    from ..paths import unicode_forms
+
+    return any(f in protected or f.casefold() in folded for f in unicode_forms(full))
+
+
 def inside(path: str, directory: str) -> bool:
     d = directory.rstrip(os.sep)
     return path == d or path.startswith(d + os.sep)
