@@ -99,7 +99,7 @@ def cut_to_budget(result: dict[str, Any], room: int, budget: int) -> dict[str, A
     """The part of a result that fits in `room` bytes of the state's context budget (DESIGN
     section 4, check 4: a result that would cross the budget is cut): text blocks cut at a
     character boundary, other blocks and structured content dropped once they do not fit,
-    and a note saying so."""
+    and a note saying so. The cut result is flagged `isError`."""
     room = max(0, room)
     out: list[dict[str, Any]] = []
     for block in result.get("content") or ():
@@ -120,6 +120,9 @@ def cut_to_budget(result: dict[str, Any], room: int, budget: int) -> dict[str, A
                 f"budget of {budget} bytes is used up; transition to read more"})
     cut = {k: v for k, v in result.items() if k not in ("content", "structuredContent")}
     cut["content"] = out
+    # flagged as an error: the whole result was not delivered, and a client that checks
+    # structured output against the tool's schema must not take the cut text for it
+    cut["isError"] = True
     return cut
 
 
