@@ -28,6 +28,7 @@ from ..engine.run import AGENT, RUNNING
 from ..errors import UNKNOWN_STATE, StatewrightError
 from ..lean import TYPE_CHECKING
 from ..policy.types import Counters, Decision, GateContext
+from . import marker
 from .chain import effective_in
 from .messages import agent_events, briefing, budget_warnings, has_budget, interrupt_message
 from .messages import stop_text as _stop_text
@@ -198,8 +199,6 @@ def _gate() -> Callable[..., Decision]:
 
 
 def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
-    from . import marker
-
     store_file = rt.config.store_file
     if not rt.has_store():
         gone = marker.missing_store(store_file, session)
