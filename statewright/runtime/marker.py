@@ -28,7 +28,8 @@ from ..errors import STORE_ERROR, StatewrightError
 
 
 def marker_path(store_file: str, session: str) -> str:
-    key = os.path.realpath(os.path.dirname(store_file)).strip(os.sep).replace(os.sep, "%")
+    # (the store's path is built from the resolved project root: no resolving here)
+    key = os.path.dirname(store_file).strip(os.sep).replace(os.sep, "%")
     name = f"{key}@{session}".replace(os.sep, "%")
     if len(name) > 200:
         import hashlib
@@ -50,12 +51,10 @@ def read_marker(store_file: str, session: str) -> str | None:
 
 def ensure_marker(store_file: str, session: str, run_id: str) -> None:
     path = marker_path(store_file, session)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            if fh.read().strip() == run_id:
-                return
-    except OSError:
-        pass
+    if os.path.exists(path):
+        # (one stat per decision: a marker naming an earlier run of the session still says
+        # "a run was active", which is all a missing store needs to know)
+        return
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.{os.getpid()}"

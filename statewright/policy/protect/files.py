@@ -7,7 +7,7 @@ import os
 
 from ...lean import TYPE_CHECKING, LazyRe
 from ...names import STORE_FILE
-from .store import ctx_facts, store_markers
+from .store import ctx_facts, program_paths, store_markers
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
@@ -61,7 +61,7 @@ def _one_violation(p: str, full: str, fx: Any, ctx: Any, write: bool, tree: bool
             return f"`{p}`: {why}"
         pre = full.rstrip(os.sep) + os.sep
         if (tree and store.startswith(pre)) or pre in fx.holders or \
-                (tree and any(d.startswith(pre) for d in fx.programs)):
+                (tree and any(d.startswith(pre) for d in program_paths())):
             return (f"`{p}` holds statewright's store or a file statewright is enforcing; "
                     "it may not be changed, moved or deleted as a whole")
     return None
@@ -70,7 +70,7 @@ def _one_violation(p: str, full: str, fx: Any, ctx: Any, write: bool, tree: bool
 def program_problem(full: str, fx: Any) -> str | None:
     """Writing `full` would change a program the host runs for statewright (the installed
     package, its hook and CLI scripts, the environment they run in)."""
-    for d in fx.programs:
+    for d in program_paths():
         if full == d or full.startswith(d + os.sep):
             return ("it belongs to statewright's installed programs (the package, the hook, "
                     "the environment they run in), which agents may not change")

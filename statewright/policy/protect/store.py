@@ -185,7 +185,6 @@ class CtxFacts:
         "home_claude",
         "home_claude_prefix",
         "markers",
-        "programs",
         "protected",
         "real_root",
         "real_store",
@@ -204,7 +203,6 @@ class CtxFacts:
                                  for i in range(len(f)) if f[i] == os.sep)
         self.real_store = real_store(store_dir)
         self.real_store_prefix = self.real_store + os.sep
-        self.programs = program_paths()
         hc = _home_claude().rstrip(os.sep)
         self.home_claude, self.home_claude_prefix = hc, hc + os.sep
 

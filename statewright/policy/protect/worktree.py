@@ -19,7 +19,7 @@ from ...lean import TYPE_CHECKING, loads
 from ..paths import relative_to_root
 from ..programs import worktree as wt
 from .scope import sensitive
-from .store import ctx_facts, inside
+from .store import ctx_facts, inside, program_paths
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
@@ -186,7 +186,7 @@ def _landing_problem(full: str, ctx: Any, whole: bool = False,
     if fx.real_store.startswith(pre) or pre in fx.holders:
         if whole or os.path.isdir(full):
             return "that directory holds statewright's store or a file statewright is enforcing"
-    for d in fx.programs:
+    for d in program_paths():
         if full == d or full.startswith(d + os.sep):
             return "that belongs to statewright's installed programs"
     rel = relative_to_root(full, ctx.project_root)
