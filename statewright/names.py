@@ -5,6 +5,8 @@
 - `RESERVED_SERVERS`: server names the proxy refuses for downstream servers (their forwarded
   tools would be named like statewright's own); a tool name under them is never normalised.
 - `OWN_TOOLS`: statewright's own tools, the only ones always allowed (DESIGN section 4).
+- `HOOK_TOOL`: the proxy's tool that answers Claude Code's `mcp_tool` hooks. It is never listed
+  to the model, never forwarded, and served only on stdio (the host's own pipe).
 - `CONFIG_FILE`, `STATE_DIR`, `STORE_FILE`: the project's config file, the store's directory
   and the store's file in it (DESIGN section 5); self-protection guards them.
 """
@@ -14,10 +16,14 @@ RESERVED_SERVERS = ("statewright", "plugin_statewright_statewright")
 OWN_TOOLS = frozenset({"statewright_load_workflow", "statewright_transition",
                        "statewright_get_state", "statewright_list_workflows",
                        "statewright_pause", "statewright_force_state"})
+HOOK_TOOL = "statewright_hook"
 
 CONFIG_FILE = "statewright.json"
 STATE_DIR = ".statewright"
 STORE_FILE = "state.db"
+#: where `statewright ui` says, while it runs, at which address the web page is (in the store's
+#: directory, beside `STORE_FILE`; never its secret)
+PAGE_FILE = "ui.json"
 
 #: host tools that run code in a language statewright cannot analyse: refused in any state
 #: that restricts commands or the environment (DESIGN section 4)
