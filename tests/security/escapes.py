@@ -44,7 +44,7 @@ WORKFLOW: dict[str, Any] = {
             "blocked_env": ["SECRET_TOKEN"],
             "max_edit_lines": 20,
             "on": {"FREE": "free", "PIN": "pinned", "COUNT": "count", "BUDGET": "budget",
-                   "DONE": "done"},
+                   "DONE": "done", "SUB": {"invoke": "helper-flow", "on_complete": "work"}},
         },
         "free": {"on": {"WORK": "work", "DONE": "done"}},
         "pinned": {"blocked_env": ["SECRET_TOKEN"], "env_overrides": {"PINNED": "1"},
@@ -54,6 +54,10 @@ WORKFLOW: dict[str, Any] = {
         "done": {"type": "final"},
     },
 }
+
+#: the workflow `escape` invokes: a file with its id would replace it before it is invoked
+HELPER = {"id": "helper-flow", "initial": "a",
+          "states": {"a": {"on": {"X": "done"}}, "done": {"type": "final"}}}
 
 NOTEBOOK = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
     {"id": "big", "cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
@@ -118,6 +122,7 @@ def make_project(root: Path, out: Path, servers: dict[str, Any]) -> None:
     wf = root / "workflows"
     wf.mkdir(exist_ok=True)
     (wf / WF_NAME).write_text(json.dumps(WORKFLOW, indent=1), encoding="utf-8")
+    (wf / "helper.json").write_text(json.dumps(HELPER, indent=1))
     (root / "statewright.json").write_text(json.dumps({"mcpServers": servers}, indent=1))
     (root / ".mcp.json").write_text('{"mcpServers": {}}\n')
     (root / ".claude").mkdir(exist_ok=True)

@@ -204,16 +204,35 @@ def _landing_problem(full: str, ctx: Any, whole: bool = False,
 
 
 def workflow_ids_in_use(ctx: Any) -> set[str]:
-    """The ids declared by the workflow files in use (read now)."""
-    out = set()
+    """The ids declared by the workflow files in use, and the ids they invoke (read now): a
+    file with one of those ids would replace the workflow a run uses or is about to invoke."""
+    out: set[str] = set()
     for p in ctx.protected_files:
-        wid = _workflow_id(p, ctx)
-        if wid:
-            out.add(wid)
+        doc = _workflow_doc(p, ctx)
+        if doc is None:
+            continue
+        if isinstance(doc.get("id"), str):
+            out.add(doc["id"])
+        _invoked(doc.get("states"), out, 0)
     return out
 
 
-def _workflow_id(path: str | None, ctx: Any) -> str | None:
+def _invoked(v: Any, out: set[str], depth: int) -> None:
+    if depth > 12:
+        return
+    if isinstance(v, dict):
+        inv = v.get("invoke")
+        if isinstance(inv, str):
+            out.add(inv)
+        for x in v.values():
+            if isinstance(x, (dict, list)):
+                _invoked(x, out, depth + 1)
+    elif isinstance(v, list):
+        for x in v:
+            _invoked(x, out, depth + 1)
+
+
+def _workflow_doc(path: str | None, ctx: Any) -> dict[str, Any] | None:
     if not path or ctx.read_text is None:
         return None
     try:
@@ -221,7 +240,12 @@ def _workflow_id(path: str | None, ctx: Any) -> str | None:
         doc = loads(text) if text else None
     except (ValueError, OSError):
         return None
-    return doc.get("id") if isinstance(doc, dict) and isinstance(doc.get("id"), str) else None
+    return doc if isinstance(doc, dict) else None
+
+
+def _workflow_id(path: str | None, ctx: Any) -> str | None:
+    doc = _workflow_doc(path, ctx)
+    return doc.get("id") if doc is not None and isinstance(doc.get("id"), str) else None
 
 
 def shadowing_write(full: str, text: object, ctx: Any) -> str | None:
