@@ -12,6 +12,7 @@ from functools import lru_cache
 
 from ..lean import TYPE_CHECKING
 from ..names import CODE_TOOLS
+from .types import CACHE_MAX_LINE
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
@@ -110,9 +111,23 @@ def _glob_reaches(t: str) -> bool:
 
 def pinned_problem(analysis: ShellAnalysis, pinned: tuple[str, ...]) -> str | None:
     """Why a line could run a command without a pinned `env_overrides` value: `unset VAR`,
-    `export -n VAR`, `declare +x VAR`, `VAR=other cmd`, `env -u VAR`, `env -i`, `exec -c`."""
+    `export -n VAR`, `declare +x VAR`, `VAR=other cmd`, `env -u VAR`, `env -i`, `exec -c`.
+    (The answer depends on the text alone: kept per line.)"""
     if not pinned:
         return None
+    if len(analysis.source) <= CACHE_MAX_LINE:
+        return _pinned_by_line(analysis.source, pinned)
+    return _pinned(analysis, pinned)
+
+
+@lru_cache(maxsize=256)
+def _pinned_by_line(source: str, pinned: tuple[str, ...]) -> str | None:
+    from .shell import analyze
+
+    return _pinned(analyze(source), pinned)
+
+
+def _pinned(analysis: ShellAnalysis, pinned: tuple[str, ...]) -> str | None:
     for nm, _v in analysis.assignments:
         if nm in pinned:
             return f"the line sets `{nm}`, whose value this state pins (env_overrides)"
@@ -152,10 +167,23 @@ def background_problem(analysis: ShellAnalysis, args: dict[str, Any]) -> str | N
     """Why the line would leave work running after the call (DESIGN section 4, point 5):
     `&`, `nohup`, `setsid`, `disown`, `coproc`, `at`, detached terminal multiplexers, or the
     host's own `run_in_background`. Such work would act under a later state's rules."""
-    from .programs.worktree import DETACHERS
-
     if args.get("run_in_background") not in (None, False):
         return "`run_in_background` leaves the command running after the state may change"
+    if len(analysis.source) <= CACHE_MAX_LINE:
+        return _background_by_line(analysis.source)
+    return _background(analysis)
+
+
+@lru_cache(maxsize=256)
+def _background_by_line(source: str) -> str | None:
+    from .shell import analyze
+
+    return _background(analyze(source))
+
+
+def _background(analysis: ShellAnalysis) -> str | None:
+    from .programs.worktree import DETACHERS
+
     for c in analysis.commands:
         if c.name_literal and c.name in DETACHERS:
             return f"`{c.name}` leaves work running after the call"
@@ -212,15 +240,29 @@ def line_exports(analysis: ShellAnalysis, state: State) -> dict[str, str]:
     """Variables an allowed line is made to run with, besides `env_overrides`: the actor for
     statewright's CLI, and git's hardening (`programs.worktree.GIT_HARDENING`) in a state that
     restricts commands (a planted bare repository or fsmonitor would run code)."""
+    restricted = state.allowed_commands is not None
+    if len(analysis.source) <= CACHE_MAX_LINE:
+        return dict(_exports_by_line(analysis.source, restricted))
+    return dict(_exports(analysis, restricted))
+
+
+@lru_cache(maxsize=256)
+def _exports_by_line(source: str, restricted: bool) -> tuple[tuple[str, str], ...]:
+    from .shell import analyze
+
+    return _exports(analyze(source), restricted)
+
+
+def _exports(analysis: ShellAnalysis, restricted: bool) -> tuple[tuple[str, str], ...]:
     from .programs.worktree import GIT_HARDENING
 
     names = {c.name for c in analysis.commands if c.name_literal}
     out: dict[str, str] = {}
     if any("statewright" in n for n in names) or "statewright" in analysis.source:
         out[ACTOR_ENV] = "agent"
-    if "git" in names and state.allowed_commands is not None:
+    if "git" in names and restricted:
         out["GIT_CONFIG_COUNT"] = str(len(GIT_HARDENING))
         for i, (k, v) in enumerate(GIT_HARDENING):
             out[f"GIT_CONFIG_KEY_{i}"] = k
             out[f"GIT_CONFIG_VALUE_{i}"] = v
-    return out
+    return tuple(out.items())

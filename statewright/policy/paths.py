@@ -248,6 +248,8 @@ class PathResolver:
         taken after symlinks (the kernel) and before them (a lexically normalising front end,
         such as Node's `path.resolve`); in NFC and NFD (a front end may map one spelling to a
         file of the other). Case folding is the comparer's business (`CtxFacts.folded`)."""
+        if not roots and p.isascii() and ".." not in p:
+            return [self.resolve(p, cwd, shell)]  # (the usual path: one resolution)
         bases = [cwd or self.root]
         if p[:1] != os.sep and p[:1] != "~":
             bases += [r for r in roots if r not in bases]

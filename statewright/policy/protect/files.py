@@ -7,7 +7,7 @@ import os
 
 from ...lean import TYPE_CHECKING, LazyRe
 from ...names import STORE_FILE
-from .store import ctx_facts, program_paths, store_markers
+from .store import ctx_facts, program_paths, program_prefixes, store_markers
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
@@ -70,10 +70,9 @@ def _one_violation(p: str, full: str, fx: Any, ctx: Any, write: bool, tree: bool
 def program_problem(full: str, fx: Any) -> str | None:
     """Writing `full` would change a program the host runs for statewright (the installed
     package, its hook and CLI scripts, the environment they run in)."""
-    for d in program_paths():
-        if full == d or full.startswith(d + os.sep):
-            return ("it belongs to statewright's installed programs (the package, the hook, "
-                    "the environment they run in), which agents may not change")
+    if full.startswith(program_prefixes()) or full in program_paths():
+        return ("it belongs to statewright's installed programs (the package, the hook, "
+                "the environment they run in), which agents may not change")
     return None
 
 

@@ -52,10 +52,49 @@ _WORKTREE_NAMES = frozenset({"git", "tar", "bsdtar", "gtar", "unzip", "7z", "7za
                              *wt.DECOMPRESSORS})
 
 
+def _may_change_worktree(analysis: ShellAnalysis) -> bool:
+    """Whether a command of the line could change the worktree as `protect.worktree` judges
+    (`git clean -f`, a copy with a destination, an extraction, ...); kept per line."""
+    if len(analysis.source) <= CACHE_MAX_LINE:
+        return _worktree_facts(analysis.source)[0]
+    return _worktree_scan(analysis)[0]
+
+
 def changes_worktree(analysis: ShellAnalysis) -> bool:
-    """Whether the line runs a command `protect.worktree` judges (or counts) by its effect."""
-    return any(c.name_literal and (c.name in _WORKTREE_NAMES or c.name in wt.REMOVERS)
-               for c in analysis.commands)
+    """Whether the line copies, moves, links, removes or decompresses files (they count as
+    changed files, check 8); kept per line."""
+    if len(analysis.source) <= CACHE_MAX_LINE:
+        return _worktree_facts(analysis.source)[1]
+    return _worktree_scan(analysis)[1]
+
+
+@lru_cache(maxsize=256)
+def _worktree_facts(source: str) -> tuple[bool, bool]:
+    from ..shell import analyze
+
+    return _worktree_scan(analyze(source))
+
+
+def _worktree_scan(analysis: ShellAnalysis) -> tuple[bool, bool]:
+    judged = counted = False
+    for c in analysis.commands:
+        if not c.name_literal:
+            continue
+        name = c.name
+        vals = [a.value for a in c.args]
+        if name == "git":
+            judged = judged or wt.git_effect(vals, lambda w: True) is not None
+        elif name in wt.COPIERS:
+            if wt.copy_operands(name, vals)[1] is not None:
+                judged = counted = True
+        elif name in wt.REMOVERS:
+            counted = True
+        elif name in _WORKTREE_NAMES:
+            if wt.extract_target(name, vals)[0]:
+                judged = True
+            if wt.decompressed(name, vals):
+                judged = counted = True
+    return judged, counted
 
 
 def _word_could_name(w: Word, names: tuple[str, ...]) -> bool:
@@ -193,7 +232,7 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
                 full = resolve(a.value, cwd, shell=True)
                 if inside(full, store) or full in protected:
                     out.append(f"`ln {a.value}` would link to statewright's files")
-    if any(c.name_literal and c.name in _WORKTREE_NAMES for c in analysis.commands):
+    if _may_change_worktree(analysis):
         from .worktree import worktree_violations
 
         out += worktree_violations(analysis, ctx, resolve, line_cwds(analysis, cwd)[0])

@@ -161,6 +161,12 @@ def program_paths() -> tuple[str, ...]:
     return tuple(dict.fromkeys(p.rstrip(os.sep) for p in out if p and p != os.sep))
 
 
+@lru_cache(maxsize=1)
+def program_prefixes() -> tuple[str, ...]:
+    """`program_paths()` each with a trailing separator (for one `str.startswith` test)."""
+    return tuple(p + os.sep for p in program_paths())
+
+
 @lru_cache(maxsize=64)
 def real_store(store_dir: str) -> str:
     return os.path.realpath(store_dir)
