@@ -48,9 +48,10 @@ SHELL = CORE | {
     "statewright.policy.programs.git", "statewright.policy.programs.python",
     "statewright.policy.programs.spec", "statewright.policy.programs.writers",
     # escape classes 4 and 6: background work, a line's file-system side (cd, redirects,
-    # counted files), commands judged by their effect on the worktree (`git` is one)
+    # counted files), what worktree-changing programs do (`git status` changes nothing, so
+    # `protect.worktree` stays unloaded)
     "statewright.policy.channels", "statewright.policy.lines",
-    "statewright.policy.programs.worktree", "statewright.policy.protect.worktree",
+    "statewright.policy.programs.worktree",
     "statewright.policy.protect.cli", "statewright.policy.protect.line",
     "statewright.policy.shell", "statewright.policy.shell.commands",
     "statewright.policy.shell.cwds", "statewright.policy.shell.env",
