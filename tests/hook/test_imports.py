@@ -44,9 +44,12 @@ CORE = frozenset({
 # A shell line adds the analysis: tree-sitter's C extensions (not their packages), the shell
 # and programs packages, and self-protection of shell lines.
 SHELL = CORE | {
-    "statewright.policy.programs", "statewright.policy.programs.environment",
-    "statewright.policy.programs.git", "statewright.policy.programs.python",
-    "statewright.policy.programs.spec", "statewright.policy.programs.writers",
+    "statewright.policy.programs", "statewright.policy.programs.builders",
+    "statewright.policy.programs.cloud", "statewright.policy.programs.environment",
+    "statewright.policy.programs.files", "statewright.policy.programs.git",
+    "statewright.policy.programs.python", "statewright.policy.programs.scripts",
+    "statewright.policy.programs.spec", "statewright.policy.programs.text",
+    "statewright.policy.programs.writers", "statewright.policy.shell.arith",
     # escape classes 4 and 6: background work, a line's file-system side (cd, redirects,
     # counted files), what worktree-changing programs do (`git status` changes nothing, so
     # `protect.worktree` stays unloaded)
