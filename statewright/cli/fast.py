@@ -16,7 +16,7 @@ import os
 import sys
 
 from ..lean import TYPE_CHECKING
-from .base import HUMAN, answer, object_option, render_state, transition_actor
+from .base import answer, object_option, render_state, transition_actor
 
 if TYPE_CHECKING:
     from typing import Any
