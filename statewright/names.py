@@ -24,3 +24,7 @@ STORE_FILE = "state.db"
 #: where `statewright ui` says, while it runs, at which address the web page is (in the store's
 #: directory, beside `STORE_FILE`; never its secret)
 PAGE_FILE = "ui.json"
+
+#: host tools that run code in a language statewright cannot analyse: refused in any state
+#: that restricts commands or the environment (DESIGN section 4)
+CODE_TOOLS = frozenset({"PowerShell"})

@@ -402,6 +402,26 @@ class Tx:
 
 
 
+#: the store directory's own `.gitignore` (DESIGN section 5): git counts everything in it as
+#: ignored, so `git clean -fd` and `git stash -u` leave the store alone; only the options that
+#: remove ignored files reach it (`-x`, `-X`, `--all`), and self-protection refuses those
+STORE_GITIGNORE = "# statewright's store: never committed, never cleaned\n*\n"
+
+
+def write_gitignore(directory: str) -> None:
+    """Give the store directory its `.gitignore` unless it has one."""
+    if not directory:
+        return
+    path = os.path.join(directory, ".gitignore")
+    if os.path.exists(path):
+        return
+    try:
+        with open(path, "x", encoding="utf-8") as fh:
+            fh.write(STORE_GITIGNORE)
+    except OSError:
+        pass  # (a read-only or shared directory: the store works without it)
+
+
 class Store:
     """The project's state.db. Connections are per thread and opened lazily."""
 
@@ -443,6 +463,7 @@ class Store:
                 "pragma_application_id").fetchone()
             if version != SCHEMA_VERSION or app_id != APPLICATION_ID:
                 self._initialise(conn, version, app_id)
+                write_gitignore(parent)
             # WAL survives process crashes with NORMAL; the journal mode itself is persistent.
             conn.execute("PRAGMA synchronous=NORMAL")
         except StatewrightError:

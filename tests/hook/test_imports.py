@@ -36,7 +36,8 @@ CORE = frozenset({
     "statewright.policy.protect.scope",
     "statewright.policy.protect.store", "statewright.policy.tools", "statewright.policy.types",
     "statewright.runtime", "statewright.runtime.answer", "statewright.runtime.chain",
-    "statewright.runtime.enforcement", "statewright.runtime.messages",
+    "statewright.runtime.enforcement", "statewright.runtime.marker",
+    "statewright.runtime.messages",
     "statewright.runtime.persist", "statewright.runtime.service", "statewright.runtime.state_text",
     "statewright.store", "statewright.store.db",
 })
@@ -49,6 +50,11 @@ SHELL = CORE | {
     "statewright.policy.programs.python", "statewright.policy.programs.scripts",
     "statewright.policy.programs.spec", "statewright.policy.programs.text",
     "statewright.policy.programs.writers", "statewright.policy.shell.arith",
+    # escape classes 4 and 6: background work, a line's file-system side (cd, redirects,
+    # counted files), what worktree-changing programs do (`git status` changes nothing, so
+    # `protect.worktree` stays unloaded)
+    "statewright.policy.channels", "statewright.policy.lines",
+    "statewright.policy.programs.worktree",
     "statewright.policy.protect.cli", "statewright.policy.protect.line",
     "statewright.policy.shell", "statewright.policy.shell.commands",
     "statewright.policy.shell.cwds", "statewright.policy.shell.env",
