@@ -5,6 +5,8 @@
 - `RESERVED_SERVERS`: server names the proxy refuses for downstream servers (their forwarded
   tools would be named like statewright's own); a tool name under them is never normalised.
 - `OWN_TOOLS`: statewright's own tools, the only ones always allowed (DESIGN section 4).
+- `RESERVED_PREFIX`: context keys starting with it are statewright's (stripped from agent data,
+  workflow input and forced context); `OBSERVED` is the evidence it records (DESIGN section 3).
 - `CONFIG_FILE`, `STATE_DIR`, `STORE_FILE`: the project's config file, the store's directory
   and the store's file in it (DESIGN section 5); self-protection guards them.
 """
@@ -18,3 +20,6 @@ OWN_TOOLS = frozenset({"statewright_load_workflow", "statewright_transition",
 CONFIG_FILE = "statewright.json"
 STATE_DIR = ".statewright"
 STORE_FILE = "state.db"
+
+RESERVED_PREFIX = "_"
+OBSERVED = "_observed"

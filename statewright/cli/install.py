@@ -45,6 +45,7 @@ OTHER_TIMEOUT = 30
 HOOK_EVENTS: dict[str, tuple[str, str | None, bool]] = {
     "PreToolUse": ("pre-tool-use", TOOL_MATCHER, True),
     "PostToolUse": ("post-tool-use", TOOL_MATCHER, False),
+    "PostToolUseFailure": ("post-tool-use-failure", TOOL_MATCHER, False),
     "SessionStart": ("session-start", SESSION_MATCHER, False),
     "UserPromptSubmit": ("user-prompt-submit", None, False),
     "Stop": ("stop", None, False),

@@ -62,11 +62,8 @@ def force_state(compiled: CompiledWorkflow, run: Run, state: str, context: Any =
     if not isinstance(state, str) or state not in compiled.states:
         return reject(run, INVALID_ARGUMENTS, f"unknown state '{state}'; states: "
                       + ", ".join(compiled.states), actor, target=state)
-    if actor == AGENT:
-        clean, err = clean_data(context)
-    else:
-        clean, err = (context or {}, None) if isinstance(context, (dict, type(None))) else (
-            None, f"context must be a JSON object, got {type(context).__name__}")
+    # reserved keys (`_observed`) are dropped whoever forces: only observation writes them
+    clean, err = clean_data(context)
     if err or clean is None:
         return reject(run, INVALID_ARGUMENTS, err or "", actor, target=state)
     base = run.with_(status=RUNNING if run.status != PAUSED else PAUSED,

@@ -14,7 +14,7 @@ from typing import Any
 from ..definition.compiled import BRANCH_DONE_PREFIX, CompiledWorkflow, Transition
 from ..errors import INVALID_TRANSITION
 from .moves import enter, new_run, settled_events
-from .outcome import SYSTEM, Child, Event, IdFactory, Outcome, fresh_id, reject
+from .outcome import SYSTEM, Child, Event, IdFactory, Outcome, fresh_id, reject, strip_reserved
 from .run import COMPLETED, FAILED, RUNNING, Fork, ForkBranch, Run
 
 
@@ -59,7 +59,9 @@ def fire_fork(compiled: CompiledWorkflow, run: Run, t: Transition, data: dict[st
     children, branches, events = [], {}, []
     for name, b in f.branches.items():
         cid = fresh_id(new_id, "run", run.run_id, run.version, t.event, name)
-        child = new_run(compiled, cid, f"{run.session}/{name}", now, copy.deepcopy(ctx),
+        # evidence is each run's own: a branch starts without the parent's `_observed`
+        child = new_run(compiled, cid, f"{run.session}/{name}", now,
+                        strip_reserved(copy.deepcopy(ctx)),
                         state=b.initial, parent_run=run.run_id, branch=name,
                         branch_terminal=b.terminal)
         children.append(Child(child, compiled))
@@ -136,7 +138,7 @@ def settle_branch(compiled: CompiledWorkflow, parent: Run, name: str, child: Run
     if joined:
         ctx = dict(parent.context)
         for n in done:  # branch results flow back into the parent, in branch order
-            ctx.update(branches[n].context or {})
+            ctx.update(strip_reserved(branches[n].context or {}))
         new = enter(compiled, parent.with_(context=ctx), fork.on_complete, now)
         new = new.with_(fork=fork.replace(joined=True), version=parent.version + 1)
         events.append(Event("joined", SYSTEM, {"event": fork.event, "join": fork.join,

@@ -42,7 +42,18 @@ from .moves import (
     state_of,
     what_next,
 )
-from .outcome import AGENT, HUMAN, SYSTEM, Event, IdFactory, Outcome, Resolver, clean_data, reject
+from .outcome import (
+    AGENT,
+    HUMAN,
+    SYSTEM,
+    Event,
+    IdFactory,
+    Outcome,
+    Resolver,
+    clean_data,
+    reject,
+    strip_reserved,
+)
 from .run import FINISHED, RUNNING, Run
 
 # -- starting --------------------------------------------------------------------------------
@@ -55,7 +66,7 @@ def start(compiled: CompiledWorkflow, run_id: str, session: str, now: float,
                       created_at=now, updated_at=now)
     if err or clean is None:
         return Outcome(False, placeholder, code=INVALID_ARGUMENTS, message=f"input: {err}")
-    ctx = {**copy.deepcopy(compiled.context), **copy.deepcopy(clean)}
+    ctx = {**strip_reserved(copy.deepcopy(compiled.context)), **copy.deepcopy(clean)}
     run = new_run(compiled, run_id, session, now, ctx)
     events = [Event("started", actor, {"workflow": compiled.id, "state": run.state,
                                        "input": clean, "digest": compiled.digest})]

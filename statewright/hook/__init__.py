@@ -8,7 +8,9 @@ answer cannot be written: see `emit`):
   "permissionDecision": "deny", "permissionDecisionReason": ...}}`; an allowed call prints
   nothing, or only `updatedInput` when the policy rewrote the input. statewright never answers
   `permissionDecision: "allow"`: that would skip the host's own permission rules and prompts.
-- PostToolUse: accounting; interrupts and budget warnings come back as `additionalContext`.
+- PostToolUse / PostToolUseFailure: accounting and evidence (a failure is a failed call; a
+  Bash line's exit status as the host reports it); interrupts and budget warnings come back as
+  `additionalContext`.
 - SessionStart / UserPromptSubmit: the current state's briefing as `additionalContext`.
 - Stop: in a non-final state, `decision: "block"` reminding the agent which events finish the
   work (at most 3 times per state, never while `stop_hook_active`).
@@ -25,10 +27,12 @@ import sys
 
 PRE_TOOL_USE = "PreToolUse"
 POST_TOOL_USE = "PostToolUse"
+POST_TOOL_USE_FAILURE = "PostToolUseFailure"
 SESSION_START = "SessionStart"
 USER_PROMPT_SUBMIT = "UserPromptSubmit"
 STOP = "Stop"
-EVENTS = (PRE_TOOL_USE, POST_TOOL_USE, SESSION_START, USER_PROMPT_SUBMIT, STOP)
+EVENTS = (PRE_TOOL_USE, POST_TOOL_USE, POST_TOOL_USE_FAILURE, SESSION_START, USER_PROMPT_SUBMIT,
+          STOP)
 # accepted spellings -> Claude Code's event name ("pre-tool-use", "PreToolUse", "pre_tool_use")
 _ALIASES = {e.lower(): e for e in EVENTS}
 

@@ -15,9 +15,18 @@ from __future__ import annotations
 
 from ..lean import dumps as _json_dumps
 from ..lean import loads as _json_loads
-from . import POST_TOOL_USE, PRE_TOOL_USE, SESSION_START, STOP, USER_PROMPT_SUBMIT, normalize_event
+from . import (
+    POST_TOOL_USE,
+    POST_TOOL_USE_FAILURE,
+    PRE_TOOL_USE,
+    SESSION_START,
+    STOP,
+    USER_PROMPT_SUBMIT,
+    normalize_event,
+)
 
-_EVENT_LIST = "pre-tool-use, post-tool-use, session-start, user-prompt-submit, stop"
+_EVENT_LIST = ("pre-tool-use, post-tool-use, post-tool-use-failure, session-start, "
+               "user-prompt-submit, stop")
 
 
 class HookInputError(Exception):
@@ -129,6 +138,14 @@ def pre_tool_use(data: dict) -> str:
 
 
 def post_tool_use(data: dict) -> str:
+    return _record(data, POST_TOOL_USE)
+
+
+def post_tool_use_failure(data: dict) -> str:
+    return _record(data, POST_TOOL_USE_FAILURE)
+
+
+def _record(data: dict, event: str) -> str:
     session = _session(data)
     name, inp = _tool(data)
     rt = _runtime_unless_proxy(name, data)
@@ -136,13 +153,55 @@ def post_tool_use(data: dict) -> str:
         return ""  # the proxy accounted the result
     from ..policy.types import ToolResult
 
-    response = data.get("tool_response")
-    outcome = rt.record(session, ToolResult(tool_name=name, tool_input=inp,
-                                            output_bytes=response_size(response),
-                                            is_error=_is_error(response), cwd=_cwd(data)))
+    if event == POST_TOOL_USE_FAILURE:
+        error = data.get("error")
+        size = response_size(error)
+        failed, code = True, failure_exit_code(name, error)
+    else:
+        response = data.get("tool_response")
+        size = response_size(response)
+        failed, code = success_status(name, inp, response)
+    outcome = rt.record(session, ToolResult(tool_name=name, tool_input=inp, output_bytes=size,
+                                            is_error=failed, cwd=_cwd(data), exit_code=code))
     if not outcome.messages:
         return ""
-    return context_json(POST_TOOL_USE, "\n\n".join(outcome.messages))
+    return context_json(event, "\n\n".join(outcome.messages))
+
+
+def success_status(name: str, inp: dict, response) -> tuple[bool, int | None]:
+    """(failed, exit code) of a PostToolUse result. Claude Code reports a Bash line that exited
+    non-zero as PostToolUseFailure, except for programs whose non-zero status it reads as an
+    answer (`grep` finding nothing): then `returnCodeInterpretation` is set, and the line did
+    not exit 0. An interrupted line failed; a background one has no status yet."""
+    if _is_error(response):
+        return True, None
+    if name != "Bash":
+        return False, None
+    if not isinstance(response, dict):
+        return False, None  # not the shape Claude Code reports: the status is unknown
+    if response.get("interrupted") is True or response.get("returnCodeInterpretation"):
+        return True, None
+    if inp.get("run_in_background") is True or response.get("backgroundTaskId"):
+        return False, None
+    return False, 0
+
+
+def failure_exit_code(name: str, error) -> int | None:
+    """The exit status in a PostToolUseFailure's `error` for Bash: Claude Code's text starts
+    with `Exit code N` (before the command's own output); None when it does not."""
+    if name != "Bash" or not isinstance(error, str):
+        return None
+    head = error[:40]
+    if head.startswith("Error: "):
+        head = head[7:]
+    if not head.startswith("Exit code "):
+        return None
+    digits = ""
+    for ch in head[10:]:
+        if not ch.isdigit():
+            break
+        digits += ch
+    return int(digits) if digits else None
 
 
 def session_context(event: str):
@@ -167,6 +226,7 @@ def stop(data: dict) -> str:
 _HANDLERS = {
     PRE_TOOL_USE: pre_tool_use,
     POST_TOOL_USE: post_tool_use,
+    POST_TOOL_USE_FAILURE: post_tool_use_failure,
     SESSION_START: session_context(SESSION_START),
     USER_PROMPT_SUBMIT: session_context(USER_PROMPT_SUBMIT),
     STOP: stop,
@@ -225,7 +285,7 @@ def failure_output(event: str, exc: BaseException, data: dict | None) -> str:
         return deny_json(decision.reason or f"statewright could not decide this call ({cause})")
     msg = (f"statewright hook failed ({cause}). Until this is fixed, statewright refuses tool "
            "calls in this project (it fails closed).")
-    if event in (SESSION_START, USER_PROMPT_SUBMIT, POST_TOOL_USE):
+    if event in (SESSION_START, USER_PROMPT_SUBMIT, POST_TOOL_USE, POST_TOOL_USE_FAILURE):
         return _dump({"systemMessage": msg, "hookSpecificOutput": {"hookEventName": event,
                                                                    "additionalContext": msg}})
     return _dump({"systemMessage": msg})  # Stop: never trap the agent on a broken store

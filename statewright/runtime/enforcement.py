@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 
-from ..engine.run import AGENT, RUNNING
+from ..engine.run import AGENT, RUNNING, SYSTEM
 from ..errors import UNKNOWN_STATE, StatewrightError
 from ..lean import TYPE_CHECKING
 from ..policy.types import Counters, Decision, GateContext
@@ -232,15 +232,18 @@ def _warm(rt: Runtime, call: ToolCall) -> None:
     imports tree-sitter (milliseconds), which should not hold up other processes. The result
     is cached by `policy.shell.analyze`; any problem is left to the real decision."""
     try:
-        inp = call.tool_input
-        if not isinstance(inp, dict):
-            return
-        key = "command" if call.tool_name == "Bash" else rt.config.shell_tools.get(call.tool_name)
-        command = inp.get(key) if key else None
-        if isinstance(command, str) and command.strip():
-            from ..policy.shell import analyze
+        line = shell_line(rt, call.tool_name, call.tool_input)
+        if line is not None:
+            _warm_line(line)
+    except Exception:
+        pass
 
-            analyze(command)
+
+def _warm_line(line: str) -> None:
+    try:
+        from ..policy.shell import analyze
+
+        analyze(line)
     except Exception:
         pass
 
@@ -252,12 +255,16 @@ def _event(kind: str, data: dict[str, Any]) -> dict[str, Any]:
 # -- record ------------------------------------------------------------------------------------
 
 def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
-    """Account an allowed call's result: bytes read, files changed (interrupts), warnings.
-    One write transaction; nothing is written when there is nothing to account."""
+    """Account an allowed call's result: bytes read, the evidence of what it did
+    (`policy.evidence`: `_observed` in the context), files changed (interrupts), warnings.
+    One write transaction, on the run whose rules apply now."""
     if not rt.has_store():
         return RecordOutcome()
     nbytes = max(0, int(result.output_bytes or 0))
     files = [] if result.is_error else changed_files(rt, result)  # pure: before the lock
+    line = shell_line(rt, result.tool_name, result.tool_input)
+    if line is not None:
+        _warm_line(line)
     now = rt.clock()
     messages: list[str] = []
     interrupts: list[dict[str, Any]] = []
@@ -267,11 +274,11 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
         if eff is None:
             return RecordOutcome()
         run, wf = eff
-        if enforced_state(run, wf) is None:
+        state = enforced_state(run, wf)
+        if state is None:
             return RecordOutcome()
-        current = run
-        if nbytes:
-            current = tx.save_with_events(run, run.with_(bytes_read=run.bytes_read + nbytes), ())
+        current = tx.save_with_events(run, *_observed(run, state, result, line, nbytes, files,
+                                                      now), now)
         if files and wf.interrupts:
             from ..policy.paths import glob_match
 
@@ -293,6 +300,36 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
     messages.extend(warnings)
     return RecordOutcome(messages=messages, interrupts=interrupts,
                          bytes_read=current.bytes_read, warnings=warnings)
+
+
+def _observed(run: Run, state: State, result: ToolResult, line: str | None, nbytes: int,
+              files: list[str], now: float) -> tuple[Run, tuple[dict[str, Any], ...]]:
+    """The run with this result accounted (bytes, evidence), and the history row that records a
+    command's exit status (when the line credits an `allowed_commands` entry)."""
+    from ..policy.evidence import credited_entries, observe
+
+    entries = credited_entries(line, state.allowed_commands) if (
+        line is not None and state.allowed_commands) else ()
+    ctx = observe(run.context, tool=result.tool_name, is_error=result.is_error,
+                  exit_code=result.exit_code, entries=entries, files=files, at=now)
+    new = run.with_(bytes_read=run.bytes_read + nbytes, context=ctx)
+    if entries and (result.is_error or result.exit_code is not None):
+        ev = {"kind": "observed", "actor": SYSTEM,
+              "data": {"tool": result.tool_name, "commands": list(entries),
+                       "ok": not result.is_error and result.exit_code == 0,
+                       "exit_code": result.exit_code}}
+        return new, (ev,)
+    return new, ()
+
+
+def shell_line(rt: Runtime, tool_name: str, tool_input: Any) -> str | None:
+    """The shell line a call runs (Bash's `command`, or the argument `statewright.json`'s
+    `shell_tools` names), else None."""
+    if not isinstance(tool_input, dict):
+        return None
+    key = "command" if tool_name == "Bash" else rt.config.shell_tools.get(tool_name)
+    line = tool_input.get(key) if key else None
+    return line if isinstance(line, str) and line.strip() else None
 
 
 def changed_files(rt: Runtime, result: ToolResult) -> list[str]:

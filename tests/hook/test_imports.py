@@ -40,6 +40,9 @@ CORE = frozenset({
     "statewright.runtime.persist", "statewright.runtime.service", "statewright.runtime.state_text",
     "statewright.store", "statewright.store.db",
 })
+# Recording a result (PostToolUse / PostToolUseFailure) adds the evidence it records
+# (`_observed`, DESIGN section 3): a small pure module.
+RECORD = CORE | {"statewright.policy.evidence"}
 # A shell line adds the analysis: tree-sitter's C extensions (not their packages), the shell
 # and programs packages, and self-protection of shell lines.
 SHELL = CORE | {
@@ -103,21 +106,37 @@ def _split(mods: set[str]) -> tuple[set[str], set[str]]:
     return ours, mods - ours
 
 
-@pytest.mark.parametrize("event,hook_event,fields", [
-    ("pre-tool-use", "PreToolUse", {"tool_name": "Read", "tool_input": {"file_path": "app.py"}}),
-    ("pre-tool-use", "PreToolUse",
-     {"tool_name": "Edit", "tool_input": {"file_path": "app.py", "old_string": "a = 1",
-                                          "new_string": "a = 2"}}),
-    ("post-tool-use", "PostToolUse",
-     {"tool_name": "Edit", "tool_input": {"file_path": "app.py", "old_string": "a = 1",
-                                          "new_string": "a = 2"}, "tool_response": {}}),
-    ("stop", "Stop", {}),
-], ids=["pre-Read", "pre-Edit", "post-Edit", "stop"])
+_EDIT = {"file_path": "app.py", "old_string": "a = 1", "new_string": "a = 2"}
+
+
+@pytest.mark.parametrize("event,hook_event,fields,expected", [
+    ("pre-tool-use", "PreToolUse", {"tool_name": "Read", "tool_input": {"file_path": "app.py"}},
+     CORE),
+    ("pre-tool-use", "PreToolUse", {"tool_name": "Edit", "tool_input": _EDIT}, CORE),
+    ("post-tool-use", "PostToolUse", {"tool_name": "Edit", "tool_input": _EDIT,
+                                      "tool_response": {}}, RECORD),
+    ("post-tool-use-failure", "PostToolUseFailure", {"tool_name": "Edit", "tool_input": _EDIT,
+                                                     "error": "no match"}, RECORD),
+    ("stop", "Stop", {}, CORE),
+], ids=["pre-Read", "pre-Edit", "post-Edit", "failure-Edit", "stop"])
 def test_a_per_call_event_imports_exactly_the_core(proj: Project, event: str, hook_event: str,
-                                                   fields: dict) -> None:
+                                                   fields: dict, expected: frozenset) -> None:
     ours, other = _split(_imports(proj, event, proj.payload(hook_event, **fields)))
-    assert ours == CORE, {"added": sorted(ours - CORE), "missing": sorted(CORE - ours)}
+    assert ours == expected, {"added": sorted(ours - expected),
+                              "missing": sorted(expected - ours)}
     assert other <= STDLIB, sorted(other - STDLIB)
+
+
+def test_recording_a_shell_line_adds_the_analysis_and_the_evidence(proj: Project) -> None:
+    ours, other = _split(_imports(proj, "post-tool-use", proj.payload(
+        "PostToolUse", tool_name="Bash", tool_input={"command": "pytest -q"},
+        tool_response={"stdout": "", "stderr": "", "interrupted": False})))
+    # (self-protection of shell lines is the decision's, not the record's)
+    expected = (SHELL | RECORD) - {"statewright.policy.protect.cli",
+                                   "statewright.policy.protect.line"}
+    assert ours == expected, {"added": sorted(ours - expected),
+                              "missing": sorted(expected - ours)}
+    assert other <= STDLIB_SHELL, sorted(other - STDLIB_SHELL)
 
 
 def test_a_shell_line_adds_only_the_shell_analysis(proj: Project) -> None:

@@ -112,7 +112,7 @@ class ShellAnalysis(Record):
 
     __slots__ = __match_args__ = _fields = ("source", "commands", "redirects", "assignments",
                                             "variables", "functions", "words", "problems",
-                                            "changes_dir")
+                                            "changes_dir", "status_command")
     source: str
     commands: tuple[Command, ...]
     redirects: tuple[Redirect, ...]
@@ -122,13 +122,14 @@ class ShellAnalysis(Record):
     words: tuple[Word, ...]
     problems: tuple[str, ...]
     changes_dir: bool
+    status_command: int
 
     def __init__(self, source: str, commands: tuple[Command, ...] = (),
                  redirects: tuple[Redirect, ...] = (),
                  assignments: tuple[tuple[str, Word], ...] = (),
                  variables: tuple[str, ...] = (), functions: frozenset[str] = _EMPTY,
                  words: tuple[Word, ...] = (), problems: tuple[str, ...] = (),
-                 changes_dir: bool = False) -> None:
+                 changes_dir: bool = False, status_command: int = -1) -> None:
         set_field(self, "source", source)
         set_field(self, "commands", commands)
         set_field(self, "redirects", redirects)  # every redirection in the line
@@ -140,6 +141,10 @@ class ShellAnalysis(Record):
         # why the line cannot be trusted (parse errors, opaque code)
         set_field(self, "problems", problems)
         set_field(self, "changes_dir", changes_dir)  # contains cd/pushd/popd
+        # index of the command whose exit status is the line's own (the last top-level
+        # command, after `;` or `&&` only, not negated, backgrounded or piped onward); -1 when
+        # the line's status may come from elsewhere (`||`, `;` after it, `|`, `!`, `&`, ...)
+        set_field(self, "status_command", status_command)
 
     @property
     def ok(self) -> bool:
