@@ -15,7 +15,8 @@ PROXY_PREFIXES = ("mcp__statewright__", "mcp__plugin_statewright_statewright__")
 RESERVED_SERVERS = ("statewright", "plugin_statewright_statewright")
 OWN_TOOLS = frozenset({"statewright_load_workflow", "statewright_transition",
                        "statewright_get_state", "statewright_list_workflows",
-                       "statewright_pause", "statewright_force_state"})
+                       "statewright_pause", "statewright_resume", "statewright_fork",
+                       "statewright_force_state"})
 
 CONFIG_FILE = "statewright.json"
 STATE_DIR = ".statewright"

@@ -62,7 +62,7 @@ class PendingApproval(Record):
 
 
 class ForkBranch(Record):
-    """One branch of a fork: its child run, and once it ended, where it ended."""
+    """One branch of a fork: its child run, who works it, and once it ended, where it ended."""
 
     run_id: str
     initial: str
@@ -70,12 +70,14 @@ class ForkBranch(Record):
     status: str
     state: str | None
     context: dict[str, Any] | None
+    holder: str | None
 
     __slots__ = __match_args__ = _fields = (
-        "run_id", "initial", "terminal", "status", "state", "context")
+        "run_id", "initial", "terminal", "status", "state", "context", "holder")
 
     def __init__(self, run_id: str, initial: str, terminal: str, status: str = RUNNING,
-                 state: str | None = None, context: dict[str, Any] | None = None) -> None:
+                 state: str | None = None, context: dict[str, Any] | None = None,
+                 holder: str | None = None) -> None:
         set_field(self, "run_id", run_id)
         set_field(self, "initial", initial)
         set_field(self, "terminal", terminal)
@@ -83,6 +85,9 @@ class ForkBranch(Record):
         # set when the branch's run ended: the state it ended in, its context (joined back)
         set_field(self, "state", state)
         set_field(self, "context", context)
+        # the agent (a session, or a sub-agent `<session>#agent=<id>`) bound to this branch
+        # with statewright_fork(branch); None while the parent works it (sequential)
+        set_field(self, "holder", holder)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"run_id": self.run_id, "initial": self.initial,
@@ -91,12 +96,14 @@ class ForkBranch(Record):
             d["state"] = self.state
         if self.context is not None:
             d["context"] = self.context
+        if self.holder is not None:
+            d["holder"] = self.holder
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ForkBranch:
         return cls(d["run_id"], d.get("initial", ""), d.get("terminal", ""),
-                   d.get("status", RUNNING), d.get("state"), d.get("context"))
+                   d.get("status", RUNNING), d.get("state"), d.get("context"), d.get("holder"))
 
 
 class Fork(Record):
@@ -134,13 +141,21 @@ class Fork(Record):
 
     def working_branch(self) -> str | None:
         """While the fork waits: the child run of the first branch (in definition order) still
-        running, the one the parent works in sequential mode."""
-        if self.joined:
+        running, the one the parent works (sequential). Once an agent bound itself to a branch
+        the fork is worked in parallel: None, the parent's own state's rules apply to it."""
+        if self.joined or any(b.holder is not None for b in self.branches.values()):
             return None
         for name in self.branch_names():
             b = self.branches[name]
             if b.status == RUNNING:
                 return b.run_id
+        return None
+
+    def held_by(self, holder: str) -> str | None:
+        """The name of the running branch `holder` is bound to, if any."""
+        for name, b in self.branches.items():
+            if b.holder == holder and b.status == RUNNING:
+                return name
         return None
 
     def running_branches(self) -> list[str]:

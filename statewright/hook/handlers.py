@@ -4,11 +4,17 @@ Thin on purpose: every rule lives in `statewright.runtime` / `statewright.policy
 only validates the hook input, picks the session and project, and words the answer in Claude
 Code's contract (see `statewright.hook` and docs/hooks.md).
 
-Session choice: the session is the input's `session_id`. Inside a subagent Claude Code adds an
-`agent_id`; it is deliberately NOT a separate session: a subagent works for the same run, under
-the same state's rules and counters, so spawning a subagent cannot be used to escape a state.
-(A parallel fork branch is worked through the proxy, whose `statewright_load_workflow(...,
-branch=...)` binds that connection to the branch's child run.)
+Session choice: the session is the input's `session_id`. Inside a sub-agent Claude Code adds an
+`agent_id`: the call is resolved by the sub-agent's own key (`runtime.chain.agent_key`), which
+until the sub-agent binds itself to a parallel fork branch resolves to its session's run: it
+works for the same run, under the same state's rules and counters, so spawning a sub-agent
+cannot be used to escape a state. Once bound (`statewright_fork(branch)`, or `statewright fork
+BRANCH` through its shell), its calls obey the branch's rules.
+
+The CLI run through the agent's shell cannot see the hook input, so a Bash line that runs
+`statewright` gets the caller's key exported as `STATEWRIGHT_SESSION` (`updatedInput`, which
+grants nothing): `statewright fork BRANCH` run by a sub-agent binds that sub-agent, and
+`statewright transition` fires on the run whose rules the caller obeys.
 """
 
 from __future__ import annotations
@@ -79,9 +85,15 @@ def parse_input(raw: bytes | None) -> tuple[dict | None, HookInputError | None]:
 
 
 def _session(data: dict) -> str:
+    """The key the call is resolved by: the session, or inside a sub-agent its own key."""
     sid = data.get("session_id")
     if not isinstance(sid, str) or not sid.strip():
         raise HookInputError("the hook input has no session_id")
+    agent = data.get("agent_id")
+    if isinstance(agent, str) and agent.strip():
+        from ..runtime.chain import agent_key
+
+        return agent_key(sid, agent)
     return sid
 
 
@@ -129,12 +141,24 @@ def pre_tool_use(data: dict) -> str:
                                               cwd=_cwd(data)))
     if not decision.allowed:
         return deny_json(decision.reason or "statewright: refused")
-    if decision.updated_input is not None:
+    updated = (with_caller_session(name, decision.updated_input or inp, session)
+               or decision.updated_input)
+    if updated is not None:
         # the rewritten input alone, with no permission decision: the host's own rules and
         # prompts still apply to the call (statewright only narrows what the host allows)
         return _dump({"hookSpecificOutput": {"hookEventName": PRE_TOOL_USE,
-                                             "updatedInput": decision.updated_input}})
+                                             "updatedInput": updated}})
     return ""
+
+
+def with_caller_session(name: str, inp: dict, session: str) -> dict | None:
+    """A Bash input whose line runs statewright's CLI, with `STATEWRIGHT_SESSION` exported as
+    the caller's key first; None for any other input (left as it is)."""
+    command = inp.get("command") if name == "Bash" else None
+    if not isinstance(command, str) or "statewright" not in command:
+        return None
+    quoted = "'" + session.replace("'", "'\"'\"'") + "'"
+    return {**inp, "command": f"export STATEWRIGHT_SESSION={quoted}\n{command}"}
 
 
 def post_tool_use(data: dict) -> str:

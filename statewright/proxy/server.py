@@ -61,6 +61,23 @@ def _text(text: str) -> types.TextContent:
     return types.TextContent(type="text", text=text)
 
 
+#: where a downstream shell tool reports a line's exit status in its structured result
+EXIT_CODE_KEYS = ("exitCode", "exit_code", "returncode", "returnCode")
+
+
+def result_exit_code(result: dict[str, Any]) -> int | None:
+    """The exit status a forwarded result reports in `structuredContent` (an integer under one
+    of `EXIT_CODE_KEYS`), else None: a result that only says it did not fail is no evidence
+    that a command exited 0 (DESIGN section 3)."""
+    sc = result.get("structuredContent")
+    if isinstance(sc, dict):
+        for k in EXIT_CODE_KEYS:
+            v = sc.get(k)
+            if isinstance(v, int) and not isinstance(v, bool):
+                return v
+    return None
+
+
 def _json_result(payload: dict[str, Any], is_error: bool = False) -> types.CallToolResult:
     return types.CallToolResult(content=[_text(json.dumps(payload, indent=1, default=str))],
                                 structured_content=payload, is_error=is_error)
@@ -320,7 +337,7 @@ class Proxy:
         nbytes = raw_result_bytes(result)
         is_error = result.get("isError") is True
         reply(result)
-        outcome = self._record(route, name, call_args, nbytes, is_error)
+        outcome = self._record(route, name, call_args, nbytes, is_error, result)
         if outcome is not None and (outcome.messages or outcome.interrupts):
             self._quiet = False
             self._late.extend(outcome.messages)
@@ -371,7 +388,7 @@ class Proxy:
         if not isinstance(content, list):
             content = result["content"] = []
         outcome = self._record(route, name, call_args, raw_result_bytes(result),
-                               result.get("isError") is True)
+                               result.get("isError") is True, result)
         if self._late:
             content.extend({"type": "text", "text": m} for m in self._late)
             self._late.clear()
@@ -382,10 +399,11 @@ class Proxy:
         return result, bool(outcome.interrupts)
 
     def _record(self, route: Route, name: str, call_args: dict[str, Any], nbytes: int,
-                is_error: bool) -> Any:
+                is_error: bool, result: dict[str, Any]) -> Any:
         try:
-            return self.rt.record(self.session, ToolResult(route.workflow_name, call_args,
-                                                           output_bytes=nbytes, is_error=is_error))
+            return self.rt.record(self.session, ToolResult(
+                route.workflow_name, call_args, output_bytes=nbytes, is_error=is_error,
+                exit_code=result_exit_code(result)))
         except Exception as exc:
             print(f"statewright: could not record {name}: {describe(exc)}", file=self.errlog,
                   flush=True)
@@ -430,6 +448,10 @@ class Proxy:
                                        expected_version=args.get("expected_version"), actor="agent")
             elif name == "statewright_pause":
                 answer = rt.pause(session, actor="agent")
+            elif name == "statewright_resume":
+                answer = rt.resume(args.get("name"), session, actor="agent")
+            elif name == "statewright_fork":
+                answer = rt.fork(session, args.get("branch"), actor="agent")
             elif name == own.FORCE_STATE:
                 answer = rt.force_state(session, args["state"], context=args.get("context"),
                                         actor="agent")

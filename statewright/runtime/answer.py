@@ -80,7 +80,8 @@ def _fork_info(tx: Tx, chain: list[tuple[Run, CompiledWorkflow]], run: Run, stat
         "join": f.join, "joined": f.joined, "event": f.event,
         "on_complete": f.on_complete, "on_fail": f.on_fail,
         "branches": {n: {"run_id": b.run_id, "status": b.status, "initial": b.initial,
-                         "terminal": b.terminal} for n, b in f.branches.items()},
+                         "terminal": b.terminal, "held_by": b.holder}
+                     for n, b in f.branches.items()},
     }
 
 

@@ -187,33 +187,33 @@ class Runtime:
                       branch: str | None = None, input: Any = None,
                       actor: str = AGENT) -> dict[str, Any]:
         if branch is not None:
-            return self._bind_branch(name, self.resolve_session(session), branch)
+            if not isinstance(name, str) or not name:
+                raise StatewrightError(INVALID_ARGUMENTS, "a workflow name is required")
+            return self.fork(session, branch, actor=actor, workflow=name)
         if resume:
             return self.resume(name, session, actor=actor)
         return self.start(name, session, input=input, actor=actor)
 
-    def _bind_branch(self, name: str, session: str, branch: str) -> dict[str, Any]:
-        now = self.clock()
+    def fork(self, session: str | None = None, branch: str | None = None, actor: str = AGENT,
+             workflow: str | None = None) -> dict[str, Any]:
+        """Without `branch`: the fork the session's run waits on or works in, its branches and
+        who works each. With `branch`: bind the caller (a session, or a sub-agent's key) to
+        it; its calls obey the branch's rules from then on (`runtime.forks`). A session that a
+        running run governs may only bind to a branch of a fork in that run's own chain:
+        binding elsewhere would trade its rules for another's."""
+        from . import forks
+
+        session = self.resolve_session(session)
+        if branch is None:
+            if not self.has_store():
+                raise StatewrightError(NO_ACTIVE_RUN, "no runs yet in this project")
+            with self.store.read() as tx:
+                return forks.fork_overview(tx, session)
         with self.store.transaction() as tx:
-            candidates = []
-            top = session_top(tx, session)
-            if top is not None:
-                candidates += [r for r, _ in chain_of(tx, top)]
-            if top is None or top.status != RUNNING:
-                # A session that a running run governs may only bind to a branch of a fork in
-                # that run's own chain: binding elsewhere would trade its rules for another's.
-                candidates += [r for r in tx.running_runs() if r.workflow == name]
-            for r in candidates:
-                f = r.fork
-                if r.workflow == name and f is not None and not f.joined and branch in f.branches:
-                    b = f.branches[branch]
-                    if b.status != RUNNING:
-                        raise StatewrightError(INVALID_ARGUMENTS,
-                                               f"branch '{branch}' of run {r.run_id} is {b.status}")
-                    tx.bind(session, b.run_id, now)
-                    return answer_for_run(tx, tx.require_run(b.run_id))
-            raise StatewrightError(NO_ACTIVE_RUN, f"no running run of '{name}' has an active fork "
-                                   f"with a branch named '{branch}'")
+            answer, error = forks.bind(tx, session, branch, self.clock(), actor, workflow)
+        if error is not None:
+            raise error
+        return answer
 
     # -- moving the run ---------------------------------------------------------------------
     def transition(self, session: str | None, event: str, data: Any = None,
@@ -291,18 +291,28 @@ class Runtime:
         error = None if out.accepted else StatewrightError(out.code, out.message, state=answer)
         return answer, error
 
-    def resume(self, name: str, session: str | None = None,
+    def resume(self, name: str | None, session: str | None = None,
                actor: str = AGENT) -> dict[str, Any]:
+        """Resume the newest paused run of workflow `name` (else start it fresh); without a
+        name, the session's own paused run (NO_ACTIVE_RUN when it has none)."""
         session = self.resolve_session(session)
         now = self.clock()
         with self.store.transaction() as tx:
             self._refuse_if_running(tx, session)
-            paused = tx.newest_paused(name)
+            if name is None:
+                paused = session_top(tx, session)
+                if paused is None or paused.status != PAUSED:
+                    raise StatewrightError(NO_ACTIVE_RUN, f"session '{session}' has no paused "
+                                           "run; name the workflow to resume (its newest "
+                                           "paused run, else a fresh one)")
+            else:
+                paused = tx.newest_paused(name)
             if paused is not None:
                 c = tx.definition_of(paused.run_id)
                 out = engine.resume(c, paused, now=now, actor=actor, session=session)
                 apply_outcome(tx, paused, out, now)
                 return answer_for_run(tx, out.run)
+        assert name is not None  # (without a name, a paused run was found or refused above)
         return self.start(name, session, actor=actor)  # no paused run: start fresh
 
     def force_state(self, session: str | None, state: str, context: Any = None,

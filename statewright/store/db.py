@@ -362,6 +362,12 @@ class Tx:
                 "target": r[4], "status": r[5], "reason": r[6]}
 
     # -- bindings ---------------------------------------------------------------------------
+    def bound_run(self, session: str) -> Run | None:
+        """The running or paused run `session` is bound to (a fork branch), if any."""
+        return self._run_row(self.conn.execute(
+            "SELECT r.snapshot, r.def_digest FROM bindings b JOIN runs r ON r.run_id = b.run_id"
+            " WHERE b.session = ? AND r.status IN (?, ?)", (session, RUNNING, PAUSED)).fetchone())
+
     def bind(self, session: str, run_id: str, at: float) -> None:
         self.conn.execute(
             "INSERT OR REPLACE INTO bindings(session, run_id, bound_at) VALUES (?,?,?)",
