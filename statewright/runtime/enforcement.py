@@ -155,7 +155,7 @@ def gate_context(rt: Runtime, state: State, protected: set[str] | None = None) -
         protected = rt.protected_files()
     return GateContext(
         project_root=root,
-        store_dir=rt.config.store_dir_str,
+        store_dir=rt.store_dir,
         protected_files=frozenset(protected),
         shell_tools=dict(rt.config.shell_tools),
         events=agent_events(state),

@@ -25,6 +25,7 @@ from ..errors import (
     StatewrightError,
 )
 from ..lean import TYPE_CHECKING
+from ..names import STORE_FILE
 from ..store import Store, Tx
 from .answer import answer_for_run, ended_answer, run_summary, state_answer
 from .chain import DEFAULT_SESSION, active_chain, chain_of, effective_in, session_top, top_of
@@ -57,18 +58,20 @@ def _enforcement() -> Any:
 
 class Runtime:
     def __init__(self, root: str | os.PathLike[str], config: Config | None = None, *,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, resident: bool = False) -> None:
         self.root_dir = os.fspath(root)  # the project root as a str (hot paths use this)
         self._root: Path | None = None
         self.config = config if config is not None else load_config(self.root_dir)
         self.clock = clock
+        self.resident = resident  # a long-running process (serve, ui): see `Store`
         self._store: Store | None = None
+        self._store_dir: str | None = None  # (where the store lives is read once: hot paths)
 
     @classmethod
     def open(cls, project: str | os.PathLike[str] | None = None,
-             cwd: str | os.PathLike[str] | None = None) -> Runtime:
+             cwd: str | os.PathLike[str] | None = None, *, resident: bool = False) -> Runtime:
         root = project_root_dir(project, cwd)
-        return cls(root, load_config(root))
+        return cls(root, load_config(root), resident=resident)
 
     @property
     def root(self) -> Path:
@@ -80,9 +83,21 @@ class Runtime:
         return self._root
 
     @property
+    def store_dir(self) -> str:
+        """The store's directory (`config.store_dir_str`, read once)."""
+        d = self._store_dir
+        if d is None:
+            d = self._store_dir = self.config.store_dir_str
+        return d
+
+    @property
+    def store_file(self) -> str:
+        return os.path.join(self.store_dir, STORE_FILE)
+
+    @property
     def store(self) -> Store:
         if self._store is None:
-            self._store = Store.open(self.config.store_file)
+            self._store = Store.open(self.store_file, resident=self.resident)
         return self._store
 
     # -- sessions and workflows -------------------------------------------------------------
@@ -130,7 +145,8 @@ class Runtime:
     def has_store(self) -> bool:
         """Whether the project has a store file. Reading needs none: a project without one has
         no runs, and nothing that only reads creates it (DESIGN section 5)."""
-        return os.path.exists(self.config.store_file)
+        store = self._store
+        return os.path.exists(store.file if store is not None else self.store_file)
 
     def protected_files(self) -> set[str]:
         """Workflow source files of the runs in use (running or paused, any session)."""

@@ -134,12 +134,39 @@ def _store_error(path: str | os.PathLike[str], exc: BaseException) -> Statewrigh
     return StatewrightError(STORE_ERROR, f"{path}: {msg} — {hint}")
 
 
+class RowCache:
+    """What one connection last read or wrote of the runs, valid while no OTHER connection has
+    committed since: `PRAGMA data_version` (checked at the start of every transaction, after
+    BEGIN) changes exactly then. A process deciding call after call (the resident proxy) then
+    reads nothing twice: no query, no JSON parse. Runs are immutable, so sharing them is safe.
+    A rolled-back transaction empties it (what it wrote never happened)."""
+
+    __slots__ = ("data_version", "runs", "sessions", "sources")
+
+    def __init__(self) -> None:
+        self.data_version: int | None = None
+        self.runs: dict[str, tuple[Run, str]] = {}  # run_id -> (run, definition digest)
+        self.sessions: dict[tuple[str, str | None], str | None] = {}  # resolve_session_run
+        self.sources: set[str] | None = None  # source_paths_in_use
+
+    def clear(self) -> None:
+        self.runs.clear()
+        self.lookups_changed()
+
+    def lookups_changed(self) -> None:
+        """A run's status, session or bindings changed: which run a session resolves to, and
+        which definitions are in use, must be read again."""
+        self.sessions.clear()
+        self.sources = None
+
+
 class Tx:
     """Operations inside one open transaction (see `Store.transaction`)."""
 
-    def __init__(self, store: Store, conn: sqlite3.Connection) -> None:
+    def __init__(self, store: Store, conn: sqlite3.Connection, cache: RowCache) -> None:
         self.store = store
         self.conn = conn
+        self.cache = cache
         self._digests: dict[str, str] = {}  # run_id -> definition digest, seen in this transaction
 
     def _run_row(self, row: Any) -> Run | None:
@@ -147,10 +174,21 @@ class Tx:
             return None
         run = Run.from_dict(_loads(row[0]))
         self._digests[run.run_id] = row[1]
+        self.cache.runs[run.run_id] = (run, row[1])
         return run
+
+    def _cached(self, run_id: str) -> Run | None:
+        hit = self.cache.runs.get(run_id)
+        if hit is None:
+            return None
+        self._digests[run_id] = hit[1]
+        return hit[0]
 
     # -- runs -------------------------------------------------------------------------------
     def get_run(self, run_id: str) -> Run | None:
+        hit = self._cached(run_id)
+        if hit is not None:
+            return hit
         return self._run_row(self.conn.execute(
             "SELECT snapshot, def_digest FROM runs WHERE run_id=?", (run_id,)).fetchone())
 
@@ -196,6 +234,8 @@ class Tx:
     def insert_run(self, run: Run, compiled: CompiledWorkflow) -> None:
         digest = self.put_definition(compiled)
         self._digests[run.run_id] = digest
+        self.cache.runs[run.run_id] = (run, digest)
+        self.cache.lookups_changed()
         self.conn.execute(
             "INSERT INTO runs(run_id, workflow, session, status, parent_run, version, def_digest,"
             " snapshot, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -213,6 +253,8 @@ class Tx:
             sql = "UPDATE runs SET snapshot=? WHERE run_id=?"
             args: tuple[Any, ...] = (_dumps(run.to_dict()), run.run_id)
         else:
+            if before is None or before.status != run.status or before.session != run.session:
+                self.cache.lookups_changed()
             sql = ("UPDATE runs SET session=?, status=?, version=?, snapshot=?, updated_at=? "
                    "WHERE run_id=?")
             args = (run.session, run.status, run.version, _dumps(run.to_dict()),
@@ -224,6 +266,11 @@ class Tx:
         if cur.rowcount != 1:
             raise StatewrightError(STORE_ERROR, f"run {run.run_id} changed underneath this "
                                    "transaction (lost update prevented); retry")
+        digest = self._digests.get(run.run_id)
+        if digest is not None:
+            self.cache.runs[run.run_id] = (run, digest)
+        else:
+            self.cache.runs.pop(run.run_id, None)
 
     def save_with_events(self, run: Run, new: Run | None, events: Iterable[Any],
                          now: float | None = None) -> Run:
@@ -257,6 +304,12 @@ class Tx:
     def resolve_session_run(self, session: str, fallback: str | None) -> Run | None:
         """In one query: the running/paused run `session` is bound to (a fork branch), else the
         session's newest running/paused top-level run, else `fallback`'s."""
+        key = (session, fallback)
+        if key in self.cache.sessions:
+            rid = self.cache.sessions[key]
+            hit = self._cached(rid) if rid is not None else None
+            if rid is None or hit is not None:
+                return hit
         row = self.conn.execute(
             "SELECT snapshot, def_digest FROM ("
             " SELECT r.snapshot, r.def_digest, 0 AS prio, 0 AS t, 0 AS rid FROM bindings b"
@@ -269,7 +322,9 @@ class Tx:
             "  WHERE session = ?2 AND parent_run IS NULL AND status IN (?3, ?4)"
             ") ORDER BY prio, t DESC, rid DESC LIMIT 1",
             (session, fallback if fallback is not None else session, RUNNING, PAUSED)).fetchone()
-        return self._run_row(row)
+        run = self._run_row(row)
+        self.cache.sessions[key] = run.run_id if run is not None else None
+        return run
 
     def latest_session_run(self, session: str) -> Run | None:
         row = self.conn.execute(
@@ -325,11 +380,14 @@ class Tx:
 
     def source_paths_in_use(self) -> set[str]:
         """Source files of the definitions that running or paused runs use."""
+        if self.cache.sources is not None:
+            return set(self.cache.sources)
         rows = self.conn.execute(
             "SELECT DISTINCT d.source_path FROM runs r"
             " JOIN definitions d ON d.digest = r.def_digest"
             " WHERE r.status IN (?, ?) AND d.source_path IS NOT NULL", (RUNNING, PAUSED)).fetchall()
-        return {r[0] for r in rows}
+        self.cache.sources = {r[0] for r in rows}
+        return set(self.cache.sources)
 
     # -- approvals --------------------------------------------------------------------------
     def put_approval(self, run_id: str, pa: PendingApproval) -> None:
@@ -369,24 +427,62 @@ class Tx:
             " WHERE b.session = ? AND r.status IN (?, ?)", (session, RUNNING, PAUSED)).fetchone())
 
     def bind(self, session: str, run_id: str, at: float) -> None:
+        self.cache.lookups_changed()
         self.conn.execute(
             "INSERT OR REPLACE INTO bindings(session, run_id, bound_at) VALUES (?,?,?)",
             (session, run_id, at))
 
 
 
-class Store:
-    """The project's state.db. Connections are per thread and opened lazily."""
+CHECKPOINT_EVERY_S = 0.5  # a resident store's background checkpoint interval
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+
+class Store:
+    """The project's state.db. Connections are per thread and opened lazily.
+
+    `resident=True` (a long-running process: `statewright serve`, `ui`): its connections never
+    checkpoint the WAL inside a commit; a background thread does (`PRAGMA wal_checkpoint
+    (PASSIVE)`, which waits for no one), so the fsyncs of a checkpoint are not paid on the path
+    of a decision or a transition. Durability is the same: a commit is in the WAL either way."""
+
+    def __init__(self, path: str | os.PathLike[str], resident: bool = False) -> None:
         self.file = os.fspath(path)  # the database file, as a str
         self._local = thread_local()
+        self.resident = resident
+        self._checkpointer: Any = None
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str]) -> Store:
-        store = cls(path)
+    def open(cls, path: str | os.PathLike[str], resident: bool = False) -> Store:
+        store = cls(path, resident)
         store._conn()  # validate now: a damaged file is reported at open
+        if resident:
+            store._start_checkpointer()
         return store
+
+    def _start_checkpointer(self) -> None:
+        import threading  # (only long-running processes: the hook never gets here)
+
+        stop = threading.Event()
+
+        def loop() -> None:
+            conn = None
+            try:
+                conn = sqlite3.connect(self.file, timeout=BUSY_TIMEOUT_MS / 1000,
+                                       isolation_level=None, check_same_thread=False)
+                while not stop.wait(CHECKPOINT_EVERY_S):
+                    try:
+                        conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                    except sqlite3.Error:
+                        pass  # busy or gone: the next round, or another process, does it
+            except sqlite3.Error:
+                pass
+            finally:
+                if conn is not None:
+                    conn.close()
+
+        t = threading.Thread(target=loop, name="statewright-checkpoint", daemon=True)
+        t.start()
+        self._checkpointer = stop
 
     # -- connection -------------------------------------------------------------------------
     def _conn(self) -> sqlite3.Connection:
@@ -395,6 +491,7 @@ class Store:
             return conn
         conn = self._connect()
         self._local.conn = conn
+        self._local.cache = RowCache()
         return conn
 
     def _connect(self) -> sqlite3.Connection:
@@ -418,6 +515,8 @@ class Store:
                 self._initialise(conn, version, app_id)
             # WAL survives process crashes with NORMAL; the journal mode itself is persistent.
             conn.execute("PRAGMA synchronous=NORMAL")
+            if self.resident:
+                conn.execute("PRAGMA wal_autocheckpoint=0")  # the checkpointer thread does it
         except StatewrightError:
             conn.close()
             raise
@@ -458,6 +557,9 @@ class Store:
             conn.execute("PRAGMA journal_mode=DELETE")
 
     def close(self) -> None:
+        if self._checkpointer is not None:
+            self._checkpointer.set()
+            self._checkpointer = None
         conn = getattr(self._local, "conn", None)
         if conn is not None:
             conn.close()
@@ -487,12 +589,20 @@ class _Transaction:
     def __enter__(self) -> Tx:
         store = self.store
         conn = store._conn()
+        cache = store._local.cache
         try:
             conn.execute("BEGIN IMMEDIATE" if self.write else "BEGIN")
+            # another connection committed since this one last looked: forget what it read
+            version = conn.execute("PRAGMA data_version").fetchone()[0]
         except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise _store_error(store.file, exc) from None
+        if version != cache.data_version:
+            cache.clear()
+            cache.data_version = version
         self.conn = conn
-        return Tx(store, conn)
+        return Tx(store, conn, cache)
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: object) -> None:  # (None: an exception inside the block propagates)
@@ -500,6 +610,9 @@ class _Transaction:
         self.conn = None
         assert conn is not None, "__exit__ without __enter__"
         if exc_type is not None:
+            cache = self.store._local.cache
+            cache.clear()  # what this transaction wrote was rolled back
+            cache.data_version = None
             try:
                 conn.execute("ROLLBACK")
             except sqlite3.Error:
@@ -510,6 +623,9 @@ class _Transaction:
         try:
             conn.execute("COMMIT")
         except sqlite3.Error as exc2:
+            cache = self.store._local.cache
+            cache.clear()
+            cache.data_version = None
             try:
                 conn.execute("ROLLBACK")
             except sqlite3.Error:
