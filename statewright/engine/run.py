@@ -211,7 +211,7 @@ _FIELDS = (
     "run_id", "workflow", "session", "state", "status", "context", "version", "iterations",
     "files_edited", "bytes_read", "denied", "stop_reminders", "transition_count",
     "interrupt_return", "interrupt", "pending_approval", "fork", "child_run", "invoke",
-    "parent_run", "branch", "branch_terminal", "created_at", "updated_at")
+    "parent_run", "branch", "branch_terminal", "created_at", "updated_at", "interrupt_queue")
 _FIELD_SET = frozenset(_FIELDS)
 
 
@@ -240,6 +240,7 @@ class Run(Record):
     branch_terminal: str | None
     created_at: float
     updated_at: float
+    interrupt_queue: tuple[tuple[str, str], ...]
 
     __slots__ = _fields = _FIELDS
 
@@ -252,7 +253,8 @@ class Run(Record):
                  fork: Fork | None = None, child_run: str | None = None,
                  invoke: Invoke | None = None, parent_run: str | None = None,
                  branch: str | None = None, branch_terminal: str | None = None,
-                 created_at: float = 0.0, updated_at: float = 0.0) -> None:
+                 created_at: float = 0.0, updated_at: float = 0.0,
+                 interrupt_queue: tuple[tuple[str, str], ...] = ()) -> None:
         s = set_field
         s(self, "run_id", run_id)  # "run_" + 12 hex
         s(self, "workflow", workflow)  # workflow id
@@ -279,6 +281,8 @@ class Run(Record):
         s(self, "branch_terminal", branch_terminal)  # fork children: this state completes it
         s(self, "created_at", created_at)
         s(self, "updated_at", updated_at)
+        # interrupts that matched while a handler was active: (name, file), fired at `$return`
+        s(self, "interrupt_queue", interrupt_queue)
 
     def with_(self, **changes: Any) -> Run:
         """A copy with some fields changed."""
@@ -304,6 +308,7 @@ class Run(Record):
     def to_dict(self) -> dict[str, Any]:
         d = {f: getattr(self, f) for f in _FIELDS}
         d["files_edited"] = list(self.files_edited)
+        d["interrupt_queue"] = [list(q) for q in self.interrupt_queue]
         for key in ("pending_approval", "fork", "invoke"):
             if d[key] is not None:
                 d[key] = d[key].to_dict()
@@ -313,6 +318,7 @@ class Run(Record):
     def from_dict(cls, d: dict[str, Any]) -> Run:
         d = {k: v for k, v in d.items() if k in _FIELD_SET}
         d["files_edited"] = tuple(d.get("files_edited") or ())
+        d["interrupt_queue"] = tuple((str(q[0]), str(q[1])) for q in d.get("interrupt_queue") or ())
         for key, record in (("pending_approval", PendingApproval), ("fork", Fork),
                             ("invoke", Invoke)):
             value = d.get(key)

@@ -194,6 +194,15 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
         if eff is None:
             return _no_run()
         run, wf = eff
+        if wf.interrupts and not rt.watching:
+            # files changed since the last look (another process, a background job) fire
+            # their interrupts first: this call is then decided under the handler's rules
+            notices = look_at_files(rt, tx, session, run, wf, rt.clock())
+            if notices:
+                eff = effective_in(tx, session)
+                if eff is None:
+                    return _no_run()
+                run, wf = eff
         state = enforced_state(run, wf)
         if state is None:
             return _not_running(run)
@@ -277,22 +286,21 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
         state = enforced_state(run, wf)
         if state is None:
             return RecordOutcome()
+        if wf.interrupts and not rt.watching:
+            # what changed during the call (a redirect, a script), and what was found when it
+            # was decided but not told yet
+            seen, told = look_at_files(rt, tx, session, run, wf, now, record=True)
+            messages.extend(told)
+            files = sorted(set(files).union(seen))
+            eff = effective_in(tx, session)
+            if eff is None or enforced_state(*eff) is None:
+                return RecordOutcome(messages=messages)
+            run, wf = eff
+            state = enforced_state(run, wf) or state
         current = tx.save_with_events(run, *_observed(run, state, result, line, nbytes, files,
                                                       now), now)
         if files and wf.interrupts:
-            from ..policy.paths import glob_match
-
-            for rel in files:
-                if not any(glob_match(i.file_pattern, rel) for i in wf.interrupts):
-                    continue
-                answer = rt.fire_interrupt_in(tx, session, rel, now)
-                if answer:
-                    it = answer.get("interrupt") or {}
-                    info = {"file": rel, "interrupt": it.get("name"),
-                            "state": answer.get("state"), "return_to": it.get("return_to")}
-                    interrupts.append(info)
-                    messages.append(interrupt_message(info, answer))
-                    break  # a second match while the handler is active does not fire again
+            fire_for_files(rt, tx, session, wf, files, now, interrupts, messages)
         if not interrupts:
             st = enforced_state(current, wf)
             if st is not None:
@@ -300,6 +308,55 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
     messages.extend(warnings)
     return RecordOutcome(messages=messages, interrupts=interrupts,
                          bytes_read=current.bytes_read, warnings=warnings)
+
+
+def look_at_files(rt: Runtime, tx: Any, session: str, run: Run, wf: CompiledWorkflow,
+                  now: float, *, record: bool = False) -> Any:
+    """Compare the marks of the files the workflow's interrupts watch with those last taken
+    (`runtime.watch`) and fire the interrupts of the files that changed. Deciding a call
+    (`record` False): the messages are kept as notices, told with the call's result; returns
+    them. Recording a result: returns (the files that changed, the messages to tell now,
+    notices included); the files are then matched (and fired) with the result's own."""
+    from .watch import changed, patterns_of, take_marks
+
+    old, notices = tx.marks(run.run_id)
+    new = take_marks(rt.root_dir, patterns_of(wf))
+    files = changed(old, new)
+    msgs: list[str] = []
+    if files and not record:
+        fire_for_files(rt, tx, session, wf, files, now, [], msgs)
+    if record:
+        if old != new or notices:
+            tx.put_marks(run.run_id, new, [])
+        return files, notices
+    if old != new or msgs:
+        tx.put_marks(run.run_id, new, notices + msgs)
+    return msgs
+
+
+def fire_for_files(rt: Runtime, tx: Any, session: str, wf: CompiledWorkflow, files: list[str],
+                   now: float, interrupts: list[dict[str, Any]], messages: list[str]) -> None:
+    """Fire (or queue, while another handler is active) the interrupts `files` match; what the
+    agent must be told goes to `messages`, what fired to `interrupts`."""
+    from ..policy.paths import glob_match
+
+    for rel in files:
+        if not any(glob_match(i.file_pattern, rel) for i in wf.interrupts):
+            continue
+        answer = rt.fire_interrupt_in(tx, session, rel, now)
+        if not answer:
+            continue
+        queued = answer.get("queued")
+        if queued:
+            messages.append(f"[STATEWRIGHT INTERRUPT] {rel} changed (interrupt "
+                            f"{queued['interrupt']!r}); it is queued and takes effect when the "
+                            f"current handler returns (`$return`).")
+            continue
+        it = answer.get("interrupt") or {}
+        info = {"file": rel, "interrupt": it.get("name"), "state": answer.get("state"),
+                "return_to": it.get("return_to")}
+        interrupts.append(info)
+        messages.append(interrupt_message(info, answer))
 
 
 def _observed(run: Run, state: State, result: ToolResult, line: str | None, nbytes: int,

@@ -66,6 +66,9 @@ class Runtime:
         self.resident = resident  # a long-running process (serve, ui): see `Store`
         self._store: Store | None = None
         self._store_dir: str | None = None  # (where the store lives is read once: hot paths)
+        # True while a file watcher of this process (serve's watchdog) fires interrupts: the
+        # per-call comparison of file marks (`runtime.watch`) is then left out
+        self.watching = False
 
     @classmethod
     def open(cls, project: str | os.PathLike[str] | None = None,
@@ -419,7 +422,9 @@ class Runtime:
 
     def fire_interrupt_in(self, tx: Tx, session: str, relpath: str,
                           now: float) -> dict[str, Any] | None:
-        """`fire_interrupt` inside an open write transaction."""
+        """`fire_interrupt` inside an open write transaction. An interrupt that matches while
+        another's handler is active is queued (`engine.fire_interrupt`); the answer then says
+        so under `queued` (the run has not moved)."""
         from ..policy.paths import glob_match
 
         top = session_top(tx, session)
@@ -427,10 +432,16 @@ class Runtime:
             return None
         run, c = chain_of(tx, top)[-1]
         for i in c.interrupts:
-            if glob_match(i.file_pattern, relpath) and engine.can_interrupt(c, run, i):
-                out = engine.fire_interrupt(c, run, i, now=now, path=relpath)
-                apply_outcome(tx, run, out, now)
-                return answer_for_run(tx, tx.require_run(top.run_id))
+            if not glob_match(i.file_pattern, relpath):
+                continue
+            out = engine.fire_interrupt(c, run, i, now=now, path=relpath)
+            if not out.accepted:
+                continue
+            apply_outcome(tx, run, out, now)
+            answer = answer_for_run(tx, tx.require_run(top.run_id))
+            if out.run.interrupt != i.name:
+                answer["queued"] = {"interrupt": i.name, "file": relpath}
+            return answer
         return None
 
     # -- listing ----------------------------------------------------------------------------

@@ -12,7 +12,10 @@ ours with `PRAGMA application_id`):
 - `events(seq PK, run_id, at, actor, kind, version, state, data)` — append-only history.
 - `approvals(approval_id PK, run_id, event, message, target, data, status, requested_at,
   decided_at, decided_by, reason)` — `status` is pending / approved / rejected / dropped.
-- `bindings(session PK, run_id, bound_at)` — a session bound to a fork branch's child run.
+- `bindings(session PK, run_id, bound_at)` — a session (or a sub-agent's key) bound to a fork
+  branch's child run.
+- `marks(run_id PK, marks, notices)` (schema 2) — the files matching a run's interrupt patterns
+  as last seen by the hook's processes (`runtime.watch`), and interrupt messages not yet told.
 
 Every read-modify-write happens inside one `BEGIN IMMEDIATE` transaction (`Store.transaction`);
 WAL mode lets readers proceed meanwhile. Opening is cheap: when
@@ -39,7 +42,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterable
     from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 APPLICATION_ID = 0x53775772  # "SwWr": marks a state.db as statewright's
 BUSY_TIMEOUT_MS = 30_000
 
@@ -97,8 +100,16 @@ CREATE TABLE bindings (
 );
 """
 
+_SCHEMA_V2 = """
+CREATE TABLE marks (
+    run_id TEXT PRIMARY KEY,
+    marks TEXT NOT NULL,
+    notices TEXT NOT NULL DEFAULT '[]'
+);
+"""
+
 # version -> DDL that upgrades from version-1. Append, never edit.
-MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1}
+MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1, 2: _SCHEMA_V2}
 
 _INSERT_EVENT = ("INSERT INTO events(run_id, at, actor, kind, version, state, data)"
                  " VALUES (?,?,?,?,?,?,?)")
@@ -418,6 +429,20 @@ class Tx:
             return None
         return {"approval_id": r[0], "run_id": r[1], "event": r[2], "message": r[3],
                 "target": r[4], "status": r[5], "reason": r[6]}
+
+    # -- file marks (runtime.watch) ----------------------------------------------------------
+    def marks(self, run_id: str) -> tuple[dict[str, list[int]] | None, list[str]]:
+        """(the marks last taken for `run_id`, None if never; the notices waiting)."""
+        row = self.conn.execute("SELECT marks, notices FROM marks WHERE run_id=?",
+                                (run_id,)).fetchone()
+        if row is None:
+            return None, []
+        return _loads(row[0]), _loads(row[1])
+
+    def put_marks(self, run_id: str, marks: dict[str, list[int]],
+                  notices: list[str]) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO marks(run_id, marks, notices) VALUES (?,?,?)",
+                          (run_id, _dumps(marks), _dumps(notices)))
 
     # -- bindings ---------------------------------------------------------------------------
     def bound_run(self, session: str) -> Run | None:
