@@ -494,16 +494,45 @@ class Proxy:
     def init_options(self) -> Any:
         return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
 
+    def start_file_watcher(self) -> Any:
+        """Watch the project (`runtime.filewatch`): interrupts fire as files change, messages go
+        out with the next result; workflow files that change are reported on stderr."""
+        from ..runtime.filewatch import FileWatcher
+
+        def told(message: str) -> None:
+            self._late.append(message)
+            self._quiet = False
+
+        def definition(path: str) -> None:
+            print(f"statewright: workflow file {path} changed: new runs use it as it is now; "
+                  "running runs keep the definition they started with", file=self.errlog,
+                  flush=True)
+
+        watcher = FileWatcher(self.rt, self.session, on_message=told, on_definition=definition,
+                              errlog=self.errlog)
+        try:
+            watcher.start()
+        except Exception as exc:  # (no inotify, too many watches: the per-call marks remain)
+            print(f"statewright: cannot watch files ({describe(exc)}); interrupts are checked "
+                  "around each call instead", file=self.errlog, flush=True)
+            return None
+        return watcher
+
     async def run_stdio(self) -> None:
         from .fastpath import stdio_streams
 
-        async with anyio.create_task_group() as tg:
-            await self.downstream.run(tg)
-            tg.start_soon(self.watch_store)
-            async with stdio_streams(self) as (read, write):
-                await self.server.run(read, write, self.init_options())
-            await self.downstream.stop()
-            tg.cancel_scope.cancel()
+        watcher = self.start_file_watcher()
+        try:
+            async with anyio.create_task_group() as tg:
+                await self.downstream.run(tg)
+                tg.start_soon(self.watch_store)
+                async with stdio_streams(self) as (read, write):
+                    await self.server.run(read, write, self.init_options())
+                await self.downstream.stop()
+                tg.cancel_scope.cancel()
+        finally:
+            if watcher is not None:
+                watcher.stop()
 
     async def run_http(self, host: str, port: int, *, ready: Any = None) -> None:
         import uvicorn
@@ -511,12 +540,17 @@ class Proxy:
         app = self.server.streamable_http_app(host=host)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
         userver = uvicorn.Server(config)
-        async with anyio.create_task_group() as tg:
-            await self.downstream.run(tg)
-            tg.start_soon(self.watch_store)
-            await userver.serve()
-            await self.downstream.stop()
-            tg.cancel_scope.cancel()
+        watcher = self.start_file_watcher()
+        try:
+            async with anyio.create_task_group() as tg:
+                await self.downstream.run(tg)
+                tg.start_soon(self.watch_store)
+                await userver.serve()
+                await self.downstream.stop()
+                tg.cancel_scope.cancel()
+        finally:
+            if watcher is not None:
+                watcher.stop()
 
 
 def _name_filter(state: Any) -> Any:

@@ -177,7 +177,15 @@ class Runtime:
                 if last is not None and last.status in FINISHED:
                     return ended_answer(tx, last)
             top, chain = active_chain(tx, session)
-            return state_answer(tx, chain, top)
+            answer = state_answer(tx, chain, top)
+            status = tx.definition_status(answer["run_id"])
+            if status is not None:
+                answer["definition"] = status
+                if status["changed_since_start"]:
+                    answer["definition"]["advice"] = (
+                        f"{status['source_path']} changed since this run started: the run keeps "
+                        "the definition it started with; new runs use the file as it is now")
+            return answer
 
     # -- starting ---------------------------------------------------------------------------
     def _refuse_if_running(self, tx: Tx, session: str) -> None:

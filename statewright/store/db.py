@@ -3,9 +3,10 @@
 Layout (schema version `SCHEMA_VERSION`, kept in `PRAGMA user_version`; the file is marked as
 ours with `PRAGMA application_id`):
 
-- `definitions(digest PK, workflow, source_path, body)` — compiled workflows (JSON of
-  `CompiledWorkflow.to_dict`), keyed by the sha256 of that JSON. A run points at the definition
-  it started with, so it keeps its rules when the file changes.
+- `definitions(digest PK, workflow, source_path, body, source_sha256)` — compiled workflows
+  (JSON of `CompiledWorkflow.to_dict`), keyed by the sha256 of that JSON, with the sha256 of the
+  source file's bytes (schema 2). A run points at the definition it started with, so it keeps
+  its rules when the file changes (`definition_status` tells).
 - `runs(run_id PK, workflow, session, status, parent_run, version, def_digest, snapshot,
   created_at, updated_at)` — `snapshot` is `Run.to_dict()` as JSON; the other columns are
   copies for lookups.
@@ -101,6 +102,7 @@ CREATE TABLE bindings (
 """
 
 _SCHEMA_V2 = """
+ALTER TABLE definitions ADD COLUMN source_sha256 TEXT;
 CREATE TABLE marks (
     run_id TEXT PRIMARY KEY,
     marks TEXT NOT NULL,
@@ -125,6 +127,19 @@ def definition_digest(compiled: CompiledWorkflow) -> tuple[str, str]:
 
     body = _dumps(compiled.to_dict())
     return hashlib.sha256(body.encode()).hexdigest(), body
+
+
+def file_sha256(path: str | None) -> str | None:
+    """The sha256 of a file's bytes; None when there is no such file."""
+    if not path:
+        return None
+    import hashlib
+
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()
+    except OSError:
+        return None
 
 
 def _dumps(v: Any) -> str:
@@ -232,12 +247,25 @@ class Tx:
             _DEF_CACHE[digest] = c
         return c
 
+    def definition_status(self, run_id: str) -> dict[str, Any] | None:
+        """Whether the workflow file of run `run_id`'s definition changed since the run started
+        (DESIGN section 3): `{source_path, changed_since_start}`; None without a source file."""
+        row = self.conn.execute(
+            "SELECT d.source_path, d.source_sha256 FROM runs r JOIN definitions d"
+            " ON d.digest = r.def_digest WHERE r.run_id=?", (run_id,)).fetchone()
+        if row is None or not row[0] or row[1] is None:
+            return None  # (no source file, or stored before schema 2: unknown)
+        now = file_sha256(row[0])
+        return {"source_path": row[0], "changed_since_start": now != row[1],
+                "exists": now is not None}
+
     def put_definition(self, compiled: CompiledWorkflow) -> str:
         digest, body = definition_digest(compiled)
         self.conn.execute(
-            "INSERT OR IGNORE INTO definitions(digest, workflow, source_path, body)"
-            " VALUES (?,?,?,?)",
-            (digest, compiled.id, compiled.source_path, body))
+            "INSERT OR IGNORE INTO definitions(digest, workflow, source_path, body, source_sha256)"
+            " VALUES (?,?,?,?,?)",
+            (digest, compiled.id, compiled.source_path, body,
+             file_sha256(compiled.source_path)))
         with _DEF_LOCK:
             _DEF_CACHE.setdefault(digest, compiled)
         return digest

@@ -87,3 +87,59 @@ def test_resume_without_a_name_resumes_the_session_run(project: Path) -> None:
         resumed = payload(pc2.call("statewright_resume", {"name": "pausable"}))
         assert resumed["run_id"] == run["run_id"] and resumed["status"] == "running"
         assert error_of(pc2.call("statewright_resume", {"name": 7}))["code"] == "INVALID_ARGUMENTS"
+
+
+def _wait_for(fn, timeout: float = 20.0):
+    import time
+
+    end = time.monotonic() + timeout
+    while True:
+        value = fn()
+        if value or time.monotonic() > end:
+            return value
+        time.sleep(0.1)
+
+
+def test_a_workflow_file_edited_while_a_run_is_active(project: Path) -> None:
+    path = project / "workflows" / "pausable.json"
+    with ProxyClient(project, session="edit") as pc:
+        payload(pc.call("statewright_load_workflow", {"name": "pausable"}))
+        first = payload(pc.call("statewright_get_state"))
+        assert first["definition"]["changed_since_start"] is False
+        changed = dict(PAUSABLE, states={**PAUSABLE["states"], "work": {
+            "allowed_tools": ["Read", "Grep"], "on": {"DONE": "end"}}})
+        path.write_text(json.dumps(changed))
+        state = payload(pc.call("statewright_get_state"))
+        assert state["definition"]["changed_since_start"] is True
+        assert state["allowed_tools"] == ["Read"]  # the running run keeps its definition
+        assert "new runs use the file" in state["definition"]["advice"]
+        payload(pc.call("statewright_transition", {"event": "DONE"}))
+        fresh = payload(pc.call("statewright_load_workflow", {"name": "pausable"}))
+        assert fresh["allowed_tools"] == ["Read", "Grep"]  # a new run gets the new definition
+        assert payload(pc.call("statewright_get_state"))["definition"]["changed_since_start"] is False
+
+
+def test_serve_fires_an_interrupt_when_an_outside_process_changes_a_file(project: Path) -> None:
+    shutil.copy(EXAMPLES / "watched-files.json", project / "workflows")
+    (project / "config").mkdir()
+    (project / "config" / "app.yml").write_text("replicas: 1\n")
+    with ProxyClient(project, session="watch") as pc:
+        payload(pc.call("statewright_load_workflow", {"name": "watched-files"}))
+        # another process (an editor, a background job) writes the file: no tool call at all
+        (project / "config" / "app.yml").write_text("replicas: 9\n")
+        state = _wait_for(lambda: (s := payload(pc.call("statewright_get_state")))["state"]
+                          == "config_review" and s)
+        assert state and state["interrupt"] == {"name": "config_changed",
+                                                "return_to": "implementing"}
+        # a lock file changes during the review: queued, fires at $return
+        (project / "package-lock.json").write_text("{}\n")
+        assert _wait_for(lambda: any(h["kind"] == "interrupt_queued"
+                                     for h in _history(project, "watch")))
+        back = payload(pc.call("statewright_transition", {"event": "REVIEWED"}))
+        assert back["state"] == "dependency_review"
+
+
+def _history(project: Path, session: str) -> list[dict]:
+    from .harness import statewright
+
+    return json.loads(statewright("history", "--json", project=project, session=session).stdout)
