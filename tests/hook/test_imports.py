@@ -157,3 +157,21 @@ def test_no_event_imports_the_heavy_dependencies(proj: Project, event: str, hook
     assert "statewright.runtime.service" in mods
     heavy = sorted(m for m in mods if m.split(".")[0] in NEVER)
     assert not heavy, heavy
+
+
+def test_watched_files_add_only_the_comparison_of_marks(tmp_path: Path) -> None:
+    """A workflow whose interrupts watch files: deciding a call compares the marks of those
+    files (`runtime.watch`), without `re` (`glob_match` matches segment by segment)."""
+    p = Project(tmp_path / "watched")
+    p.write_workflow({**WF, "id": "watched",
+                      "interrupts": {"cfg": {"trigger": {"file_pattern": "config/**/*.yml"},
+                                             "target": "end"},
+                                     "env": {"trigger": {"file_pattern": "**/*.env*"},
+                                             "target": "end"}}})
+    p.start("watched")
+    Path(p.path("app.py")).write_text("a = 1\n")
+    payload = p.payload("PreToolUse", tool_name="Read", tool_input={"file_path": "app.py"})
+    ours, other = _split(_imports(p, "pre-tool-use", payload))
+    expected = CORE | {"statewright.runtime.watch"}
+    assert ours == expected, {"added": sorted(ours - expected), "missing": sorted(expected - ours)}
+    assert other <= STDLIB, sorted(other - STDLIB)
