@@ -84,6 +84,17 @@ def glob_match(pattern: str, relpath: str) -> bool:
     return compile_glob(pattern).match(relpath) is not None
 
 
+def name_filter(pattern: str) -> Callable[[str], bool] | None:
+    """A quick test on a file's name alone that every path `pattern` matches passes (the
+    pattern's last segment), so a walk can skip most files without `glob_match`; None when
+    the last segment says nothing about the name."""
+    last = pattern.rsplit("/", 1)[-1]
+    if last == "**" or "[" in last or "\\" in last:
+        return None
+    last = last.replace("**", "*")
+    return lambda name: _segment_match(last, name)
+
+
 def _segments_match(pat: tuple[str, ...], path: tuple[str, ...]) -> bool:
     if not pat:
         return not path

@@ -68,6 +68,9 @@ def _stat_into(out: Marks, root: str, rel: str) -> None:
 
 def _walk(out: Marks, root: str, base: str, pattern: str, match: object,
           budget: list[int]) -> None:
+    from ..policy.paths import name_filter
+
+    quick = name_filter(pattern)
     stack = [base]
     rootlen = len(root.rstrip(os.sep)) + 1
     while stack and budget[0] > 0:
@@ -85,6 +88,8 @@ def _walk(out: Marks, root: str, base: str, pattern: str, match: object,
                     if e.is_dir(follow_symlinks=False):
                         if e.name not in SKIP_DIRS:
                             stack.append(e.path)
+                        continue
+                    if quick is not None and not quick(e.name):
                         continue
                     rel = e.path[rootlen:].replace(os.sep, "/")
                     if match(pattern, rel):  # type: ignore[operator]
