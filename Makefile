@@ -5,8 +5,11 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.statewright-installed
 NPM_DIR   := tests/npm
 NPM_STAMP := $(NPM_DIR)/node_modules/.statewright-installed
+# the real Claude Code CLI (pinned), which tests/host drives offline with a scripted model
+HOST_DIR   := tests/host/npm
+HOST_STAMP := $(HOST_DIR)/node_modules/.statewright-installed
 
-.PHONY: demo test lint bench venv node clean
+.PHONY: demo test lint bench venv node chromium clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,8 +24,19 @@ $(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
 	cd $(NPM_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	touch $(NPM_STAMP)
 
+$(HOST_STAMP): $(HOST_DIR)/package.json $(HOST_DIR)/package-lock.json
+	cd $(HOST_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $(HOST_STAMP)
+
 venv: $(STAMP)
-node: $(NPM_STAMP)
+node: $(NPM_STAMP) $(HOST_STAMP)
+
+## make chromium: Debian's chromium for the web page's end-to-end tests (Playwright drives the
+## system browser; it never downloads one)
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
 
 ## make demo: set up, then run the end-to-end demo
 demo: $(STAMP) $(NPM_STAMP)
@@ -34,12 +48,12 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 ## make test: set up, lint, then run every test (unit, property-based, end-to-end)
-test: lint $(NPM_STAMP)
+test: lint $(NPM_STAMP) $(HOST_STAMP) chromium
 	$(PY) -m pytest -n auto --dist loadgroup -q
 
 ## make bench: run the benchmarks of DESIGN.md section 8 and print a table of ratios
-bench: $(STAMP) $(NPM_STAMP)
+bench: $(STAMP) $(NPM_STAMP) $(HOST_STAMP)
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) $(NPM_DIR)/node_modules .pytest_cache .hypothesis
+	rm -rf $(VENV) $(NPM_DIR)/node_modules $(HOST_DIR)/node_modules .pytest_cache .hypothesis

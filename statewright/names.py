@@ -7,6 +7,8 @@
 - `OWN_TOOLS`: statewright's own tools, the only ones always allowed (DESIGN section 4).
 - `RESERVED_PREFIX`: context keys starting with it are statewright's (stripped from agent data,
   workflow input and forced context); `OBSERVED` is the evidence it records (DESIGN section 3).
+- `HOOK_TOOL`: the proxy's tool that answers Claude Code's `mcp_tool` hooks. It is never listed
+  to the model, never forwarded, and served only on stdio (the host's own pipe).
 - `CONFIG_FILE`, `STATE_DIR`, `STORE_FILE`: the project's config file, the store's directory
   and the store's file in it (DESIGN section 5); self-protection guards them.
 """
@@ -17,10 +19,14 @@ OWN_TOOLS = frozenset({"statewright_load_workflow", "statewright_transition",
                        "statewright_get_state", "statewright_list_workflows",
                        "statewright_pause", "statewright_resume", "statewright_fork",
                        "statewright_force_state"})
+HOOK_TOOL = "statewright_hook"
 
 CONFIG_FILE = "statewright.json"
 STATE_DIR = ".statewright"
 STORE_FILE = "state.db"
+#: where `statewright ui` says, while it runs, at which address the web page is (in the store's
+#: directory, beside `STORE_FILE`; never its secret)
+PAGE_FILE = "ui.json"
 
 RESERVED_PREFIX = "_"
 OBSERVED = "_observed"

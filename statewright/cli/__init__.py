@@ -7,7 +7,7 @@ import sys
 import typer
 
 from ..errors import StatewrightError
-from . import check, hook_cmd, install, runs, serve, workflows  # noqa: F401  (register commands)
+from . import check, hook_cmd, install, runs, serve, ui, workflows  # noqa: F401  (register commands)
 from .app import ArgumentError, app, err_console
 
 try:

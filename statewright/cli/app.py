@@ -3,7 +3,7 @@ declared once (`--session`, `--project`, `--json`), JSON in and out.
 
 One module per command group registers its commands on `app` when imported:
 workflows.py (validate/list/show/graph), runs.py (start/status/transition/...), check.py,
-install.py, hook_cmd.py, serve.py. Errors are not handled here: commands raise
+install.py, hook_cmd.py, serve.py, ui.py. Errors are not handled here: commands raise
 `StatewrightError` and `statewright.cli.main` prints it.
 
 Commands import the layer they drive (runtime, definition, proxy) when they run, so

@@ -78,8 +78,15 @@ def status_cmd(
     session: str | None = SessionOpt,
     project: str | None = ProjectOpt,
 ) -> None:
-    """Show the session's current run: state, rules, counters and transitions."""
-    _show(_runtime(project).get_state(session), as_json, "statewright status")
+    """Show the session's current run: state, rules, counters and transitions (and where the
+    web page is, while `statewright ui` runs)."""
+    rt = _runtime(project)
+    state = rt.get_state(session)
+    _show(state, as_json, "statewright status")
+    url = None if as_json else rt.page_url()
+    if url:
+        console.print(f"web page: {url}/runs/{state['run_id']}", highlight=False,
+                      soft_wrap=True)
 
 
 @app.command("transition")

@@ -54,12 +54,20 @@ def handle(args: list[str], raw: bytes | None) -> str:
             return deny_json("statewright-hook: no hook event given (pass one of "
                              f"{_EVENT_LIST}, or send hook_event_name; got {what!r}); "
                              "the call is refused (fail closed)")
-    if problem is not None:
-        return failure_output(event, problem, data)
+    if problem is not None or data is None:
+        return failure_output(event, problem or HookInputError("no hook input"), data)
+    return dispatch(event, data)
+
+
+def dispatch(event: str, data: dict, opener=None) -> str:
+    """Answer one hook event whose input is already a dict: the text to print ('' for
+    nothing). `opener(data)` gives the runtime that decides (default: open the project's);
+    the proxy's hook tool passes its own. Never raises: a failure is `failure_output`."""
+    opener = opener or open_runtime
     try:
-        return _HANDLERS[event](data)
+        return _HANDLERS[event](data, opener)
     except BaseException as exc:
-        return failure_output(event, exc, data)
+        return failure_output(event, exc, data, opener)
 
 
 def crash_output(args: list[str], raw: bytes | None, exc: BaseException) -> str:
@@ -122,17 +130,17 @@ def open_runtime(data: dict | None):
 
 # -- events ------------------------------------------------------------------------------------
 
-def _runtime_unless_proxy(name: str, data: dict):
+def _runtime_unless_proxy(name: str, data: dict, opener):
     """The runtime that decides this call, or None when statewright's proxy gates and accounts
     it itself (its own tools and the ones it forwards)."""
-    rt = open_runtime(data)
+    rt = opener(data)
     return None if rt.gated_by_proxy(name) else rt
 
 
-def pre_tool_use(data: dict) -> str:
+def pre_tool_use(data: dict, opener) -> str:
     session = _session(data)
     name, inp = _tool(data)
-    rt = _runtime_unless_proxy(name, data)
+    rt = _runtime_unless_proxy(name, data, opener)
     if rt is None:
         return ""
     from ..policy.types import ToolCall
@@ -161,23 +169,15 @@ def with_caller_session(name: str, inp: dict, session: str) -> dict | None:
     return {**inp, "command": f"export STATEWRIGHT_SESSION={quoted}\n{command}"}
 
 
-def post_tool_use(data: dict) -> str:
-    return _record(data, POST_TOOL_USE)
-
-
-def post_tool_use_failure(data: dict) -> str:
-    return _record(data, POST_TOOL_USE_FAILURE)
-
-
-def _record(data: dict, event: str) -> str:
+def post_tool_use(data: dict, opener, event: str = POST_TOOL_USE) -> str:
     session = _session(data)
     name, inp = _tool(data)
-    rt = _runtime_unless_proxy(name, data)
+    rt = _runtime_unless_proxy(name, data, opener)
     if rt is None:
         return ""  # the proxy accounted the result
     from ..policy.types import ToolResult
 
-    if event == POST_TOOL_USE_FAILURE:
+    if event == POST_TOOL_USE_FAILURE:  # no tool_response: the host sends `error` (text)
         error = data.get("error")
         size = response_size(error)
         failed, code = True, failure_exit_code(name, error)
@@ -190,6 +190,10 @@ def _record(data: dict, event: str) -> str:
     if not outcome.messages:
         return ""
     return context_json(event, "\n\n".join(outcome.messages))
+
+
+def post_tool_use_failure(data: dict, opener) -> str:
+    return post_tool_use(data, opener, POST_TOOL_USE_FAILURE)
 
 
 def success_status(name: str, inp: dict, response) -> tuple[bool, int | None]:
@@ -229,19 +233,19 @@ def failure_exit_code(name: str, error) -> int | None:
 
 
 def session_context(event: str):
-    def handler(data: dict) -> str:
+    def handler(data: dict, opener) -> str:
         session = _session(data)
-        text = open_runtime(data).briefing(session)
+        text = opener(data).briefing(session)
         return context_json(event, text) if text else ""
 
     return handler
 
 
-def stop(data: dict) -> str:
+def stop(data: dict, opener) -> str:
     session = _session(data)
     if data.get("stop_hook_active") is True:
         return ""  # already continuing because of a Stop hook: never loop
-    reason = open_runtime(data).stop_reminder(session)
+    reason = opener(data).stop_reminder(session)
     if not reason:
         return ""
     return _dump({"decision": "block", "reason": reason})
@@ -289,13 +293,13 @@ def _is_error(response) -> bool:
                                            or response.get("is_error") is True)
 
 
-def failure_output(event: str, exc: BaseException, data: dict | None) -> str:
+def failure_output(event: str, exc: BaseException, data: dict | None, opener=None) -> str:
     """The answer when the hook could not do its job: the runtime's `failure_decision` (a
     refusal with the cause, or an allow under `fail_open`), worded for `event`."""
     from ..runtime.enforcement import describe_exception, failure_decision
 
     try:
-        rt = open_runtime(data if isinstance(data, dict) else None)
+        rt = (opener or open_runtime)(data if isinstance(data, dict) else None)
     except BaseException:
         rt = None  # no runtime, no trusted config: failure_decision then fails closed
     decision = failure_decision(rt, exc)

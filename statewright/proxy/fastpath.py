@@ -29,7 +29,9 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from ..names import HOOK_TOOL
 from .rawstdio import MAX_LINE, TOO_LARGE, LineFeed, dump_line, session_streams
 
 
@@ -64,6 +66,10 @@ def invalid_message_error(line: bytes) -> dict[str, Any] | None:
     return {"jsonrpc": "2.0", "id": rid,
             "error": {"code": -32600, "message": "Invalid request: a request needs a text "
                       "`method` and, if given, `params` that are an object"}}
+
+
+#: the `_meta` key of a 2026-era request naming its protocol version
+PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 
 
 class FastStdio:
@@ -130,6 +136,14 @@ class FastStdio:
         fast = self._fast_request(line)
         if fast is None:
             return False
+        if fast[2] is None:  # the hook tool: answered right here, from the runtime
+            body: dict[str, Any] = {"content": [{"type": "text",
+                                                 "text": self.proxy.hook_answer(fast[3])}],
+                                    "isError": False}
+            if fast[4] < 0:  # a 2026-era request: that era's result envelope
+                body = {**body, "resultType": "complete", "_meta": self.proxy.server_meta()}
+            self._reply(fast[0], body, keep_result_type=True)
+            return True
         rid = fast[0]
         try:
             if not self.proxy.forward_now(fast[2], fast[1], fast[3], fast[4],
@@ -177,8 +191,9 @@ class FastStdio:
 
     def _fast_request(self, line: bytes) -> tuple[Any, str, Any, dict[str, Any], int] | None:
         """(id, tool name, route, arguments, line size) when this line is a plain handshake-era
-        `tools/call` of a forwarded tool; None to let the SDK handle it."""
-        if not self.ready or b'"tools/call"' not in line:
+        `tools/call` of a forwarded tool (or of the hook tool: route None); None to let the SDK
+        handle it."""
+        if b'"tools/call"' not in line or not (self.ready or self.era == "modern"):
             return None
         try:
             msg = json.loads(line)
@@ -191,17 +206,35 @@ class FastStdio:
         params = msg.get("params")
         if not isinstance(rid, (int, str)) or isinstance(rid, bool) or not isinstance(params, dict):
             return None
-        if set(params) - {"name", "arguments"}:
-            return None  # _meta (progress tokens, ...) and extensions: the SDK path
         name, args = params.get("name"), params.get("arguments", {})
         if args is None:
             args = {}
         if not isinstance(name, str) or not isinstance(args, dict):
             return None
+        if name == HOOK_TOOL:
+            return self._hook_request(rid, params, args)
+        if set(params) - {"name", "arguments"} or self.era != "legacy":
+            return None  # _meta (progress tokens, ...) and extensions: the SDK path
         route = self.proxy.downstream.route(name)
         if route is None:
             return None
         return rid, name, route, args, len(line)
+
+    def _hook_request(self, rid: Any, params: dict[str, Any], args: dict[str, Any]
+                      ) -> tuple[Any, str, Any, dict[str, Any], int] | None:
+        """A hook-tool call the fast path answers: in the connection's era, with nothing but
+        `name`, `arguments` (and, in the 2026 era, the `_meta` envelope every request carries).
+        The size slot says the era: -1 for 2026-era requests."""
+        if not self.proxy.serve_hook_tool:
+            return None
+        extra = set(params) - {"name", "arguments"}
+        if self.era == "legacy" and self.ready and not extra:
+            return rid, HOOK_TOOL, None, args, 0
+        meta = params.get("_meta")
+        if (self.era == "modern" and extra == {"_meta"} and isinstance(meta, dict)
+                and meta.get(PROTOCOL_VERSION_KEY) in MODERN_PROTOCOL_VERSIONS):
+            return rid, HOOK_TOOL, None, args, -1
+        return None
 
     async def _answer(self, rid: Any, name: str, route: Any, args: dict[str, Any],
                       size: int) -> None:
@@ -213,10 +246,11 @@ class FastStdio:
         self._reply(rid, body)
 
     def _reply(self, rid: Any, body: dict[str, Any] | None,
-               exc: BaseException | None = None) -> None:
+               exc: BaseException | None = None, keep_result_type: bool = False) -> None:
         """Write the JSON-RPC answer of a fast-path request (the transport buffers it)."""
         if body is not None:
-            body.pop("resultType", None)  # not part of handshake-era results
+            if not keep_result_type:
+                body.pop("resultType", None)  # not part of handshake-era results
             out = {"jsonrpc": "2.0", "id": rid, "result": body}
         else:
             out = {"jsonrpc": "2.0", "id": rid,

@@ -33,9 +33,11 @@ from ..errors import (
     TOOL_DENIED,
     StatewrightError,
 )
+from ..names import HOOK_TOOL
 from ..policy.types import ToolCall, ToolResult
 from . import tools as own
 from .downstream import DownstreamError, DownstreamManager, Route, ServerSpec, describe
+from .hooktool import HookTool, not_served
 
 log = logging.getLogger("statewright.proxy")
 
@@ -135,6 +137,10 @@ class Proxy:
         # `_quiet` was stale): they go out with the next forwarded result
         self._late: list[str] = []
         self._ready = False
+        # Claude Code's mcp_tool hooks (never listed); answered only on stdio (`run_stdio`),
+        # where the one client is the host that started us
+        self.hook_tool = HookTool(rt)
+        self.serve_hook_tool = False
         self.server: Server[Any] = Server(
             "statewright", version=_version(), instructions=INSTRUCTIONS,
             on_list_tools=self._list_tools, on_call_tool=self._call_tool,
@@ -234,6 +240,8 @@ class Proxy:
                          params: types.CallToolRequestParams) -> types.CallToolResult:
         name = params.name
         args = params.arguments if params.arguments is not None else {}
+        if name == HOOK_TOOL and self.serve_hook_tool:
+            return await self.answer_hook(args)
         if name in own.OWN_TOOLS:
             try:
                 return await self._own_tool(name, args)
@@ -246,12 +254,29 @@ class Proxy:
                 await self.downstream.wait_ready()
             self._ready = True
             route = self.downstream.route(name)
+        if route is None and name == HOOK_TOOL:
+            err = not_served()
+            return self._error(err.code, err.message, with_state=False)
         if route is None:
             return self._error(INVALID_ARGUMENTS,
                                f"unknown tool {name!r}: call tools/list for the tools this state "
                                "offers, or statewright_get_state for what it allows",
                                with_state=False)
         return await self._forward(route, name, args)
+
+    async def answer_hook(self, args: dict[str, Any]) -> types.CallToolResult:
+        """A hook-tool call (SDK lane); the stdio fast path answers it with `hook_answer`."""
+        return types.CallToolResult(content=[_text(self.hook_answer(args))])
+
+    def server_meta(self) -> dict[str, Any]:
+        """The `_meta` of a 2026-era result: who answered (as the SDK writes it)."""
+        return {"io.modelcontextprotocol/serverInfo": {"name": self.server.name,
+                                                       "version": self.server.version}}
+
+    def hook_answer(self, args: Any) -> str:
+        """The hook's JSON answer. (A PostToolUse that moves the run -- an interrupt -- is
+        announced as a tool-list change by `watch_store`, like any other state change.)"""
+        return self.hook_tool.answer(args)
 
     async def _forward(self, route: Route, name: str, args: dict[str, Any]) -> types.CallToolResult:
         return types.CallToolResult.model_validate(await self.forward_raw(route, name, args))
@@ -521,6 +546,7 @@ class Proxy:
     async def run_stdio(self) -> None:
         from .fastpath import stdio_streams
 
+        self.serve_hook_tool = True
         watcher = self.start_file_watcher()
         try:
             async with anyio.create_task_group() as tg:

@@ -97,8 +97,7 @@ def ended_answer(tx: Tx, run: Run) -> dict[str, Any]:
     answer["status"] = run.status
     answer["is_final"] = True
     answer["transitions"] = []
-    how = "completed" if run.status == COMPLETED else "failed"
-    answer["advice"] = (f"run {run.run_id} of workflow '{run.workflow}' has {how} in state "
+    answer["advice"] = (f"run {run.run_id} of workflow '{run.workflow}' has {run.status} in state "
                         f"'{run.state}'; nothing is enforced any more. Start a new run with "
                         "`statewright start NAME` or statewright_load_workflow.")
     return answer

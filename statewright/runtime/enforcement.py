@@ -194,7 +194,7 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
         if eff is None:
             return _no_run()
         run, wf = eff
-        if wf.interrupts and not rt.watching:
+        if wf.interrupts and rt.watching != session:
             # files changed since the last look (another process, a background job) fire
             # their interrupts first: this call is then decided under the handler's rules
             notices = look_at_files(rt, tx, session, run, wf, rt.clock())
@@ -286,7 +286,7 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
         state = enforced_state(run, wf)
         if state is None:
             return RecordOutcome()
-        if wf.interrupts and not rt.watching:
+        if wf.interrupts and rt.watching != session:
             # what changed during the call (a redirect, a script), and what was found when it
             # was decided but not told yet
             seen, told = look_at_files(rt, tx, session, run, wf, now, record=True)

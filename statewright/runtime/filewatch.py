@@ -9,8 +9,9 @@
   compile the file as it is now, running runs keep the definition they started with, and the
   state answer says the file changed since the run started (`answer.definition_status`).
 
-While it runs, `rt.watching` is set, so the runtime leaves out its per-call comparison of file
-marks (`runtime.watch`) for this process. Never imported by the hook.
+While it runs, `rt.watching` names its session, whose calls then leave out the per-call
+comparison of file marks (`runtime.watch`); other sessions served by the same process (the hook
+tool, sub-agents) keep it. Never imported by the hook.
 """
 
 from __future__ import annotations
@@ -65,11 +66,11 @@ class FileWatcher:
         observer.daemon = True
         observer.start()
         self._observer = observer
-        self.rt.watching = True
+        self.rt.watching = self.session
 
     def stop(self) -> None:
         obs, self._observer = self._observer, None
-        self.rt.watching = False
+        self.rt.watching = None
         if obs is not None:
             obs.stop()
             obs.join(timeout=5)

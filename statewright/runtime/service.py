@@ -48,6 +48,13 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{os.urandom(6).hex()}"
 
 
+def _views() -> Any:
+    # what only the web page reads stays off the hook's import path
+    from . import views
+
+    return views
+
+
 def _enforcement() -> Any:
     # the policy layer loads with the first tool call decided: `import statewright.runtime`
     # alone (the CLI's run commands) never needs it
@@ -66,9 +73,9 @@ class Runtime:
         self.resident = resident  # a long-running process (serve, ui): see `Store`
         self._store: Store | None = None
         self._store_dir: str | None = None  # (where the store lives is read once: hot paths)
-        # True while a file watcher of this process (serve's watchdog) fires interrupts: the
-        # per-call comparison of file marks (`runtime.watch`) is then left out
-        self.watching = False
+        # the session a file watcher of this process (serve's watchdog) fires interrupts for:
+        # its calls leave out the per-call comparison of file marks (`runtime.watch`)
+        self.watching: str | None = None
 
     @classmethod
     def open(cls, project: str | os.PathLike[str] | None = None,
@@ -273,7 +280,7 @@ class Runtime:
         if out.advice:
             answer["advice"] = out.advice
         if out.parked:
-            answer["advice"] = out.message
+            answer["advice"] = self._decide_where(out.message, out.run.run_id)
         return answer
 
     def pause(self, session: str | None = None, actor: str = AGENT) -> dict[str, Any]:
@@ -385,6 +392,12 @@ class Runtime:
         raise StatewrightError(NO_PENDING_APPROVAL, f"several approvals are pending ({ids}); "
                                "name the one you mean")
 
+    def _decide_where(self, message: str, run_id: str) -> str:
+        """A parked transition's message, saying where a human decides it."""
+        url = self.page_url()
+        where = f"on the web page {url}/runs/{run_id} or " if url else ""
+        return f"{message} (a human decides it {where}with `statewright approve` / `reject`)"
+
     def _decide(self, session: str | None, approval_id: str | None, actor: str,
                 op: Callable[[CompiledWorkflow, Run, float], engine.Outcome]) -> dict[str, Any]:
         if actor != HUMAN:
@@ -479,6 +492,34 @@ class Runtime:
             if tx.get_run(run_id) is None:
                 raise StatewrightError(UNKNOWN_RUN, f"no run with id {run_id}")
             return tx.history(tx.run_and_descendants(run_id))
+
+    # -- the web page (statewright ui; runtime/views.py, runtime/page.py) --------------------
+    def page_url(self) -> str | None:
+        """Where `statewright ui` serves this project's page now, else None."""
+        from .page import page_url
+
+        return page_url(self.config.store_dir_str)
+
+    def runs_overview(self, limit: int = 100, offset: int = 0) -> dict[str, Any]:
+        """Runs newest first (`limit` from `offset`), their number, the pending approvals."""
+        if not self.has_store():
+            return {"runs": [], "total": 0, "pending": [], "mark": 0}
+        with self.store.read() as tx:
+            return _views().runs_overview(tx, limit, offset)
+
+    def run_view(self, run_id: str, history_limit: int = 200) -> dict[str, Any]:
+        """One run's own state answer, definition, child runs and newest history."""
+        if not self.has_store():
+            raise StatewrightError(UNKNOWN_RUN, f"no run with id {run_id}")
+        with self.store.read() as tx:
+            return _views().run_view(tx, run_id, history_limit)
+
+    def change_mark(self) -> int:
+        """Grows whenever any run changes (the newest history row's number)."""
+        if not self.has_store():
+            return 0
+        with self.store.read() as tx:
+            return tx.last_event_seq()
 
     # -- tool calls (runtime/enforcement.py) -------------------------------------------------
     def gated_by_proxy(self, tool_name: str) -> bool:

@@ -40,7 +40,7 @@ def _joined(values: Any) -> str:
     return ", ".join(str(v) for v in values)
 
 
-def _names(values: Any, unrestricted: str, empty: str) -> str:
+def names_text(values: Any, unrestricted: str, empty: str) -> str:
     """A tool or command list: None means no restriction, an empty list means none allowed."""
     if values is None:
         return unrestricted
@@ -61,7 +61,7 @@ def briefing(answer: dict[str, Any]) -> str:
     if answer.get("instructions"):
         lines.append(f"Instructions for this state: {answer['instructions']}")
     tools = answer.get("allowed_tools")
-    tools_text = _names(tools, "any tool", "only statewright's own tools")
+    tools_text = names_text(tools, "any tool", "only statewright's own tools")
     if tools:
         tools_text += " (plus statewright's own tools)"
     lines.append(f"Allowed tools: {tools_text}.")
@@ -116,13 +116,13 @@ def panel(answer: dict[str, Any]) -> list[Segment]:
         "green" if status == "running" else "yellow")
     if answer.get("instructions"):
         row("instructions", str(answer["instructions"]))
-    row("allowed tools", _names(answer.get("allowed_tools"), "any (no restriction)", "(none)"))
+    row("allowed tools", names_text(answer.get("allowed_tools"), "any (no restriction)", "(none)"))
     row("allowed commands",
-        _names(answer.get("allowed_commands"), "any (no restriction)", "(none)"))
+        names_text(answer.get("allowed_commands"), "any (no restriction)", "(none)"))
     if answer.get("blocked_env"):
         row("blocked env", _joined(answer["blocked_env"]))
     counters = answer.get("counters") or {}
-    row("counters", ", ".join(_people_budget(counters, used, limit, label)
+    row("counters", ", ".join(people_budget(counters, used, limit, label)
                               for used, limit, label, _sentence in BUDGETS))
     for label, value, style in _people_extras(answer):
         row(label, value, style)
@@ -130,7 +130,7 @@ def panel(answer: dict[str, Any]) -> list[Segment]:
     return out
 
 
-def _people_budget(counters: dict[str, Any], used: str, limit: str, label: str) -> str:
+def people_budget(counters: dict[str, Any], used: str, limit: str, label: str) -> str:
     cap = counters.get(limit)
     value = _used(counters, used)
     return f"{label} {value} / {cap}" if cap else f"{label} {value}"

@@ -5,7 +5,7 @@ ours with `PRAGMA application_id`):
 
 - `definitions(digest PK, workflow, source_path, body, source_sha256)` — compiled workflows
   (JSON of `CompiledWorkflow.to_dict`), keyed by the sha256 of that JSON, with the sha256 of the
-  source file's bytes (schema 2). A run points at the definition it started with, so it keeps
+  source file's bytes (schema 3). A run points at the definition it started with, so it keeps
   its rules when the file changes (`definition_status` tells).
 - `runs(run_id PK, workflow, session, status, parent_run, version, def_digest, snapshot,
   created_at, updated_at)` — `snapshot` is `Run.to_dict()` as JSON; the other columns are
@@ -15,8 +15,11 @@ ours with `PRAGMA application_id`):
   decided_at, decided_by, reason)` — `status` is pending / approved / rejected / dropped.
 - `bindings(session PK, run_id, bound_at)` — a session (or a sub-agent's key) bound to a fork
   branch's child run.
-- `marks(run_id PK, marks, notices)` (schema 2) — the files matching a run's interrupt patterns
+- `marks(run_id PK, marks, notices)` (schema 3) — the files matching a run's interrupt patterns
   as last seen by the hook's processes (`runtime.watch`), and interrupt messages not yet told.
+
+Schema 2 adds the indexes the web page reads by: runs newest first (`runs_by_created`) and
+the pending approvals (`approvals_by_status`); a store of schema 1 is migrated on open.
 
 Every read-modify-write happens inside one `BEGIN IMMEDIATE` transaction (`Store.transaction`);
 WAL mode lets readers proceed meanwhile. Opening is cheap: when
@@ -43,7 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterable
     from typing import Any
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 APPLICATION_ID = 0x53775772  # "SwWr": marks a state.db as statewright's
 BUSY_TIMEOUT_MS = 30_000
 
@@ -101,17 +104,25 @@ CREATE TABLE bindings (
 );
 """
 
+# the web page lists runs newest first and the approvals waiting for a human
 _SCHEMA_V2 = """
+CREATE INDEX IF NOT EXISTS runs_by_created ON runs(created_at);
+CREATE INDEX IF NOT EXISTS approvals_by_status ON approvals(status, requested_at)
+"""
+
+# what the hook's processes last saw of the files a run's interrupts watch (runtime.watch), and
+# the bytes of the workflow file a definition was compiled from (has the file changed since?)
+_SCHEMA_V3 = """
 ALTER TABLE definitions ADD COLUMN source_sha256 TEXT;
 CREATE TABLE marks (
     run_id TEXT PRIMARY KEY,
     marks TEXT NOT NULL,
     notices TEXT NOT NULL DEFAULT '[]'
-);
+)
 """
 
 # version -> DDL that upgrades from version-1. Append, never edit.
-MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1, 2: _SCHEMA_V2}
+MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1, 2: _SCHEMA_V2, 3: _SCHEMA_V3}
 
 _INSERT_EVENT = ("INSERT INTO events(run_id, at, actor, kind, version, state, data)"
                  " VALUES (?,?,?,?,?,?,?)")
@@ -254,7 +265,7 @@ class Tx:
             "SELECT d.source_path, d.source_sha256 FROM runs r JOIN definitions d"
             " ON d.digest = r.def_digest WHERE r.run_id=?", (run_id,)).fetchone()
         if row is None or not row[0] or row[1] is None:
-            return None  # (no source file, or stored before schema 2: unknown)
+            return None  # (no source file, or stored before schema 3: unknown)
         now = file_sha256(row[0])
         return {"source_path": row[0], "changed_since_start": now != row[1],
                 "exists": now is not None}
@@ -388,6 +399,31 @@ class Tx:
                 (session, session.replace("%", r"\%") + "/%", limit)).fetchall()
         return [Run.from_dict(_loads(r[0])) for r in rows]
 
+    def runs_page(self, limit: int, offset: int = 0) -> list[Run]:
+        """Runs newest first, `limit` of them after skipping `offset` (the web page's list)."""
+        rows = self.conn.execute("SELECT snapshot FROM runs ORDER BY created_at DESC,"
+                                 " rowid DESC LIMIT ? OFFSET ?", (limit, offset)).fetchall()
+        return [Run.from_dict(_loads(r[0])) for r in rows]
+
+    def count_runs(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM runs").fetchone()[0])
+
+    def last_event_seq(self) -> int:
+        """The newest history row's number: every change to a run appends one, so a reader
+        that sees it unchanged has seen everything (the web page's live updates)."""
+        return int(self.conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0])
+
+    def recent_history(self, run_ids: list[str], limit: int) -> list[dict[str, Any]]:
+        """The newest `limit` history rows of `run_ids`, newest first: each run's own newest
+        rows through `events_by_run`, merged, so a long history is never read whole."""
+        rows: list[Any] = []
+        for rid in run_ids:
+            rows += self.conn.execute(
+                "SELECT seq, run_id, at, actor, kind, version, state, data FROM events"
+                " WHERE run_id=? ORDER BY seq DESC LIMIT ?", (rid, limit)).fetchall()
+        rows.sort(key=lambda r: r[0], reverse=True)
+        return [_event_row(r) for r in rows[:limit]]
+
     def running_runs(self) -> list[Run]:
         rows = self.conn.execute("SELECT snapshot FROM runs WHERE status=?", (RUNNING,)).fetchall()
         return [Run.from_dict(_loads(r[0])) for r in rows]
@@ -402,8 +438,7 @@ class Tx:
             rows = self.conn.execute(
                 "SELECT seq, run_id, at, actor, kind, version, state, data FROM events WHERE run_id"
                 f" IN ({marks}) ORDER BY seq LIMIT ?", (*run_ids, limit)).fetchall()
-        return [{"seq": r[0], "run_id": r[1], "at": r[2], "actor": r[3], "kind": r[4],
-                 "version": r[5], "state": r[6], "data": _loads(r[7])} for r in rows]
+        return [_event_row(r) for r in rows]
 
     def run_and_descendants(self, run_id: str, limit: int = 1000) -> list[str]:
         """`run_id` and the runs it started (fork branches, invoked runs), theirs, and so on,
@@ -684,6 +719,12 @@ class _Transaction:
             except sqlite3.Error:
                 pass
             raise _store_error(self.store.file, exc2) from None
+
+
+def _event_row(r: Any) -> dict[str, Any]:
+    """A history row as the runtime hands it out."""
+    return {"seq": r[0], "run_id": r[1], "at": r[2], "actor": r[3], "kind": r[4],
+            "version": r[5], "state": r[6], "data": _loads(r[7])}
 
 
 def _event_fields(ev: Any) -> tuple[str, str, dict[str, Any]]:

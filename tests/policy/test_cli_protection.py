@@ -50,6 +50,8 @@ CLI_LEGIT = [
     "ls statewright",
     "pytest statewright -q",
     "cat statewright/cli/runs.py",
+    "cat statewright/ui/pages.py",
+    "pytest tests/ui -q",
     "python -m pytest tests/policy -q",
 ]
 

@@ -240,3 +240,34 @@ def test_sigkill_during_a_flurry_never_leaves_a_run_between_events(tmp_path):
         if trans:
             assert run.context["k"] == trans[-1]["data"]["data"]["k"]
     assert len(trans) > 10  # the workers really were killed mid-stream
+
+
+def test_a_schema_1_store_is_migrated_on_open_keeping_its_runs(tmp_path):
+    """Schema 2 adds the indexes the web page reads by; a store written by schema 1 gets them
+    when it is next opened, and its runs and history are kept."""
+    from statewright.store.db import MIGRATIONS
+
+    root = _project(tmp_path)
+    rt = Runtime.open(root)
+    run_id = rt.start("loop", "s")["run_id"]
+    rt.transition("s", "TICK")
+    rt.store.close()
+    db = root / ".statewright" / "state.db"
+    conn = sqlite3.connect(db)
+    for name in ("runs_by_created", "approvals_by_status"):
+        conn.execute(f"DROP INDEX {name}")
+    conn.execute("PRAGMA user_version=1")  # as schema 1 left it
+    conn.commit()
+    conn.close()
+    assert SCHEMA_VERSION == 2 and set(MIGRATIONS) == {1, 2}
+    rt2 = Runtime.open(root)
+    assert rt2.run_view(run_id)["answer"]["state"] == "a"
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+    assert {"runs_by_created", "approvals_by_status"} <= indexes
+    plan = " ".join(r[3] for r in conn.execute(
+        "EXPLAIN QUERY PLAN SELECT snapshot FROM runs ORDER BY created_at DESC LIMIT 5"))
+    assert "runs_by_created" in plan
+    conn.close()
+    assert [h["kind"] for h in rt2.history(run_id)] == ["started", "transitioned"]

@@ -1,7 +1,8 @@
 """Self-protection against running statewright's human-only CLI from a shell line.
 
 The CLI acts as the human: `approve`, `reject`, `force-state`, `pause`, `resume`, `start`,
-`install`, `hook`, `serve` would let an agent wave its own work through. Only the read-only
+`install`, `hook`, `serve`, `ui` (the web page that decides approvals) would let an agent wave
+its own work through. Only the read-only
 commands and `transition` (what the statewright_transition tool does) may be run by an agent,
 however the CLI is reached: bare, by path (`.venv/bin/statewright`), through a wrapper or a
 runner (`env`, `sudo`, `xargs`, `uv run`, `pipx run`, ...), as `python -m statewright`, as
@@ -30,7 +31,7 @@ CLI_AGENT_COMMANDS = frozenset({"status", "check", "validate", "list", "show", "
                                 "--version"})
 #: known human-only commands (named in reasons; anything not in CLI_AGENT_COMMANDS is refused)
 CLI_HUMAN_COMMANDS = frozenset({"approve", "reject", "force-state", "pause", "resume", "start",
-                                "install", "hook", "serve"})
+                                "install", "hook", "serve", "ui"})
 _CLI_NAMES = ("statewright", "statewright-hook")
 #: commands that run another program given as an argument (first statewright/python word wins)
 _RUNNERS = frozenset({
@@ -59,8 +60,8 @@ _GIT_TALK = frozenset({"commit", "tag", "notes", "log", "grep", "show", "diff", 
 _CLI_CALL_RE = LazyRe(
     r"(?i)statewright-hook|statewright(?:\.cli|\.__main__)?[\s'\"\\,()\[\]{}]+(?:-[^\s'\"]*"
     r"[\s'\"\\,()\[\]{}]+)*(?:approve|reject|force-state|force_state|pause|resume|start|install|"
-    r"hook|serve)(?![\w.\-/])|(?:import|from)\s+statewright\b|"
-    r"statewright\.(?:runtime|hook|store|engine|proxy)\b")
+    r"hook|serve|ui)(?![\w.\-/])|(?:import|from)\s+statewright\b|"
+    r"statewright\.(?:runtime|hook|store|engine|proxy|ui)\b")
 _STATEWRIGHT_RE = LazyRe(r"(?i)(?<![A-Za-z0-9_])statewright")
 
 

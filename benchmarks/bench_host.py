@@ -1,0 +1,123 @@
+"""What statewright costs inside the real host (DESIGN.md section 8, "Real host").
+
+    .venv/bin/python benchmarks/bench_host.py [--calls N] [--runs R]
+
+Runs the real Claude Code CLI (tests/host/npm, pinned) offline with the scripted Messages API
+stand-in of tests/host, in one project with a running workflow, under four wirings:
+- `none`: no statewright at all (the reference);
+- `mcp`: the default install (`mcp_tool` hooks answered by `statewright serve`);
+- `process`: `install claude --hooks process` (a `statewright-hook` process per event);
+- `floor`: command hooks running `python -c pass` for PreToolUse and PostToolUse, the floor of
+  any process hook, measured the same way.
+Each wiring runs sessions of N and 4N Bash calls, interleaved, R times; the marginal time per
+call is the difference of the medians over 3N calls, so every fixed cost (start, first request,
+exit) cancels. Session start is the median of sessions with no tool call, against `none`.
+Prints `name | value | unit | budget` rows; exits 1 when a figure is over its budget.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+from host.harness import Host  # noqa: E402 - the test harness is the one way to run the host
+from host.standin import Text, ToolUse  # noqa: E402
+
+WORKFLOW = {
+    "id": "bench-host",
+    "initial": "work",
+    "states": {
+        "work": {"allowed_tools": ["Bash", "Read"], "allowed_commands": ["echo"],
+                 "on": {"DONE": "done"}},
+        "done": {"type": "final"},
+    },
+}
+WIRINGS = ("none", "mcp", "process", "floor")
+
+
+def make_host(base: Path, wiring: str) -> Host:
+    form = "process" if wiring in ("none", "floor") else wiring
+    host = Host(base / wiring, form, workflows={"bench-host": WORKFLOW})
+    if wiring in ("none", "floor"):
+        host.cli("install", "claude", "--uninstall")
+    if wiring == "floor":
+        py = sys.executable
+        hook = {"type": "command", "command": py, "args": ["-c", "pass"], "timeout": 30}
+        settings = {"hooks": {ev: [{"matcher": "*", "hooks": [hook]}]
+                              for ev in ("PreToolUse", "PostToolUse")}}
+        (host.root / ".claude").mkdir(exist_ok=True)
+        (host.root / ".claude" / "settings.local.json").write_text(json.dumps(settings))
+    host.start("bench-host")
+    return host
+
+
+def session_seconds(host: Host, calls: int) -> float:
+    steps = [ToolUse("Bash", {"command": f"echo {i}"}) for i in range(calls)]
+    s = host.run([*steps, Text("done")], allowed_tools=("Bash",))
+    results = s.results()
+    if s.returncode != 0 or len(results) != calls or any(r[2] for r in results):
+        raise SystemExit(f"session failed under {host.root.name}: rc={s.returncode} "
+                         f"results={results[:3]} stderr={s.stderr[-500:]}")
+    return s.seconds
+
+
+def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--calls", type=int, default=4)
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args(argv)
+    n, big = args.calls, 4 * args.calls
+    times: dict[tuple[str, int], list[float]] = {}
+    with tempfile.TemporaryDirectory(prefix="sw-bench-host-") as tmp:
+        hosts = {w: make_host(Path(tmp), w) for w in WIRINGS}
+        for w in WIRINGS:  # warm-up: first runs fill caches (binary pages, .pyc)
+            session_seconds(hosts[w], 1)
+        for _ in range(args.runs):
+            for w in WIRINGS:
+                for calls in (0, n, big):
+                    times.setdefault((w, calls), []).append(session_seconds(hosts[w], calls))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    per_call = {w: (med[(w, big)] - med[(w, n)]) / (big - n) * 1000 for w in WIRINGS}
+    floor_extra = per_call["floor"] - per_call["none"]
+    process_extra = per_call["process"] - per_call["none"]
+    rows = [
+        ("per call, no statewright", round(per_call["none"], 1), "ms", "(reference)"),
+        ("per call, mcp_tool hooks (default) - none", round(per_call["mcp"] - per_call["none"], 1),
+         "ms", "<=25"),
+        ("per call, process hooks - none", round(process_extra, 1), "ms", "(see ratio)"),
+        ("per call, python -c pass hooks - none", round(floor_extra, 1), "ms", "(floor)"),
+        ("process hooks / python -c pass hooks",
+         round(process_extra / floor_extra, 2) if floor_extra > 0 else float("nan"), "x",
+         "<=1.3"),
+        ("session start, mcp - none", round((med[("mcp", 0)] - med[("none", 0)]) * 1000),
+         "ms", "<=1000"),
+        ("session start, process - none", round((med[("process", 0)] - med[("none", 0)]) * 1000),
+         "ms", "(info)"),
+    ]
+    width = max(len(r[0]) for r in rows)
+    print(f"sessions of {n} and {big} Bash calls, {args.runs} runs each, medians")
+    for name, value, unit, budget in rows:
+        print(f"{name:<{width}} | {value:>8} | {unit:<2} | {budget}")
+    return rows
+
+
+def over_budget(rows: list[tuple[str, float, str, str]]) -> list[str]:
+    out = []
+    for name, value, _unit, budget in rows:
+        if budget.startswith("<=") and not value <= float(budget[2:]):
+            out.append(f"{name}: {value} > {budget[2:]}")
+    return out
+
+
+if __name__ == "__main__":
+    over = over_budget(main())
+    if over:
+        print("over budget: " + "; ".join(over), file=sys.stderr)
+    sys.exit(1 if over else 0)

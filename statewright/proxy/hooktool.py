@@ -1,0 +1,97 @@
+"""The hook tool: Claude Code's `mcp_tool` hooks answered by the running `statewright serve`.
+
+Claude Code can call a tool of a connected MCP server as a hook (`{"type": "mcp_tool",
+"server": "statewright", "tool": "statewright_hook", "input": ...}`, written by
+`statewright install claude`: `statewright.wiring.HOOK_TOOL_INPUT`), with the string
+values of `input` interpolated from the hook input. That saves the two processes per tool call
+of the `statewright-hook` form. The tool is never listed to the model and is served only over
+stdio, where the only client is the host that started the proxy (docs/hooks.md).
+
+This module only translates: interpolated fields -> the hook input dict -> the same
+`statewright.hook.handlers.dispatch` the process hook uses -> the same JSON answer (`{}` for
+"nothing to say"). It imports no MCP SDK code, so the stdio fast path can answer from it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..config import project_root_dir
+from ..errors import INVALID_ARGUMENTS, StatewrightError
+from ..hook import PRE_TOOL_USE, normalize_event
+from ..hook.handlers import HookInputError, dispatch, failure_output
+from ..names import HOOK_TOOL
+
+__all__ = ["HOOK_TOOL", "JSON_FIELDS", "HookTool"]
+
+#: fields whose value is JSON text (an object, a string, ...) rather than plain text
+JSON_FIELDS = frozenset({"tool_input", "tool_response"})
+#: at most this many projects' runtimes are kept open (normally one: the proxy's own)
+MAX_RUNTIMES = 8
+
+
+def hook_data(arguments: Any) -> tuple[str, dict[str, Any]]:
+    """(event, hook input) from the tool's arguments; HookInputError when they are not what
+    the host sends (the event is PreToolUse then, so the answer is a refusal)."""
+    if not isinstance(arguments, dict):
+        raise HookInputError("the hook tool's arguments must be an object")
+    event = normalize_event(arguments.get("hook_event_name"))
+    if event is None:
+        raise HookInputError("the hook tool got no known hook_event_name "
+                             f"({arguments.get('hook_event_name')!r})")
+    data: dict[str, Any] = {}
+    for key, value in arguments.items():
+        if value == "" or value is None:
+            continue  # a field the event does not have arrives empty
+        if key in JSON_FIELDS and isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                if key == "tool_input":
+                    raise HookInputError(f"{key} is not JSON text") from None
+        elif key == "stop_hook_active" and isinstance(value, str):
+            value = value.strip().lower() == "true"
+        data[key] = value
+    data["hook_event_name"] = event
+    return event, data
+
+
+class HookTool:
+    """Answers hook-tool calls with the proxy's runtime (others opened per project root)."""
+
+    def __init__(self, rt: Any) -> None:
+        self.rt = rt
+        self._runtimes: dict[str, Any] = {rt.root_dir: rt}
+
+    def open(self, data: dict[str, Any] | None) -> Any:
+        cwd = (data or {}).get("cwd")
+        root = project_root_dir(None, cwd if isinstance(cwd, str) and cwd else None)
+        rt = self._runtimes.get(root)
+        if rt is None:
+            from ..runtime import Runtime
+
+            if len(self._runtimes) >= MAX_RUNTIMES:
+                self._runtimes = {self.rt.root_dir: self.rt}
+            rt = self._runtimes[root] = Runtime.open(project=root)
+        return rt
+
+    def answer(self, arguments: Any) -> str:
+        """The hook's JSON answer as text; `{}` when there is nothing to say. Never raises."""
+        try:
+            event, data = hook_data(arguments)
+        except HookInputError as exc:
+            event = PRE_TOOL_USE
+            if isinstance(arguments, dict):
+                event = normalize_event(arguments.get("hook_event_name")) or PRE_TOOL_USE
+            out = failure_output(event, exc, arguments if isinstance(arguments, dict) else None,
+                                 self.open)
+        else:
+            out = dispatch(event, data, self.open)
+        return out or "{}"
+
+
+def not_served() -> StatewrightError:
+    return StatewrightError(INVALID_ARGUMENTS,
+                            f"unknown tool {HOOK_TOOL!r}: the hook tool answers only the host "
+                            "that started `statewright serve` on stdio")

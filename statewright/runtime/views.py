@@ -1,0 +1,39 @@
+"""What the web page shows (`statewright ui`), each read in one store snapshot: the runs
+newest first with the approvals waiting for a human, and one run with its own state answer
+(`answer.state_answer`, the same the agent and `statewright status` get), its definition for
+the graph and its newest history."""
+
+from __future__ import annotations
+
+from ..engine.run import COMPLETED, FAILED
+from ..lean import TYPE_CHECKING
+from .answer import ended_answer, run_summary, state_answer
+
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
+    from ..store import Tx
+
+MAX_CHILDREN = 64  # fork branches and invoked runs listed on a run's page (and in its history)
+
+
+def runs_overview(tx: Tx, limit: int, offset: int) -> dict[str, Any]:
+    return {"runs": [run_summary(r) for r in tx.runs_page(limit, offset)],
+            "total": tx.count_runs(), "pending": tx.pending_approvals(),
+            "mark": tx.last_event_seq()}
+
+
+def run_view(tx: Tx, run_id: str, history_limit: int) -> dict[str, Any]:
+    """One run as its page shows it. Its answer is the run's own (not the child it waits on):
+    its state on its own graph, its counters, its transitions with `passes`."""
+    run = tx.require_run(run_id)
+    compiled = tx.definition_of(run_id)
+    if run.status in (COMPLETED, FAILED):
+        answer = ended_answer(tx, run)
+    else:
+        answer = state_answer(tx, [(run, compiled)], run)
+    ids = tx.run_and_descendants(run_id, limit=MAX_CHILDREN)
+    children = [run_summary(c) for c in (tx.get_run(i) for i in ids[1:]) if c is not None]
+    return {"run": run_summary(run), "answer": answer, "definition": compiled,
+            "children": children, "history": tx.recent_history(ids, history_limit),
+            "mark": tx.last_event_seq()}
