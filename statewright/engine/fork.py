@@ -68,7 +68,8 @@ def fire_fork(compiled: CompiledWorkflow, run: Run, t: Transition, data: dict[st
         branches[name] = ForkBranch(cid, b.initial, b.terminal, RUNNING)
         events.append(Event("started", SYSTEM, {"workflow": compiled.id, "state": b.initial,
                                                 "branch": name, "parent_run": run.run_id}, cid))
-    fork = Fork(t.event, f.join, f.on_complete, f.on_fail, tuple(f.branches), branches)
+    fork = Fork(t.event, f.join, f.on_complete, f.on_fail, tuple(f.branches), branches,
+                parallel=compiled.meta.get("parallel_forks") is True)
     new = run.with_(context=ctx, fork=fork, version=run.version + 1, updated_at=now)
     events.insert(0, Event("forked", actor, {"event": t.event, "join": f.join,
                                              "branches": fork.to_dict()["branches"],

@@ -116,13 +116,14 @@ class Fork(Record):
     order: tuple[str, ...]
     branches: dict[str, ForkBranch]
     joined: bool
+    parallel: bool
 
     __slots__ = __match_args__ = _fields = (
-        "event", "join", "on_complete", "on_fail", "order", "branches", "joined")
+        "event", "join", "on_complete", "on_fail", "order", "branches", "joined", "parallel")
 
     def __init__(self, event: str, join: str, on_complete: str, on_fail: str | None,
                  order: tuple[str, ...], branches: dict[str, ForkBranch],
-                 joined: bool = False) -> None:
+                 joined: bool = False, parallel: bool = False) -> None:
         set_field(self, "event", event)  # the event that forked
         set_field(self, "join", join)  # "all" | "any"
         set_field(self, "on_complete", on_complete)
@@ -130,6 +131,9 @@ class Fork(Record):
         set_field(self, "order", order)
         set_field(self, "branches", branches)
         set_field(self, "joined", joined)
+        # worked by agents that bind to its branches from the start (`meta.parallel_forks`);
+        # else sequential until an agent binds to a branch
+        set_field(self, "parallel", parallel)
 
     def with_branch(self, name: str, branch: ForkBranch) -> Fork:
         """A copy with branch `name` replaced."""
@@ -143,7 +147,8 @@ class Fork(Record):
         """While the fork waits: the child run of the first branch (in definition order) still
         running, the one the parent works (sequential). Once an agent bound itself to a branch
         the fork is worked in parallel: None, the parent's own state's rules apply to it."""
-        if self.joined or any(b.holder is not None for b in self.branches.values()):
+        if self.joined or self.parallel or any(b.holder is not None
+                                               for b in self.branches.values()):
             return None
         for name in self.branch_names():
             b = self.branches[name]
@@ -168,14 +173,14 @@ class Fork(Record):
         return {"event": self.event, "join": self.join, "on_complete": self.on_complete,
                 "on_fail": self.on_fail, "order": list(self.order),
                 "branches": {n: b.to_dict() for n, b in self.branches.items()},
-                "joined": self.joined}
+                "joined": self.joined, "parallel": self.parallel}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Fork:
         branches = {n: ForkBranch.from_dict(b) for n, b in (d.get("branches") or {}).items()}
         return cls(d.get("event", ""), d.get("join", "all"), d.get("on_complete", ""),
                    d.get("on_fail"), tuple(d.get("order") or branches), branches,
-                   bool(d.get("joined")))
+                   bool(d.get("joined")), d.get("parallel") is True)
 
 
 class Invoke(Record):

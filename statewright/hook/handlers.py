@@ -142,6 +142,8 @@ def pre_tool_use(data: dict, opener) -> str:
     name, inp = _tool(data)
     rt = _runtime_unless_proxy(name, data, opener)
     if rt is None:
+        if session != data.get("session_id"):
+            _note_agent_call(data, session, name, inp, opener)
         return ""
     from ..policy.types import ToolCall
 
@@ -157,6 +159,16 @@ def pre_tool_use(data: dict, opener) -> str:
         return _dump({"hookSpecificOutput": {"hookEventName": PRE_TOOL_USE,
                                              "updatedInput": updated}})
     return ""
+
+
+def _note_agent_call(data: dict, key: str, name: str, inp: dict, opener) -> None:
+    """A sub-agent calls one of statewright's own tools: the proxy answering it will see only
+    the session, so leave it the sub-agent's key (`Runtime.note_agent_call`)."""
+    from ..policy.tools import is_statewright_tool
+
+    sid = data.get("session_id")
+    if isinstance(sid, str) and is_statewright_tool(name):
+        opener(data).note_agent_call(sid, key, name, inp)
 
 
 def with_caller_session(name: str, inp: dict, session: str) -> dict | None:

@@ -455,8 +455,10 @@ class Proxy:
                 problem = f"invalid arguments for {name}: " + "; ".join(errors)
         if problem:
             return self._error(INVALID_ARGUMENTS, problem)
-        rt, session = self.rt, self.session
+        rt = self.rt
         try:
+            # a sub-agent's call: the hook saw its agent_id and left its key for this call
+            session = rt.agent_for_call(self.session, name, args)
             if name == "statewright_get_state":
                 answer = rt.get_state(session)
             elif name == "statewright_list_workflows":

@@ -118,7 +118,15 @@ CREATE TABLE marks (
     run_id TEXT PRIMARY KEY,
     marks TEXT NOT NULL,
     notices TEXT NOT NULL DEFAULT '[]'
-)
+);
+CREATE TABLE agent_calls (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    session TEXT NOT NULL,
+    call TEXT NOT NULL,
+    agent_key TEXT NOT NULL,
+    at REAL NOT NULL
+);
+CREATE INDEX agent_calls_by_call ON agent_calls(session, call, seq)
 """
 
 # version -> DDL that upgrades from version-1. Append, never edit.
@@ -513,6 +521,21 @@ class Tx:
         return self._run_row(self.conn.execute(
             "SELECT r.snapshot, r.def_digest FROM bindings b JOIN runs r ON r.run_id = b.run_id"
             " WHERE b.session = ? AND r.status IN (?, ?)", (session, RUNNING, PAUSED)).fetchone())
+
+    def put_agent_call(self, session: str, call: str, agent_key: str, at: float) -> None:
+        self.conn.execute("INSERT INTO agent_calls(session, call, agent_key, at)"
+                          " VALUES (?,?,?,?)", (session, call, agent_key, at))
+
+    def take_agent_call(self, session: str, call: str, since: float) -> str | None:
+        """The sub-agent the hook saw make `call` (tool and arguments) for `session`, oldest
+        first, at or after `since`; consumed (older notes are dropped)."""
+        self.conn.execute("DELETE FROM agent_calls WHERE at < ?", (since,))
+        row = self.conn.execute("SELECT seq, agent_key FROM agent_calls WHERE session=? AND"
+                                " call=? ORDER BY seq LIMIT 1", (session, call)).fetchone()
+        if row is None:
+            return None
+        self.conn.execute("DELETE FROM agent_calls WHERE seq=?", (row[0],))
+        return row[1]
 
     def bind(self, session: str, run_id: str, at: float) -> None:
         self.cache.lookups_changed()

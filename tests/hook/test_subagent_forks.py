@@ -61,12 +61,13 @@ def edit(p: Project, agent: str | None) -> dict | None:
 def test_two_subagents_work_their_branches_under_their_rules_and_join(proj: Project) -> None:
     r = shell(proj, "statewright transition SPLIT")
     assert r.returncode == 0, r.stderr
-    # nobody bound yet: the fork is sequential, the parent works the first branch (docs) and a
-    # sub-agent that has not bound itself obeys its session's rules (it cannot escape them)
+    # meta.parallel_forks: the parent's calls obey the parent's state (dispatching) at once,
+    # and a sub-agent that has not bound itself obeys its session's rules (no escape)
+    assert "Edit" in denied(edit(proj, None))
+    assert "Edit" in denied(edit(proj, "agent-docs"))
     assert "pytest" in denied(proj.pre("Bash", {"command": "pytest"}, agent_id="agent-docs"))
     r = shell(proj, "statewright fork docs", agent="agent-docs")
     assert r.returncode == 0, r.stderr
-    # bound: the fork is parallel, the parent's calls obey the parent's state (dispatching)
     assert "Edit" in denied(edit(proj, None))
     allowed(edit(proj, "agent-docs"))  # docs_writing allows edits...
     assert "pytest" in denied(proj.pre("Bash", {"command": "pytest"}, agent_id="agent-docs"))

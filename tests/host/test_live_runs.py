@@ -122,3 +122,78 @@ def test_resume_after_pause_in_another_session(tmp_path: Path, form: str) -> Non
     resumed = [h for h in rows if h["kind"] == "resumed"]
     assert "paused" in [h["kind"] for h in rows] and resumed
     assert resumed[0]["data"]["session"] != "default"  # the second Claude session took it
+
+
+PARALLEL_WF = {
+    "id": "parallel",
+    "initial": "dispatch",
+    "meta": {"parallel_forks": True},
+    "states": {
+        "dispatch": {
+            "allowed_tools": ["Agent", "Task", "Read"],
+            "on": {"SPLIT": {"fork": {"branches": {
+                "alpha": {"initial": "alpha_work", "terminal": "alpha_done"},
+                "beta": {"initial": "beta_work", "terminal": "beta_done"}},
+                "join": "all", "on_complete": "review"}}},
+        },
+        "alpha_work": {"allowed_tools": ["Write"], "on": {"DONE": "alpha_done"}},
+        "alpha_done": {"type": "final"},
+        "beta_work": {"allowed_tools": ["Bash"], "allowed_commands": ["echo"],
+                      "on": {"DONE": "beta_done"}},
+        "beta_done": {"type": "final"},
+        "review": {"allowed_tools": ["Read"], "on": {"APPROVE": "end"}},
+        "end": {"type": "final"},
+    },
+}
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_two_subagents_work_a_parallel_fork_under_their_branch_rules(tmp_path: Path,
+                                                                     form: str) -> None:
+    host = Host(tmp_path / "proj", form, workflows={"parallel": PARALLEL_WF})
+    host.start("parallel")
+    root = host.root
+    agent = "Agent"
+    steps = {
+        "": [
+            ToolUse(SW + "statewright_transition", {"event": "SPLIT"}),
+            ToolUse(agent, {"description": "alpha", "prompt": "[[alpha]] work branch alpha",
+                            "subagent_type": "general-purpose"}),
+            ToolUse(agent, {"description": "beta", "prompt": "[[beta]] work branch beta",
+                            "subagent_type": "general-purpose"}),
+            ToolUse("Write", {"file_path": str(root / "parent.txt"), "content": "x\n"}),
+            Text("finished"),
+        ],
+        "[[alpha]]": [
+            ToolUse(SW + "statewright_fork", {"branch": "alpha"}),
+            ToolUse("Write", {"file_path": str(root / "alpha.txt"), "content": "a\n"}),
+            ToolUse("Bash", {"command": "echo from-alpha"}),
+            ToolUse(SW + "statewright_transition", {"event": "DONE"}),
+            Text("alpha done"),
+        ],
+        "[[beta]]": [
+            ToolUse(SW + "statewright_fork", {"branch": "alpha"}),  # held by alpha
+            ToolUse(SW + "statewright_fork", {"branch": "beta"}),
+            ToolUse("Bash", {"command": "echo from-beta"}),
+            ToolUse("Write", {"file_path": str(root / "beta.txt"), "content": "b\n"}),
+            ToolUse(SW + "statewright_transition", {"event": "DONE"}),
+            Text("beta done"),
+        ],
+    }
+    s = host.run(steps, allowed_tools=("Bash", "Read", "Write", "Edit", "Agent", "Task",
+                                       "mcp__statewright"))
+    assert s.returncode == 0, s.stderr
+    alpha = [(r.name, r.text, r.is_error) for r in s.standin.conversations["[[alpha]]"].results()]
+    beta = [(r.name, r.text, r.is_error) for r in s.standin.conversations["[[beta]]"].results()]
+    assert not alpha[0][2] and '"alpha_work"' in alpha[0][1], alpha[0]
+    assert not alpha[1][2] and (root / "alpha.txt").exists()     # alpha's rules: Write
+    assert alpha[2][2] and "statewright" in alpha[2][1]            # ... not Bash
+    assert not alpha[3][2] and '"alpha_done"' in alpha[3][1], alpha[3]
+    assert beta[0][2] and "TOOL_DENIED" in beta[0][1], beta[0]    # one agent per branch
+    assert not beta[1][2] and '"beta_work"' in beta[1][1], beta[1]
+    assert beta[2] == ("Bash", "from-beta", False)                # beta's rules: Bash echo
+    assert beta[3][2] and not (root / "beta.txt").exists()       # ... not Write
+    assert not beta[4][2], beta[4]
+    r = s.results()
+    assert r[3][2] and not (root / "parent.txt").exists()        # the parent: dispatch rules
+    assert host.status()["state"] == "review"                    # joined

@@ -48,8 +48,8 @@ def test_fork_lists_and_binds_sessions_to_branches(project: Path) -> None:
         listing = payload(parent.call("statewright_fork"))
         assert [b["branch"] for b in listing["branches"]] == ["docs", "tests"]
         assert all(b["held_by"] is None for b in listing["branches"])
-        # sequential until someone binds: the parent works the first branch
-        assert payload(parent.call("statewright_get_state"))["state"] == "docs_writing"
+        # meta.parallel_forks: the parent obeys its own state from the start (not a branch)
+        assert payload(parent.call("statewright_get_state"))["state"] == "dispatching"
 
         bound = payload(helper.call("statewright_fork", {"branch": "docs"}))
         assert bound["state"] == "docs_writing" and bound["fork"]["branch"] == "docs"
