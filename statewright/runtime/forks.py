@@ -95,3 +95,13 @@ def bind(tx: Tx, session: str, branch: str, now: float, actor: str,
         return answer, out.error(answer)
     tx.bind(session, target, now)
     return answer_for_run(tx, tx.require_run(target)), None
+
+
+def call_key(tool: str, args: Any) -> str | None:
+    """A tool call as text: the bare tool name and its arguments (keys sorted)."""
+    from ..lean import dumps
+
+    if not isinstance(args, dict):
+        return None
+    text = dumps(args, sort_keys=True, separators=(",", ":"), default=str)
+    return tool.rsplit("__", 1)[-1] + "\x1f" + text if len(text) <= 8192 else None

@@ -46,16 +46,6 @@ if TYPE_CHECKING:  # pragma: no cover
 AGENT_CALL_TTL_S = 120.0  # how long the proxy honours the hook's note of a sub-agent's call
 
 
-def _call_key(tool: str, args: Any) -> str | None:
-    """A tool call as text: the bare tool name and its arguments (keys sorted)."""
-    from ..lean import dumps
-
-    if not isinstance(args, dict):
-        return None
-    text = dumps(args, sort_keys=True, separators=(",", ":"), default=str)
-    return tool.rsplit("__", 1)[-1] + "\x1f" + text if len(text) <= 8192 else None
-
-
 def new_id(prefix: str) -> str:
     # os.urandom is what `secrets.token_hex` uses; `secrets` itself imports hmac, random, ...
     return f"{prefix}_{os.urandom(6).hex()}"
@@ -243,19 +233,22 @@ class Runtime:
 
     # -- sub-agents calling statewright's own tools through the proxy --------------------------
     def note_agent_call(self, session: str, agent_key: str, tool: str, args: Any) -> None:
-        """The PreToolUse hook saw a sub-agent call one of statewright's own tools: the proxy
-        that answers it sees only the session (one MCP connection per host session), so the
-        hook leaves the sub-agent's key for the call (`agent_for_call`)."""
-        call = _call_key(tool, args)
+        """The hook saw a sub-agent call one of statewright's own tools; the proxy answering it
+        sees only the session (one MCP connection), so the key is left for it."""
+        from . import forks
+
+        call = forks.call_key(tool, args)
         if call is None or not self.has_store():
             return
         with self.store.transaction() as tx:
             tx.put_agent_call(session, call, agent_key, self.clock())
 
     def agent_for_call(self, session: str, tool: str, args: Any) -> str:
-        """The key the proxy acts for on an own-tool call: the sub-agent the hook saw make this
-        exact call (oldest first, within `AGENT_CALL_TTL_S`), else the session."""
-        call = _call_key(tool, args)
+        """The key the proxy acts for: the sub-agent the hook saw make this exact call (oldest
+        first, within `AGENT_CALL_TTL_S`), else the session."""
+        from . import forks
+
+        call = forks.call_key(tool, args)
         if call is None or not self.has_store():
             return session
         with self.store.transaction() as tx:

@@ -36,101 +36,20 @@ from __future__ import annotations
 import os
 
 from ..definition.compiled import CompiledWorkflow
-from ..engine.run import PAUSED, RUNNING, PendingApproval, Run
+from ..engine.run import PAUSED, RUNNING, Run
 from ..errors import STORE_ERROR, UNKNOWN_RUN, StatewrightError
 from ..lean import TYPE_CHECKING, allocate_lock, sqlite3, thread_local
 from ..lean import dumps as _json_dumps
 from ..lean import loads as _loads
+from .schema import APPLICATION_ID, BUSY_TIMEOUT_MS, MIGRATIONS, SCHEMA_VERSION
+from .tables import TxTables
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterable
     from typing import Any
 
-SCHEMA_VERSION = 3
-APPLICATION_ID = 0x53775772  # "SwWr": marks a state.db as statewright's
-BUSY_TIMEOUT_MS = 30_000
 
-_SCHEMA_V1 = """
-CREATE TABLE definitions (
-    digest TEXT PRIMARY KEY,
-    workflow TEXT NOT NULL,
-    source_path TEXT,
-    body TEXT NOT NULL
-);
-CREATE TABLE runs (
-    run_id TEXT PRIMARY KEY,
-    workflow TEXT NOT NULL,
-    session TEXT NOT NULL,
-    status TEXT NOT NULL,
-    parent_run TEXT,
-    version INTEGER NOT NULL,
-    def_digest TEXT NOT NULL REFERENCES definitions(digest),
-    snapshot TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL
-);
-CREATE INDEX runs_by_session ON runs(session, parent_run, created_at);
-CREATE INDEX runs_by_workflow ON runs(workflow, status, updated_at);
-CREATE INDEX runs_by_parent ON runs(parent_run);
-CREATE TABLE events (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    run_id TEXT NOT NULL,
-    at REAL NOT NULL,
-    actor TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    state TEXT,
-    data TEXT NOT NULL
-);
-CREATE INDEX events_by_run ON events(run_id, seq);
-CREATE TABLE approvals (
-    approval_id TEXT PRIMARY KEY,
-    run_id TEXT NOT NULL,
-    event TEXT NOT NULL,
-    message TEXT,
-    target TEXT,
-    data TEXT NOT NULL,
-    status TEXT NOT NULL,
-    requested_at REAL NOT NULL,
-    decided_at REAL,
-    decided_by TEXT,
-    reason TEXT
-);
-CREATE INDEX approvals_by_run ON approvals(run_id, status);
-CREATE TABLE bindings (
-    session TEXT PRIMARY KEY,
-    run_id TEXT NOT NULL,
-    bound_at REAL NOT NULL
-);
-"""
-
-# the web page lists runs newest first and the approvals waiting for a human
-_SCHEMA_V2 = """
-CREATE INDEX IF NOT EXISTS runs_by_created ON runs(created_at);
-CREATE INDEX IF NOT EXISTS approvals_by_status ON approvals(status, requested_at)
-"""
-
-# what the hook's processes last saw of the files a run's interrupts watch (runtime.watch), and
-# the bytes of the workflow file a definition was compiled from (has the file changed since?)
-_SCHEMA_V3 = """
-ALTER TABLE definitions ADD COLUMN source_sha256 TEXT;
-CREATE TABLE marks (
-    run_id TEXT PRIMARY KEY,
-    marks TEXT NOT NULL,
-    notices TEXT NOT NULL DEFAULT '[]'
-);
-CREATE TABLE agent_calls (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    session TEXT NOT NULL,
-    call TEXT NOT NULL,
-    agent_key TEXT NOT NULL,
-    at REAL NOT NULL
-);
-CREATE INDEX agent_calls_by_call ON agent_calls(session, call, seq)
-"""
-
-# version -> DDL that upgrades from version-1. Append, never edit.
-MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1, 2: _SCHEMA_V2, 3: _SCHEMA_V3}
+CHECKPOINT_EVERY_S = 0.5  # a resident store's background checkpoint interval
 
 _INSERT_EVENT = ("INSERT INTO events(run_id, at, actor, kind, version, state, data)"
                  " VALUES (?,?,?,?,?,?,?)")
@@ -205,7 +124,7 @@ class RowCache:
         self.sources = None
 
 
-class Tx:
+class Tx(TxTables):
     """Operations inside one open transaction (see `Store.transaction`)."""
 
     def __init__(self, store: Store, conn: sqlite3.Connection, cache: RowCache) -> None:
@@ -470,82 +389,6 @@ class Tx:
             " WHERE r.status IN (?, ?) AND d.source_path IS NOT NULL", (RUNNING, PAUSED)).fetchall()
         self.cache.sources = {r[0] for r in rows}
         return set(self.cache.sources)
-
-    # -- approvals --------------------------------------------------------------------------
-    def put_approval(self, run_id: str, pa: PendingApproval) -> None:
-        self.conn.execute(
-            "INSERT OR REPLACE INTO approvals(approval_id, run_id, event, message, target, data,"
-            " status, requested_at) VALUES (?,?,?,?,?,?,'pending',?)",
-            (pa.approval_id, run_id, pa.event, pa.message, pa.target, _dumps(pa.data or {}),
-             pa.requested_at or 0.0))
-
-    def decide_approval(self, approval_id: str, status: str, at: float, by: str,
-                        reason: str | None = None) -> None:
-        self.conn.execute(
-            "UPDATE approvals SET status=?, decided_at=?, decided_by=?, reason=? "
-            "WHERE approval_id=? AND status='pending'", (status, at, by, reason, approval_id))
-
-    def pending_approvals(self) -> list[dict[str, Any]]:
-        rows = self.conn.execute(
-            "SELECT approval_id, run_id, event, message, target, requested_at FROM approvals "
-            "WHERE status='pending' ORDER BY requested_at").fetchall()
-        return [{"approval_id": r[0], "run_id": r[1], "event": r[2], "message": r[3],
-                 "target": r[4], "requested_at": r[5]} for r in rows]
-
-    def approval(self, approval_id: str) -> dict[str, Any] | None:
-        r = self.conn.execute(
-            "SELECT approval_id, run_id, event, message, target, status, reason FROM approvals "
-            "WHERE approval_id=?", (approval_id,)).fetchone()
-        if r is None:
-            return None
-        return {"approval_id": r[0], "run_id": r[1], "event": r[2], "message": r[3],
-                "target": r[4], "status": r[5], "reason": r[6]}
-
-    # -- file marks (runtime.watch) ----------------------------------------------------------
-    def marks(self, run_id: str) -> tuple[dict[str, list[int]] | None, list[str]]:
-        """(the marks last taken for `run_id`, None if never; the notices waiting)."""
-        row = self.conn.execute("SELECT marks, notices FROM marks WHERE run_id=?",
-                                (run_id,)).fetchone()
-        if row is None:
-            return None, []
-        return _loads(row[0]), _loads(row[1])
-
-    def put_marks(self, run_id: str, marks: dict[str, list[int]],
-                  notices: list[str]) -> None:
-        self.conn.execute("INSERT OR REPLACE INTO marks(run_id, marks, notices) VALUES (?,?,?)",
-                          (run_id, _dumps(marks), _dumps(notices)))
-
-    # -- bindings ---------------------------------------------------------------------------
-    def bound_run(self, session: str) -> Run | None:
-        """The running or paused run `session` is bound to (a fork branch), if any."""
-        return self._run_row(self.conn.execute(
-            "SELECT r.snapshot, r.def_digest FROM bindings b JOIN runs r ON r.run_id = b.run_id"
-            " WHERE b.session = ? AND r.status IN (?, ?)", (session, RUNNING, PAUSED)).fetchone())
-
-    def put_agent_call(self, session: str, call: str, agent_key: str, at: float) -> None:
-        self.conn.execute("INSERT INTO agent_calls(session, call, agent_key, at)"
-                          " VALUES (?,?,?,?)", (session, call, agent_key, at))
-
-    def take_agent_call(self, session: str, call: str, since: float) -> str | None:
-        """The sub-agent the hook saw make `call` (tool and arguments) for `session`, oldest
-        first, at or after `since`; consumed (older notes are dropped)."""
-        self.conn.execute("DELETE FROM agent_calls WHERE at < ?", (since,))
-        row = self.conn.execute("SELECT seq, agent_key FROM agent_calls WHERE session=? AND"
-                                " call=? ORDER BY seq LIMIT 1", (session, call)).fetchone()
-        if row is None:
-            return None
-        self.conn.execute("DELETE FROM agent_calls WHERE seq=?", (row[0],))
-        return row[1]
-
-    def bind(self, session: str, run_id: str, at: float) -> None:
-        self.cache.lookups_changed()
-        self.conn.execute(
-            "INSERT OR REPLACE INTO bindings(session, run_id, bound_at) VALUES (?,?,?)",
-            (session, run_id, at))
-
-
-
-CHECKPOINT_EVERY_S = 0.5  # a resident store's background checkpoint interval
 
 
 class Store:

@@ -38,7 +38,8 @@ CORE = frozenset({
     "statewright.runtime", "statewright.runtime.answer", "statewright.runtime.chain",
     "statewright.runtime.enforcement", "statewright.runtime.messages",
     "statewright.runtime.persist", "statewright.runtime.service", "statewright.runtime.state_text",
-    "statewright.store", "statewright.store.db",
+    "statewright.store", "statewright.store.db", "statewright.store.schema",
+    "statewright.store.tables",
 })
 # Recording a result (PostToolUse / PostToolUseFailure) adds the evidence it records
 # (`_observed`, DESIGN section 3): a small pure module.

@@ -258,6 +258,7 @@ def test_a_schema_1_store_is_migrated_on_open_keeping_its_runs(tmp_path):
     for name in ("runs_by_created", "approvals_by_status"):
         conn.execute(f"DROP INDEX {name}")
     conn.execute("DROP TABLE marks")
+    conn.execute("DROP TABLE agent_calls")
     conn.execute("ALTER TABLE definitions DROP COLUMN source_sha256")
     conn.execute("PRAGMA user_version=1")  # as schema 1 left it
     conn.commit()
