@@ -526,9 +526,8 @@ class Proxy:
         out with the next result; workflow files that change are reported on stderr."""
         from ..runtime.filewatch import FileWatcher
 
-        def told(message: str) -> None:
-            self._late.append(message)
-            self._quiet = False
+        def told(_message: str) -> None:
+            self._quiet = False  # a notice waits: record before answering
 
         def definition(path: str) -> None:
             print(f"statewright: workflow file {path} changed: new runs use it as it is now; "

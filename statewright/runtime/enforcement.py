@@ -286,10 +286,11 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
         state = enforced_state(run, wf)
         if state is None:
             return RecordOutcome()
-        if wf.interrupts and rt.watching != session:
+        if wf.interrupts:
             # what changed during the call (a redirect, a script), and what was found when it
-            # was decided but not told yet
-            seen, told = look_at_files(rt, tx, session, run, wf, now, record=True)
+            # was decided (or by serve's watcher) but not told yet
+            seen, told = look_at_files(rt, tx, session, run, wf, now, record=True,
+                                       watched=rt.watching == session)
             messages.extend(told)
             files = sorted(set(files).union(seen))
             eff = effective_in(tx, session)
@@ -311,15 +312,20 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
 
 
 def look_at_files(rt: Runtime, tx: Any, session: str, run: Run, wf: CompiledWorkflow,
-                  now: float, *, record: bool = False) -> Any:
+                  now: float, *, record: bool = False, watched: bool = False) -> Any:
     """Compare the marks of the files the workflow's interrupts watch with those last taken
-    (`runtime.watch`) and fire the interrupts of the files that changed. Deciding a call
+    (`runtime.watch`) and fire the interrupts of the files that changed (`watched`: a watcher
+    of this process fires them; only the notices it left are taken). Deciding a call
     (`record` False): the messages are kept as notices, told with the call's result; returns
     them. Recording a result: returns (the files that changed, the messages to tell now,
     notices included); the files are then matched (and fired) with the result's own."""
     from .watch import changed, patterns_of, take_marks
 
     old, notices = tx.marks(run.run_id)
+    if watched:  # serve's watcher fires them: only its notices are to be told
+        if notices:
+            tx.put_marks(run.run_id, old or {}, [])
+        return [], notices
     new = take_marks(rt.root_dir, patterns_of(wf))
     files = changed(old, new)
     msgs: list[str] = []

@@ -4,7 +4,8 @@
 - A file whose project-relative path matches an interrupt of the session's running run fires
   it (or queues it, while another handler is active) as soon as it changes, by whatever means:
   `enforcement.fire_for_files`, the same rule the per-call path uses. What the agent must be
-  told goes to `on_message` (the proxy sends it with the next result).
+  told is kept as a notice of the run (table `marks`), told with the next result recorded;
+  `on_message` is then called (the proxy stops answering before recording).
 - A workflow file on the search path that changes is reported (`on_definition`): new runs
   compile the file as it is now, running runs keep the definition they started with, and the
   state answer says the file changed since the run started (`answer.definition_status`).
@@ -110,6 +111,10 @@ class FileWatcher:
             if eff is None:
                 return
             fire_for_files(rt, tx, self.session, eff[1], [rel], rt.clock(), [], messages)
-        if self.on_message is not None:
-            for m in messages:
-                self.on_message(m)
+            if messages:
+                # told with the next result recorded for the run, whichever front end records
+                # it (the hook's PostToolUse, the hook tool, a forwarded call)
+                marks, notices = tx.marks(eff[0].run_id)
+                tx.put_marks(eff[0].run_id, marks or {}, notices + messages)
+        if messages and self.on_message is not None:
+            self.on_message("")
