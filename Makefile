@@ -8,8 +8,11 @@ NPM_STAMP := $(NPM_DIR)/node_modules/.statewright-installed
 # the real Claude Code CLI (pinned), which tests/host drives offline with a scripted model
 HOST_DIR   := tests/host/npm
 HOST_STAMP := $(HOST_DIR)/node_modules/.statewright-installed
+# Node 22 (shipped inside an npm package) with the official MCP Inspector and conformance suite
+MCP_TOOLS_DIR   := tests/npm-node22
+MCP_TOOLS_STAMP := $(MCP_TOOLS_DIR)/node_modules/.statewright-installed
 
-.PHONY: demo test lint bench venv node chromium clean
+.PHONY: demo test lint bench venv node mcp-tools chromium clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,8 +31,15 @@ $(HOST_STAMP): $(HOST_DIR)/package.json $(HOST_DIR)/package-lock.json
 	cd $(HOST_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	touch $(HOST_STAMP)
 
+# --ignore-scripts: no package here needs an install script (the Inspector's postinstall
+# only prepares its web client)
+$(MCP_TOOLS_STAMP): $(MCP_TOOLS_DIR)/package.json $(MCP_TOOLS_DIR)/package-lock.json
+	cd $(MCP_TOOLS_DIR) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $(MCP_TOOLS_STAMP)
+
 venv: $(STAMP)
 node: $(NPM_STAMP) $(HOST_STAMP)
+mcp-tools: $(MCP_TOOLS_STAMP)
 
 ## make chromium: Debian's chromium for the web page's end-to-end tests (Playwright drives the
 ## system browser; it never downloads one)
@@ -48,7 +58,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 ## make test: set up, lint, then run every test (unit, property-based, end-to-end)
-test: lint $(NPM_STAMP) $(HOST_STAMP) chromium
+test: lint $(NPM_STAMP) $(HOST_STAMP) $(MCP_TOOLS_STAMP) chromium
 	$(PY) -m pytest -n auto --dist loadgroup -q
 
 ## make bench: run the benchmarks of DESIGN.md section 8 and print a table of ratios
@@ -56,4 +66,4 @@ bench: $(STAMP) $(NPM_STAMP) $(HOST_STAMP)
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) $(NPM_DIR)/node_modules $(HOST_DIR)/node_modules .pytest_cache .hypothesis
+	rm -rf $(VENV) $(NPM_DIR)/node_modules $(HOST_DIR)/node_modules $(MCP_TOOLS_DIR)/node_modules .pytest_cache .hypothesis

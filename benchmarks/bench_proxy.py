@@ -12,7 +12,11 @@ the typical figure. (Work the proxy defers until after an answer -- `record` of 
 answer first -- can overlap the next measured call of any path, the direct one included; a real
 agent's next call comes later, after the model has thought.)
 
-    .venv/bin/python benchmarks/bench_proxy.py [--calls N] [--reps R]
+    .venv/bin/python benchmarks/bench_proxy.py [--calls N] [--reps R] [--compare PYTHON]
+
+`--compare PYTHON` adds a fourth path in the same interleaved run: a governed proxy started by
+another interpreter (`PYTHON -m statewright serve`, e.g. the venv of another checkout), so two
+versions of the proxy are compared under the same load.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -46,7 +51,8 @@ def _pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, int(p * len(xs)))]
 
 
-async def _measure(project: Path, calls: int, reps: int) -> list[dict[str, list[float]]]:
+async def _measure(project: Path, calls: int, reps: int,
+                   compare: str | None = None) -> list[dict[str, list[float]]]:
     import anyio
     from mcp import Client, StdioServerParameters
 
@@ -54,8 +60,8 @@ async def _measure(project: Path, calls: int, reps: int) -> list[dict[str, list[
     env = {k: v for k, v in os.environ.items() if not k.startswith(("STATEWRIGHT_", "CLAUDE_"))}
     direct = StdioServerParameters(command=node, args=[str(EVERYTHING), "stdio"], env=env)
 
-    def serve(session: str) -> StdioServerParameters:
-        return StdioServerParameters(command=sys.executable,
+    def serve(session: str, python: str = sys.executable) -> StdioServerParameters:
+        return StdioServerParameters(command=python,
                                      args=["-m", "statewright", "serve", "--project", str(project)],
                                      env={**env, "STATEWRIGHT_SESSION": session}, cwd=str(project))
 
@@ -66,14 +72,24 @@ async def _measure(project: Path, calls: int, reps: int) -> list[dict[str, list[
         def client(params: StdioServerParameters) -> Client:
             return Client(stdio_client(params, errlog=devnull), mode="legacy", cache=None)
 
-        async with client(direct) as d, client(serve("bench")) as p, client(serve("idle")) as i:
-            r = await p.session.call_tool("statewright_load_workflow", {"name": WORKFLOW["id"]})
-            assert not r.is_error, r
-            for c in (p, i):
-                names = {t.name for t in (await c.list_tools()).tools}
-                assert "every__echo" in names, names
+        async with AsyncExitStack() as stack:
+            d = await stack.enter_async_context(client(direct))
+            p = await stack.enter_async_context(client(serve("bench")))
+            i = await stack.enter_async_context(client(serve("idle")))
             targets = [("direct", d, "echo"), ("idle", i, "every__echo"),
                        ("governed", p, "every__echo")]
+            governed = [p]
+            if compare:
+                cmp = await stack.enter_async_context(client(serve("compare", compare)))
+                targets.append(("compare", cmp, "every__echo"))
+                governed.append(cmp)
+            for c in governed:
+                r = await c.session.call_tool("statewright_load_workflow",
+                                              {"name": WORKFLOW["id"]})
+                assert not r.is_error, r
+            for _, c, tool in targets[1:]:
+                names = {t.name for t in (await c.list_tools()).tools}
+                assert tool in names, names
             for _, c, tool in targets:  # warm up every path
                 for _ in range(200):
                     res = await c.session.call_tool(tool, {"message": "warm"})
@@ -98,6 +114,7 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
     argv = sys.argv[1:] if argv is None else argv
     calls = int(argv[argv.index("--calls") + 1]) if "--calls" in argv else 1000
     reps = int(argv[argv.index("--reps") + 1]) if "--reps" in argv else 3
+    compare = argv[argv.index("--compare") + 1] if "--compare" in argv else None
     if not EVERYTHING.is_file() or not shutil.which("node"):
         print("bench_proxy: needs node and tests/npm/node_modules "
               "(run `make test` or `make bench`)")
@@ -110,7 +127,7 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
         (project / "statewright.json").write_text(json.dumps(
             {"mcpServers": {"every": {"command": shutil.which("node"),
                                       "args": [str(EVERYTHING), "stdio"]}}}))
-        res = anyio.run(_measure, project, calls, reps)
+        res = anyio.run(_measure, project, calls, reps, compare)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     med = statistics.median
@@ -134,6 +151,13 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
         ("added, governed, median (best rep)", min(added_gov), "ms", ""),
         ("added per governed call, median (typical rep)", med(added_gov), "ms", f"<= {BUDGET_MS}"),
     ]
+    if compare:
+        added_cmp = [r["compare"] - r["direct"] for r in per_rep]
+        rows += [
+            ("compare: proxied, governed, median", med(allv["compare"]), "ms", ""),
+            ("compare: added per governed call (typical rep)", med(added_cmp), "ms", ""),
+            ("compare: added, governed (best rep)", min(added_cmp), "ms", ""),
+        ]
     width = max(len(r[0]) for r in rows)
     print(f"{'name':<{width}} | {'value':>8} | unit | budget")
     for name, value, unit, budget in rows:

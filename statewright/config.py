@@ -41,10 +41,14 @@ def package_data_dir() -> Path:
     return _path(data if os.path.isdir(data) else os.path.dirname(here))
 
 
-def schema_path() -> Path:
-    d = package_data_dir()
-    p = d / "workflow-schema.json"
-    return p if p.is_file() else d / "schema" / "workflow-schema.json"
+#: the published JSON schemas (in `schema/`; the wheel carries that folder as package data)
+WORKFLOW_SCHEMA = "workflow-schema.json"
+CONFIG_SCHEMA = "config-schema.json"
+
+
+def schema_path(name: str = WORKFLOW_SCHEMA) -> Path:
+    """A published schema: `schema/<name>` of the source tree, or its copy in the wheel."""
+    return package_data_dir() / "schema" / name
 
 
 def examples_dir() -> Path:

@@ -1,56 +1,53 @@
-"""`statewright` command line (typer + rich). Entry point: `main`, the one error handler."""
+"""`statewright` command line. Entry point: `main`, the one error handler of every path.
+
+Stdlib only at import: `main` first tries the fast path (`cli/fast.py`: `--help`, `--version`,
+`status`, `transition`, answered without typer/rich/pydantic), and hands everything else to the
+typer app (`cli/full.py`), which imports only the module of the command it runs
+(`cli/commands.py` lists them). Every failure ends here as one line `error[CODE]: message` on
+stderr (JSON under `--json`) and a non-zero exit status, never a traceback.
+"""
 
 from __future__ import annotations
 
 import sys
 
-import typer
-
 from ..errors import StatewrightError
-from . import check, hook_cmd, install, runs, serve, ui, workflows  # noqa: F401  (register commands)
-from .app import ArgumentError, app, err_console
+from .base import ArgumentError, error_out
 
-try:
-    from typer import TyperException as UsageErrorBase  # typer >= 0.20 vendors click
-except ImportError:  # pragma: no cover - older typer raises click's own exceptions
-    from click import ClickException as UsageErrorBase  # type: ignore[assignment]
+
+def wants_json(argv: list[str]) -> bool:
+    """`--json` among the options (not after `--`): then errors are JSON too."""
+    for a in argv:
+        if a == "--":
+            return False
+        if a == "--json":
+            return True
+    return False
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command. Every failure ends here as one line `error[CODE]: message` on stderr
-    and a non-zero exit status, never a traceback (usage errors: typer's usage text, exit 2)."""
+    """Run one command; return its exit status (0 ok, 1 refused/failed, 2 usage error)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    as_json = wants_json(args)
     try:
-        rv = app(args=argv, prog_name="statewright", standalone_mode=False)
-        return rv if isinstance(rv, int) else 0
-    except typer.Exit as e:
-        return e.exit_code
-    except typer.Abort:
-        err_console.print("aborted")
-        return 130
-    except UsageErrorBase as e:
-        return _show_usage_error(e)
+        from .fast import fast
+
+        rv = fast(args)
+        if rv is None:
+            from .full import run
+
+            rv = run(args, as_json)
+        return rv
     except StatewrightError as e:
-        _error_line(e.code, e.message)
+        error_out(e.code, e.message, as_json, e.to_dict() if as_json else None)
         return e.exit_code if isinstance(e, ArgumentError) else 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `statewright history | head`
+        return 0
     except Exception as e:  # last line of defence: one line, never a traceback
-        _error_line("INTERNAL", f"{type(e).__name__}: {e}")
+        error_out("INTERNAL", f"{type(e).__name__}: {e}", as_json)
         return 1
-
-
-def _error_line(code: str, message: str) -> None:
-    err_console.print(f"[bold red]error[/][{code}]: {message}", highlight=False, soft_wrap=True)
-
-
-def _show_usage_error(e: Exception) -> int:
-    """Typer's own wording of a usage error (usage line, hint, `Error: ...`); exit 2."""
-    show = getattr(e, "show", None)
-    if callable(show):
-        show()
-    else:  # pragma: no cover - every usage error typer raises can show itself
-        _error_line("USAGE", str(e))
-    return int(getattr(e, "exit_code", 2))
 
 
 if __name__ == "__main__":

@@ -1,34 +1,45 @@
-"""The typer application and what every command module shares: the consoles, the options
-declared once (`--session`, `--project`, `--json`), JSON in and out.
+"""The typer application and what every command module shares: the options declared once
+(`--session`, `--project`, `--json`) and the rich consoles of the commands that draw tables.
 
-One module per command group registers its commands on `app` when imported:
-workflows.py (validate/list/show/graph), runs.py (start/status/transition/...), check.py,
-install.py, hook_cmd.py, serve.py, ui.py. Errors are not handled here: commands raise
-`StatewrightError` and `statewright.cli.main` prints it.
+One module per command group registers its commands on `app` when imported (`cli/commands.py`
+lists which module holds which command; `cli/full.py` imports only the one a command line
+needs). Errors are not handled here: commands raise `StatewrightError` and
+`statewright.cli.main` prints it. JSON in and out, the error form and the state panel are in
+`cli/base.py` (stdlib only), shared with the fast path.
 
-Commands import the layer they drive (runtime, definition, proxy) when they run, so
-`statewright --help` does not pay for them.
+Help is click's plain text (`rich_markup_mode=None`): the same look for every command, and the
+top-level `--help` is `commands.top_help`, whichever path prints it.
 """
 
 from __future__ import annotations
 
-import json
-import sys
-from collections.abc import Callable
 from typing import Any
 
 import typer
 from rich.console import Console
 
-from ..errors import INVALID_ARGUMENTS, StatewrightError
+from .base import ArgumentError, answer, object_option, parse_json_option, print_json, term_width
+from .commands import SUMMARY, top_help
+
+__all__ = ["ArgumentError", "answer", "object_option", "parse_json_option", "print_json"]
+
+
+class StatewrightGroup(typer.core.TyperGroup):
+    """The top-level group: its help is `commands.top_help` (what the fast path prints)."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        formatter.write(top_help(term_width()))
+
 
 app = typer.Typer(
     name="statewright",
-    help="Keep coding agents on a declared path: validate workflows, drive runs, enforce rules.",
+    cls=StatewrightGroup,
+    help=SUMMARY,
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
-    rich_markup_mode="rich",
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 console = Console()
@@ -47,7 +58,7 @@ def _print_version(value: bool) -> None:
 def _main(version: bool = typer.Option(
         False, "--version", help="Print the version and exit.", callback=_print_version,
         is_eager=True)) -> None:
-    """Keep coding agents on a declared path: validate workflows, drive runs, enforce rules."""
+    pass  # the group's help is commands.SUMMARY
 
 # Shared option declarations.
 SessionOpt = typer.Option(
@@ -65,46 +76,3 @@ def json_option(what: str | None = None) -> Any:
 
 
 StateJsonOpt = json_option("the state answer")
-
-
-class ArgumentError(StatewrightError):
-    """A bad argument a command finds itself: `error[INVALID_ARGUMENTS]`, exit status 2 like
-    the usage errors typer finds."""
-
-    exit_code = 2
-
-    def __init__(self, message: str) -> None:
-        super().__init__(INVALID_ARGUMENTS, message)
-
-
-def parse_json_option(value: str | None, what: str) -> Any:
-    if value is None:
-        return None
-    try:
-        return json.loads(value)
-    except json.JSONDecodeError as exc:
-        raise StatewrightError(INVALID_ARGUMENTS, f"{what} is not valid JSON: {exc.msg} "
-                               f"(at column {exc.colno})") from None
-    except RecursionError:
-        raise StatewrightError(INVALID_ARGUMENTS, f"{what} is nested too deeply") from None
-
-
-def object_option(value: str | None, what: str) -> dict[str, Any] | None:
-    """A JSON-object option (`--input`, `--data`, `--context`), or None when not given."""
-    parsed = parse_json_option(value, what)
-    if parsed is not None and not isinstance(parsed, dict):
-        raise StatewrightError(INVALID_ARGUMENTS,
-                               f"{what} must be a JSON object, like '{{\"key\": 1}}'")
-    return parsed
-
-
-def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
-
-
-def answer(data: Any, as_json: bool, render: Callable[[], None]) -> None:
-    """Print a command's answer: `data` as JSON with `--json`, else its rendering for people."""
-    if as_json:
-        print_json(data)
-    else:
-        render()

@@ -1,4 +1,7 @@
-"""CLI command: `statewright check TOOL INPUT_JSON` — dry-run one decision and explain it.
+"""CLI command: `statewright check TOOL [INPUT_JSON]` — dry-run one decision and explain it.
+
+The tool input comes from the argument, from `--input-file FILE`, or from stdin when the
+argument is omitted or `-` (`echo '{"command": "ls"}' | statewright check Bash`).
 
 The same code path as a real call (`Runtime.explain`: `policy.gate`, `fail_open`) with no
 accounting: nothing is counted, nothing is written to history. Exit status 0 when the call would be
@@ -8,13 +11,23 @@ allowed, 1 when it would be refused (or on an error).
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.markup import escape
 
 from ..errors import INVALID_ARGUMENTS, StatewrightError
-from .app import ProjectOpt, SessionOpt, app, console, json_option, parse_json_option, print_json
+from .app import (
+    ArgumentError,
+    ProjectOpt,
+    SessionOpt,
+    app,
+    console,
+    json_option,
+    parse_json_option,
+    print_json,
+)
 
 if TYPE_CHECKING:
     from ..policy.types import Decision
@@ -24,21 +37,28 @@ if TYPE_CHECKING:
 def check_cmd(
     tool: str = typer.Argument(
         ..., help="Tool name as the agent calls it: Bash, Edit, mcp__github__create_issue, ..."),
-    input_json: str = typer.Argument(
-        ..., metavar="INPUT_JSON",
-        help='The tool input as a JSON object, e.g. \'{"command": "npm test"}\'.'),
+    input_json: str | None = typer.Argument(
+        None, metavar="[INPUT_JSON]", show_default=False,
+        help='The tool input as a JSON object, e.g. \'{"command": "npm test"}\'; omitted or '
+             '"-": read from stdin.'),
+    input_file: str | None = typer.Option(
+        None, "--input-file", metavar="FILE", help="Read the tool input from FILE."),
     as_json: bool = json_option("the decision"),
     session: str | None = SessionOpt,
     project: str | None = ProjectOpt,
 ) -> None:
-    """Dry-run the decision for TOOL with INPUT_JSON in the current state, and explain it."""
+    """Dry-run the decision for TOOL with its input in the current state, and explain it.
+
+    Exit status 0: the call would be allowed; 1: it would be refused (or an error).
+    """
     from ..policy.types import ToolCall
     from ..runtime import Runtime
 
-    tool_input = parse_json_option(input_json, "INPUT_JSON")
+    text, what = _input_text(input_json, input_file)
+    tool_input = parse_json_option(text, what)
     if not isinstance(tool_input, dict):
         raise StatewrightError(INVALID_ARGUMENTS,
-                               "INPUT_JSON must be a JSON object (the tool's input)")
+                               f"{what} must be a JSON object (the tool's input)")
     if not tool.strip():
         raise StatewrightError(INVALID_ARGUMENTS, "TOOL must be a tool name")
     rt = Runtime.open(project=project)
@@ -50,6 +70,25 @@ def check_cmd(
     else:
         render_decision(tool, tool_input, decision, sess, run, wf)
     raise typer.Exit(0 if decision.allowed else 1)
+
+
+def _input_text(input_json: str | None, input_file: str | None) -> tuple[str, str]:
+    """The tool input's text and how to name it in an error."""
+    if input_file is not None:
+        if input_json not in (None, "-"):
+            raise ArgumentError("give the tool input once: INPUT_JSON or --input-file")
+        try:
+            with open(input_file, encoding="utf-8") as fh:
+                return fh.read(), f"--input-file {input_file}"
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ArgumentError(f"--input-file: cannot read {input_file}: "
+                                f"{getattr(exc, 'strerror', None) or exc}") from None
+    if input_json is not None and input_json != "-":
+        return input_json, "INPUT_JSON"
+    if sys.stdin is None or sys.stdin.isatty():
+        raise ArgumentError("no tool input: pass INPUT_JSON, pipe it on stdin, or use "
+                            "--input-file FILE")
+    return sys.stdin.read(), "the tool input on stdin"
 
 
 def _decision_json(decision: Decision, sess: str, run: Any, wf: Any) -> dict[str, Any]:

@@ -71,8 +71,10 @@ def write_json_file(path: Path, data: dict[str, Any]) -> None:
     mode = None
     try:
         mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        pass
+    except FileNotFoundError:  # a new file gets the usual mode (mkstemp's is 0600)
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

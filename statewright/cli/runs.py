@@ -1,56 +1,33 @@
-"""CLI commands: runs — start, status, transition, pause, resume, force-state, approve, reject,
-runs, history. Every command is a thin wrapper over `statewright.runtime.Runtime`; the CLI acts
-as the human (`actor="human"`), which is what lets it approve, reject and force a state."""
+"""CLI commands that drive runs — start, status, transition, pause, resume, end, force-state,
+approve, reject (`runs` and `history` are in listing.py). Every command is a thin wrapper over
+`statewright.runtime.Runtime`; the CLI acts as the human (`actor="human"`), which is what lets
+it approve, reject and force a state. `status` and `transition` run the bodies of the fast
+path (fast.py), which also answers them without typer."""
 
 from __future__ import annotations
 
-import datetime as _dt
-import json
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.markup import escape
-from rich.panel import Panel
-from rich.table import Table
-from rich.text import Text
 
-from ..runtime.state_text import panel
+from . import fast
 from .app import (
     ProjectOpt,
     SessionOpt,
     StateJsonOpt,
-    answer,
     app,
-    console,
-    json_option,
     object_option,
 )
+from .base import HUMAN, answer, render_state
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
-
-HUMAN = "human"
 
 
 def _runtime(project: str | None) -> Runtime:
     from ..runtime import Runtime
 
     return Runtime.open(project)
-
-
-def _fmt_time(t: Any) -> str:
-    try:
-        return _dt.datetime.fromtimestamp(float(t)).strftime("%Y-%m-%d %H:%M:%S")
-    except (TypeError, ValueError, OverflowError, OSError):
-        return "-"
-
-
-def render_state(state: dict[str, Any], title: str) -> None:
-    """The rich panel of `statewright status` (also printed after state-changing commands)."""
-    lines = Text()
-    for text, style in panel(state):
-        lines.append(text, style=style)
-    console.print(Panel(lines, title=escape(title), expand=False))
 
 
 def _show(state: dict[str, Any], as_json: bool, title: str) -> None:
@@ -80,13 +57,7 @@ def status_cmd(
 ) -> None:
     """Show the session's current run: state, rules, counters and transitions (and where the
     web page is, while `statewright ui` runs)."""
-    rt = _runtime(project)
-    state = rt.get_state(session)
-    _show(state, as_json, "statewright status")
-    url = None if as_json else rt.page_url()
-    if url:
-        console.print(f"web page: {url}/runs/{state['run_id']}", highlight=False,
-                      soft_wrap=True)
+    fast.status(as_json, session, project)
 
 
 @app.command("transition")
@@ -101,10 +72,7 @@ def transition_cmd(
     project: str | None = ProjectOpt,
 ) -> None:
     """Fire EVENT on the session's run."""
-    payload = object_option(data, "--data")
-    state = _runtime(project).transition(session, event, payload,
-                                         expected_version=expected_version, actor=HUMAN)
-    _show(state, as_json, f"{event} -> {state['state']}")
+    fast.transition(event, data, expected_version, as_json, session, project)
 
 
 @app.command("pause")
@@ -161,6 +129,10 @@ def fork_cmd(
 
 
 def render_fork(overview: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    from .app import console
+
     t = Table(title=f"fork of run {overview['run_id']} ({overview['workflow']}, state "
                     f"{overview['state']}, join {overview['join']})")
     for col in ("branch", "run", "state", "status", "terminal", "worked by"):
@@ -211,56 +183,3 @@ def reject_cmd(
     """Reject a parked transition; the run stays where it is."""
     _show(_runtime(project).reject(session, approval_id, reason, actor=HUMAN), as_json,
           "rejected")
-
-
-@app.command("runs")
-def runs_cmd(
-    as_json: bool = json_option(),
-    all_sessions: bool = typer.Option(False, "--all", "-a",
-                                      help="Every session, not just this one."),
-    session: str | None = SessionOpt,
-    project: str | None = ProjectOpt,
-) -> None:
-    """List runs (of the session and its fork/invoke children; --all for every session)."""
-    rt = _runtime(project)
-    scope = None if (all_sessions or session is None) else rt.resolve_session(session)
-    runs = rt.list_runs(scope)
-    answer(runs, as_json, lambda: render_runs(runs))
-
-
-def render_runs(runs: list[dict[str, Any]]) -> None:
-    if not runs:
-        console.print("no runs yet — start one with `statewright start NAME`")
-        return
-    t = Table(title="runs")
-    for col in ("run", "workflow", "session", "state", "status", "version", "started", "pending"):
-        t.add_column(col)
-    for r in runs:
-        t.add_row(r["run_id"] + (f" ({r['branch']})" if r.get("branch") else ""), r["workflow"],
-                  r["session"], r["state"], r["status"], str(r["version"]),
-                  _fmt_time(r["created_at"]), r.get("pending_approval") or "")
-    console.print(t)
-
-
-@app.command("history")
-def history_cmd(
-    run_id: str | None = typer.Argument(
-        None, help="Run id (default: the session's current or latest run)."),
-    as_json: bool = json_option(),
-    session: str | None = SessionOpt,
-    project: str | None = ProjectOpt,
-) -> None:
-    """Show the event history of a run (and of its fork/invoke children)."""
-    rows = _runtime(project).history(run_id, session)
-    answer(rows, as_json, lambda: render_history(rows))
-
-
-def render_history(rows: list[dict[str, Any]]) -> None:
-    t = Table(title="history")
-    for col in ("#", "time", "run", "actor", "event", "v", "state", "data"):
-        t.add_column(col, overflow="fold")
-    for h in rows:
-        t.add_row(str(h["seq"]), _fmt_time(h["at"]), h["run_id"], h["actor"], h["kind"],
-                  str(h["version"]), h["state"] or "",
-                  escape(json.dumps(h["data"], default=str)[:160]))
-    console.print(t)

@@ -1,6 +1,13 @@
-"""`statewright serve`: run the MCP proxy (stdio by default, or streamable HTTP)."""
+"""`statewright serve`: run the MCP proxy (stdio by default, or streamable HTTP).
+
+People who start it by hand are told what they are looking at, on stderr (stdout is the MCP
+stream): on a terminal, that it speaks MCP on stdio and how to wire it; over HTTP, its URL, and
+a warning when it listens beyond the loopback interface (there is no authentication).
+"""
 
 from __future__ import annotations
+
+import sys
 
 import typer
 
@@ -30,24 +37,57 @@ def serve(
 
     Session: --session, else $STATEWRIGHT_SESSION, else $CLAUDE_CODE_SESSION_ID, else 'default'.
     """
-    import anyio
-
-    from ..proxy import build_proxy
-
     listen = _parse_listen(http) if http else None
-    proxy = build_proxy(project=project, session=session, connect_timeout=connect_timeout)
+    # said first: loading the MCP SDK takes a while, and a silent terminal seems to hang
     if listen:
-        _check_port_free(*listen)
+        _say_http(listen[0], listen[1], _check_port_free(*listen))
+    elif sys.stdin is not None and sys.stdin.isatty():
+        _say(STDIO_NOTE)
     try:
         if listen:
+            import anyio
+
+            from ..proxy import build_proxy
+
+            proxy = build_proxy(project=project, session=session, connect_timeout=connect_timeout)
             anyio.run(proxy.run_http, *listen)
         else:
-            anyio.run(proxy.run_stdio)
+            from ..proxy import serve_stdio
+
+            serve_stdio(project=project, session=session, connect_timeout=connect_timeout)
     except KeyboardInterrupt:
         pass
 
 
-def _check_port_free(host: str, port: int) -> None:
+STDIO_NOTE = ("statewright serve speaks MCP on stdio: an MCP client starts it, it is not typed "
+              "into. Wire it with `statewright install claude` (or in .mcp.json: {\"command\": "
+              "\"statewright\", \"args\": [\"serve\"]}); for a network endpoint use "
+              "--http 127.0.0.1:8765. Ctrl-C stops it.")
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def _say_http(host: str, port: int, address: str) -> None:
+    import ipaddress
+
+    shown = f"[{host}]" if ":" in host else host
+    _say(f"statewright serve: MCP (streamable HTTP) at http://{shown}:{port}/mcp")
+    try:
+        loopback = ipaddress.ip_address(address.split("%")[0]).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        where = host if address == host else f"{host} ({address})"
+        _say(f"warning: listening on {where}, reachable from other machines, with "
+             "no authentication: anyone who can connect can call the tools this proxy "
+             "forwards. Bind 127.0.0.1 unless that is what you want.")
+
+
+def _check_port_free(host: str, port: int) -> str:
+    """Fail early when HOST:PORT cannot be listened on; the address it resolves to."""
     import socket
 
     try:
@@ -63,3 +103,4 @@ def _check_port_free(host: str, port: int) -> None:
         except OSError as exc:
             raise StatewrightError(INVALID_ARGUMENTS, f"--http: cannot listen on {host}:{port}: "
                                    f"{exc.strerror or exc}") from None
+    return str(addr[0])

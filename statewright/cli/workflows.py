@@ -130,7 +130,7 @@ def render_validation(results: list[tuple[Path, ValidationResult]],
         console.print(head, soft_wrap=True)
         for d in r.diagnostics:
             line = Text("    ")
-            line.append(f"{d.severity:<7}", style="red" if d.severity == "error" else "yellow")
+            line.append(f"{d.severity:<8}", style="red" if d.severity == "error" else "yellow")
             line.append(d.pointer or "(document)", style="cyan")
             line.append(f"  {d.message}  ")
             line.append(f"[{d.code}]", style="dim")

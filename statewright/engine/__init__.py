@@ -21,9 +21,9 @@ is for: `BRANCH_DONE:<b>` goes to the fork's owner), `approval_changes` (what an
 for the approval requests kept beside runs).
 
 Where things are: `run` (the run record and its typed parts), `outcome` (Outcome, Event,
-actors), `moves` (entering states, taking a transition), `machine` (start, fire, interrupts,
-transitions), `fork`, `invoke`, `children` (runs waiting on children), `approvals`, `control`
-(pause, resume, force, stop).
+actors), `moves` (entering states, taking a transition), `machine` (start, fire, interrupts),
+`reading` (the transitions of a state and whether each passes now), `fork`, `invoke`,
+`children` (runs waiting on children), `approvals`, `control` (pause, resume, force, stop).
 """
 
 from ..lean import lazy_attributes
@@ -46,14 +46,14 @@ from .run import (
 )
 
 # The machine loads on first use: the hook imports `engine.run` on every tool call and never
-# needs the machine to decide one.
+# needs the machine to decide one; reading a state (`transitions`) needs only `reading`.
 __getattr__ = lazy_attributes(__name__, {
     "Child": "outcome",
     "Event": "outcome", "Outcome": "outcome", "clean_data": "outcome", "derive_id": "outcome",
     "available_events": "moves", "is_waiting": "moves",
     "can_interrupt": "machine", "child_settled": "children", "fire": "machine",
     "fire_interrupt": "machine", "fire_queued": "machine", "start": "machine",
-    "transitions": "machine",
+    "transitions": "reading",
     "event_target": "fork", "bind_branch": "fork",
     "approve": "approvals", "reject_approval": "approvals", "approval_changes": "approvals",
     "ApprovalDecision": "approvals",

@@ -7,11 +7,12 @@ JSON equality: `true` is not `1`, `1` equals `1.0`.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
-from typing import Any
-
 from ..definition.compiled import CompiledWorkflow, Guard
+from ..lean import TYPE_CHECKING, dumps
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
 
 
 class _Missing:
@@ -133,7 +134,7 @@ def _show(v: Any) -> str:
     if v is MISSING:
         return "nothing (the field is not set)"
     try:
-        s = json.dumps(v, sort_keys=True, default=str)
+        s = dumps(v, sort_keys=True, default=str)
     except Exception:
         s = repr(v)
     return s if len(s) <= 120 else s[:117] + "..."

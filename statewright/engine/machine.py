@@ -15,7 +15,6 @@ from typing import Any
 
 from ..definition.compiled import (
     BRANCH_DONE_PREFIX,
-    RETURN_TARGET,
     CompiledWorkflow,
     Interrupt,
     Transition,
@@ -246,41 +245,3 @@ def _enter_handler(compiled: CompiledWorkflow, run: Run, interrupt: Interrupt, n
                                                  "reason": "superseded by an interrupt"}))
     events += settled_events(run, new, SYSTEM)
     return Outcome(True, new, tuple(events))
-
-
-# -- reading ---------------------------------------------------------------------------------
-
-def transitions(compiled: CompiledWorkflow, run: Run) -> list[dict[str, Any]]:
-    """The transitions of the current state, each with `passes`: would firing it now succeed
-    (for a branched event: would this entry be the one taken)."""
-    st = state_of(compiled, run)
-    if st is None or st.final:
-        return []
-    blocked = run.status != RUNNING or run.pending_approval is not None or is_waiting(run)
-    out: list[dict[str, Any]] = []
-    for event, t in st.on.items():
-        if t.kind in ("invoke", "fork"):
-            out.append(_child_transition(event, t, blocked))
-            continue
-        taken = False
-        for b in t.branches:
-            ok, _ = _guards.all_pass(compiled, b.guards, run.context)
-            passes = ok and not taken and not blocked
-            if b.target == RETURN_TARGET and run.interrupt_return is None:
-                passes = False
-            taken = taken or ok
-            out.append({"event": event, "target": b.target, "guards": list(b.guards),
-                        "requires_approval": t.requires_approval, "passes": passes})
-    return out
-
-
-def _child_transition(event: str, t: Transition, blocked: bool) -> dict[str, Any]:
-    entry: dict[str, Any] = {"event": event, "target": t.on_complete or (
-        t.fork.on_complete if t.fork else None), "guards": [], "requires_approval": False,
-        "passes": not blocked}
-    if t.kind == "invoke":
-        entry["invoke"] = t.invoke
-    else:
-        entry["fork"] = list(t.fork.branches) if t.fork else []
-    return entry
-

@@ -63,3 +63,20 @@ def observe(context: dict[str, Any], *, tool: str, is_error: bool, exit_code: in
     elif "files_changed" not in obs:
         obs["files_changed"] = []
     return {**context, OBSERVED: obs}
+
+
+#: where a downstream shell tool reports a line's exit status in its structured result
+EXIT_CODE_KEYS = ("exitCode", "exit_code", "returncode", "returnCode")
+
+
+def exit_code_of_result(result: dict[str, Any]) -> int | None:
+    """The exit status a forwarded result reports in `structuredContent` (an integer under one
+    of `EXIT_CODE_KEYS`), else None: a result that only says it did not fail is no evidence
+    that a command exited 0 (DESIGN section 3)."""
+    sc = result.get("structuredContent")
+    if isinstance(sc, dict):
+        for k in EXIT_CODE_KEYS:
+            v = sc.get(k)
+            if isinstance(v, int) and not isinstance(v, bool):
+                return v
+    return None

@@ -10,15 +10,22 @@ from __future__ import annotations
 from typing import Any
 
 from ..lean import lazy_attributes
-from .config import ServerSpec, forwarded_name, parse_servers, workflow_tool_name
+from .config import (
+    ServerSpec,
+    forwarded_name,
+    parse_servers,
+    resolve_session,
+    workflow_tool_name,
+)
 
 __all__ = ["DownstreamError", "DownstreamManager", "Proxy", "Route", "ServerSpec", "build_proxy",
-           "forwarded_name", "parse_servers", "resolve_session", "workflow_tool_name"]
+           "forwarded_name", "parse_servers", "resolve_session", "serve_stdio",
+           "workflow_tool_name"]
 
 # lazy: these modules import the MCP SDK
 __getattr__ = lazy_attributes(__name__, {
     "DownstreamError": "downstream", "DownstreamManager": "downstream", "Route": "downstream",
-    "Proxy": "server", "resolve_session": "server",
+    "Proxy": "server",
 })
 
 
@@ -34,3 +41,49 @@ def build_proxy(project: str | None = None, session: str | None = None, *,
     from .server import Proxy
 
     return Proxy(rt, specs, session=session, connect_timeout=connect_timeout, errlog=errlog)
+
+
+def serve_stdio(project: str | None = None, session: str | None = None, *,
+                connect_timeout: float = 30.0) -> None:
+    """`statewright serve` on stdio. Without downstream servers, and on real pipes, the host is
+    answered by the early lane (`early.py`) while the MCP SDK loads in a thread."""
+    import threading
+
+    from ..runtime import Runtime
+    from . import early
+
+    rt = Runtime.open(project=project)
+    specs = parse_servers(rt.config.mcp_servers, root=str(rt.root))
+    lane = None
+    if not specs and early.pipes_usable():
+        loaded = threading.Event()
+        failure: list[BaseException] = []
+
+        def load() -> None:
+            try:
+                from . import server  # noqa: F401 - the import is the work
+            except BaseException as exc:
+                failure.append(exc)
+            finally:
+                loaded.set()
+
+        threading.Thread(target=load, name="statewright-sdk-import", daemon=True).start()
+        from .hooktool import HookTool
+
+        lane = early.EarlyLane(rt, resolve_session(session), HookTool(rt))
+        early.serve_early(lane, loaded)
+        loaded.wait()
+        if failure:
+            raise failure[0]
+    import anyio
+
+    from .server import Proxy
+
+    proxy = Proxy(rt, specs, session=session, connect_timeout=connect_timeout)
+    if lane is not None:
+        proxy.hook_tool = lane.hook_tool
+        if lane.answered:
+            proxy.mark_list_stale()
+        anyio.run(proxy.run_stdio, bytes(lane.replay), lane.drop_ids)
+    else:
+        anyio.run(proxy.run_stdio)

@@ -142,3 +142,11 @@ def forwarded_name(server: str, tool: str, taken: Container[str] = frozenset()) 
 def workflow_tool_name(server: str, tool: str) -> str:
     """How workflows name a forwarded tool (DESIGN section 4)."""
     return f"mcp__{server}__{tool}"
+
+
+def resolve_session(explicit: str | None = None) -> str:
+    """DESIGN section 5: `$STATEWRIGHT_SESSION`, else `$CLAUDE_CODE_SESSION_ID`, else `default`."""
+    import os
+
+    return (explicit or os.environ.get("STATEWRIGHT_SESSION")
+            or os.environ.get("CLAUDE_CODE_SESSION_ID") or "default")

@@ -41,6 +41,11 @@ def _http_client(headers: dict[str, str]) -> Any:
     return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
 
 
+Progress = Callable[[float, float | None, str | None], None]
+_PASSED_ON = (types.LoggingMessageNotification, types.ResourceListChangedNotification,
+              types.PromptListChangedNotification)
+
+
 class DownstreamError(Exception):
     """A forwarded call could not reach its server (it is down, failed, or broke mid-call)."""
 
@@ -65,8 +70,12 @@ class Downstream:
 
     def __init__(self, spec: ServerSpec, *, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
                  on_tools_changed: Callable[[], Awaitable[None]] | None = None,
+                 on_notification: Callable[[str, Any], Awaitable[None]] | None = None,
                  errlog: Any = None) -> None:
         self.spec = spec
+        # the server's notifications the clients should see (logging, resource and prompt
+        # list changes): passed on by the proxy
+        self.on_notification = on_notification
         self.name = spec.name
         self.connect_timeout = connect_timeout
         self.on_tools_changed = on_tools_changed
@@ -78,6 +87,7 @@ class Downstream:
         self.client: Client | None = None
         self.raw: RawStdio | None = None  # the stdio connection's direct lane (stdio servers)
         self.protocol_version: str | None = None
+        self.capabilities: types.ServerCapabilities | None = None  # of the current connection
         self._want_up = anyio.Event()  # set: the supervisor should (re)connect
         self._drop = anyio.Event()  # set: the current connection is to be closed
         self._settled = anyio.Event()  # set when the current connect attempt is up or failed
@@ -116,6 +126,8 @@ class Downstream:
             if isinstance(inner, types.ToolListChangedNotification):
                 self._refresh_pending = True
                 self._drop_event_for_refresh()
+            elif self.on_notification is not None and isinstance(inner, _PASSED_ON):
+                await self.on_notification(self.name, inner)
 
     def _drop_event_for_refresh(self) -> None:
         # The refresh happens in the supervisor task (it owns the client); wake it.
@@ -152,6 +164,7 @@ class Downstream:
                     connected = True
                     self.client = client
                     self.protocol_version = client.protocol_version
+                    self.capabilities = client.server_capabilities
                     self.status, self.error = "up", None
                     self._drop = anyio.Event()
                     settled.set()
@@ -189,6 +202,9 @@ class Downstream:
             return
 
     async def _list_all(self, client: Client) -> list[types.Tool]:
+        caps = client.server_capabilities
+        if caps is not None and caps.tools is None:
+            return []  # a server of resources or prompts only
         tools: list[types.Tool] = []
         cursor: str | None = None
         for _ in range(100):
@@ -256,17 +272,31 @@ class Downstream:
         await self._wait_attempt()
 
     async def call(self, tool: str, arguments: dict[str, Any] | None,
-                   timeout: float | None = None) -> dict[str, Any]:
+                   timeout: float | None = None, progress: Progress | None = None
+                   ) -> dict[str, Any]:
         """Call `tool` and return the raw `CallToolResult` object as it came on the wire
         (camelCase keys). The proxy passes it through unchanged, so it is not re-validated
-        here: the agent's own client validates what it receives."""
+        here: the agent's own client validates what it receives. With `progress`, the call
+        asks the server for progress and reports each notification to it."""
         client = await self.ensure_up()
         raw = self.raw
         try:
             if raw is not None and timeout is None:
                 # stdio: straight down the pipe, the raw answer back (no SDK hops, no pydantic)
-                return await raw.request("tools/call", {"name": tool, "arguments": arguments or {}})
+                return await raw.request("tools/call", {"name": tool, "arguments": arguments or {}},
+                                         progress)
             session = client.session
+            if progress is not None:
+                report = progress
+
+                # (parameter names as in the SDK's ProgressFnT protocol, which mypy checks)
+                async def on_progress(progress: float, total: float | None,
+                                      message: str | None) -> None:
+                    report(progress, total, message)
+
+                result = await session.call_tool(tool, arguments, read_timeout_seconds=timeout,
+                                                 progress_callback=on_progress)
+                return result.model_dump(by_alias=True, exclude_none=True, mode="json")
             send_raw = getattr(getattr(session, "_dispatcher", None), "send_raw_request", None)
             if send_raw is not None and timeout is None:
                 # the dispatcher's raw request: no pydantic round trip on the hot path
@@ -353,11 +383,12 @@ class DownstreamManager:
     def __init__(self, specs: list[ServerSpec], *,
                  connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
                  on_tools_changed: Callable[[], Awaitable[None]] | None = None,
+                 on_notification: Callable[[str, Any], Awaitable[None]] | None = None,
                  errlog: Any = None) -> None:
         self._on_tools_changed = on_tools_changed
         self.servers: dict[str, Downstream] = {
             s.name: Downstream(s, connect_timeout=connect_timeout, on_tools_changed=self._changed,
-                               errlog=errlog) for s in specs}
+                               on_notification=on_notification, errlog=errlog) for s in specs}
         self._routes: dict[str, Route] = {}
         self._tools: list[tuple[types.Tool, Route]] = []
         self._schemas: dict[str, dict[str, Any]] = {}
@@ -415,8 +446,9 @@ class DownstreamManager:
         return self._schemas.get(forwarded)
 
     async def call(self, route: Route, arguments: dict[str, Any] | None,
-                   timeout: float | None = None) -> dict[str, Any]:
-        return await self.servers[route.server].call(route.tool, arguments, timeout)
+                   timeout: float | None = None, progress: Progress | None = None
+                   ) -> dict[str, Any]:
+        return await self.servers[route.server].call(route.tool, arguments, timeout, progress)
 
     def send_now(self, route: Route, arguments: dict[str, Any],
                  on_done: Callable[[dict[str, Any] | None, BaseException | None], None]) -> bool:

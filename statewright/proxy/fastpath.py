@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import stat
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -32,19 +31,10 @@ from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..names import HOOK_TOOL
+from .early import pipes_usable
 from .rawstdio import MAX_LINE, TOO_LARGE, LineFeed, dump_line, session_streams
 
-
-def usable() -> bool:
-    """The fast transport needs real pipes/sockets on fd 0 and 1 (what MCP clients give)."""
-    try:
-        for fd in (0, 1):
-            mode = os.fstat(fd).st_mode
-            if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
-                return False
-    except OSError:
-        return False
-    return True
+usable = pipes_usable  # the fast transport needs real pipes/sockets on fd 0 and 1
 
 
 def invalid_message_error(line: bytes) -> dict[str, Any] | None:
@@ -73,8 +63,12 @@ PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 
 
 class FastStdio:
-    def __init__(self, proxy: Any) -> None:
+    def __init__(self, proxy: Any, prefeed: bytes = b"", drop_ids: set[Any] | None = None) -> None:
         self.proxy = proxy
+        # what the early lane read before the SDK was loaded, and the ids of the requests it
+        # already answered (the SDK's answers to those are not written again)
+        self.prefeed = prefeed
+        self.drop_ids = drop_ids if drop_ids is not None else set()
         self.era: str | None = None  # "legacy" once `initialize` passed; "modern" for 2026 requests
         self.ready = False  # legacy connection initialized: the fast path may answer
         self._writer: asyncio.StreamWriter | None = None
@@ -101,6 +95,8 @@ class FastStdio:
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
+                if self.prefeed:
+                    feed.feed(self.prefeed)
                 tg.start_soon(self._read_loop, feed, read_send)
                 tg.start_soon(self._write_loop, write_recv)
                 yield read_recv, write_send
@@ -123,6 +119,11 @@ class FastStdio:
     async def _write_loop(self, write_recv: Any) -> None:
         async with write_recv:
             async for sm in write_recv:
+                if self.drop_ids:
+                    rid = getattr(getattr(sm.message, "root", sm.message), "id", None)
+                    if rid in self.drop_ids:
+                        self.drop_ids.discard(rid)
+                        continue  # answered by the early lane already
                 body = sm.message.model_dump_json(by_alias=True, exclude_unset=True)
                 try:
                     await self._write_line(body.encode() + b"\n")
@@ -280,10 +281,11 @@ class _FeedProtocol(asyncio.Protocol):
 
 
 @asynccontextmanager
-async def stdio_streams(proxy: Any) -> AsyncIterator[tuple[Any, Any]]:
+async def stdio_streams(proxy: Any, prefeed: bytes = b"", drop_ids: set[Any] | None = None
+                        ) -> AsyncIterator[tuple[Any, Any]]:
     """The fast transport when fd 0/1 are pipes or sockets, else the SDK's `stdio_server`."""
     if usable() and sys.platform != "win32":
-        async with FastStdio(proxy).streams() as s:
+        async with FastStdio(proxy, prefeed, drop_ids).streams() as s:
             yield s
     else:
         from mcp.server.stdio import stdio_server

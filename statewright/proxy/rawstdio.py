@@ -184,6 +184,8 @@ class RawStdio:
         self._proto: _ProcessProtocol | None = None
         self._stdin: Any = None
         self._pending: dict[int, Callable[[dict[str, Any] | None, BaseException | None], None]] = {}
+        # progress listeners of direct-lane requests, by progress token (= the request's id)
+        self._progress: dict[int, Callable[[float, float | None, str | None], None]] = {}
         self._next_id = _RAW_ID_BASE
         self._lost: BaseException | None = None
         self._closing = False
@@ -249,13 +251,33 @@ class RawStdio:
             msg = json.loads(line)
         except ValueError:
             return False
-        if not isinstance(msg, dict) or "method" in msg:
+        if not isinstance(msg, dict):
             return False
+        if "method" in msg:
+            return self._progress_note(msg) if self._progress else False
         rid = msg.get("id")
         waiter = self._pending.pop(rid, None) if isinstance(rid, int) else None
         if waiter is None:
             return False
         waiter(msg, None)
+        return True
+
+    def _progress_note(self, msg: dict[str, Any]) -> bool:
+        """A `notifications/progress` for one of our direct-lane requests: tell its listener."""
+        params = msg.get("params")
+        if msg.get("method") != "notifications/progress" or not isinstance(params, dict):
+            return False
+        token = params.get("progressToken")
+        listener = self._progress.get(token) if isinstance(token, int) else None
+        progress = params.get("progress")
+        if listener is None or not isinstance(progress, int | float):
+            return False
+        total, message = params.get("total"), params.get("message")
+        try:
+            listener(progress, total if isinstance(total, int | float) else None,
+                     message if isinstance(message, str) else None)
+        except Exception:
+            pass
         return True
 
     def _eof(self, exc: BaseException | None) -> None:
@@ -334,19 +356,37 @@ class RawStdio:
 
     # ---- the direct lane ------------------------------------------------------------------
     def send(self, method: str, params: dict[str, Any],
-             on_done: Callable[[dict[str, Any] | None, BaseException | None], None]) -> int:
+             on_done: Callable[[dict[str, Any] | None, BaseException | None], None],
+             progress: Callable[[float, float | None, str | None], None] | None = None) -> int:
         """Send one request now; `on_done(result, None)` or `on_done(None, error)` is called
         from the reader when it is answered (a JSON-RPC error answer gives `MCPError`, a dead
-        connection `ConnectionLost`). Raises `ConnectionLost` when the connection is gone."""
+        connection `ConnectionLost`). Raises `ConnectionLost` when the connection is gone.
+        With `progress`, the request asks for progress (its id is the token) and each
+        `notifications/progress` for it calls `progress(progress, total, message)`."""
         if self._lost is not None or self._closing or self._stdin is None:
             raise ConnectionLost(str(self._lost or "the connection is closed"))
         rid = self._next_id
         self._next_id = rid + 1
+        if progress is not None:
+            meta = params.get("_meta")
+            params = {**params, "_meta": {**(meta if isinstance(meta, dict) else {}),
+                                          "progressToken": rid}}
         self._write(dump_line({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}))
-        self._pending[rid] = lambda msg, exc: _deliver(method, msg, exc, on_done)
+        if progress is None:
+            self._pending[rid] = lambda msg, exc: _deliver(method, msg, exc, on_done)
+        else:
+            self._progress[rid] = progress
+
+            def done(msg: dict[str, Any] | None, exc: BaseException | None) -> None:
+                self._progress.pop(rid, None)
+                _deliver(method, msg, exc, on_done)
+
+            self._pending[rid] = done
         return rid
 
-    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def request(self, method: str, params: dict[str, Any],
+                      progress: Callable[[float, float | None, str | None], None] | None = None
+                      ) -> dict[str, Any]:
         """`send` for a coroutine: the raw `result` object as it came on the wire."""
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
 
@@ -358,13 +398,14 @@ class RawStdio:
             else:
                 fut.set_result(result)  # type: ignore[arg-type]
 
-        rid = self.send(method, params, done)
+        rid = self.send(method, params, done, progress)
         try:
             stdin, proto = self._stdin, self._proto
             if stdin is not None and proto is not None and stdin.get_write_buffer_size() > 65536:
                 await proto._drain_helper()
             return await fut
         except asyncio.CancelledError:
+            self._progress.pop(rid, None)
             if self._pending.pop(rid, None) is not None:
                 self._cancel_notice(rid)
             raise

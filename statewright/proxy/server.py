@@ -22,7 +22,8 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp import MCPError
+from mcp.server import Server, ServerRequestContext
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -34,50 +35,25 @@ from ..errors import (
     StatewrightError,
 )
 from ..names import HOOK_TOOL
+from ..policy.evidence import exit_code_of_result
 from ..policy.types import ToolCall, ToolResult
 from . import tools as own
-from .downstream import DownstreamError, DownstreamManager, Route, ServerSpec, describe
+from .capabilities import ProxyServer
+from .config import resolve_session
+from .downstream import DownstreamError, DownstreamManager, Progress, Route, ServerSpec, describe
 from .hooktool import HookTool, not_served
+from .passthrough import INVALID_PARAMS, Passthrough, call_with_progress
 
 log = logging.getLogger("statewright.proxy")
 
-INSTRUCTIONS = (
-    "statewright keeps this session on a declared workflow. Call statewright_get_state to see "
-    "the current state, its instructions, the tools it allows and the events that move it on; "
-    "fire events with statewright_transition. Tools of other MCP servers appear here as "
-    "<server>__<tool> and only while the current state allows them. A refused call explains "
-    "why and what is allowed instead."
-)
 MAX_ARGUMENT_BYTES = int(os.environ.get("STATEWRIGHT_MAX_ARGUMENT_BYTES", str(8 * 1024 * 1024)))
 POLL_INTERVAL = float(os.environ.get("STATEWRIGHT_POLL_INTERVAL", "0.25"))
 FIRST_LIST_WAIT = 60.0  # the first tools/list waits (at most this) for the downstream servers
-
-
-def resolve_session(explicit: str | None = None) -> str:
-    """DESIGN section 5: `$STATEWRIGHT_SESSION`, else `$CLAUDE_CODE_SESSION_ID`, else `default`."""
-    return (explicit or os.environ.get("STATEWRIGHT_SESSION")
-            or os.environ.get("CLAUDE_CODE_SESSION_ID") or "default")
+EARLY_LANE_MARK = ("answered by the early lane",)  # a fingerprint no state has
 
 
 def _text(text: str) -> types.TextContent:
     return types.TextContent(type="text", text=text)
-
-
-#: where a downstream shell tool reports a line's exit status in its structured result
-EXIT_CODE_KEYS = ("exitCode", "exit_code", "returncode", "returnCode")
-
-
-def result_exit_code(result: dict[str, Any]) -> int | None:
-    """The exit status a forwarded result reports in `structuredContent` (an integer under one
-    of `EXIT_CODE_KEYS`), else None: a result that only says it did not fail is no evidence
-    that a command exited 0 (DESIGN section 3)."""
-    sc = result.get("structuredContent")
-    if isinstance(sc, dict):
-        for k in EXIT_CODE_KEYS:
-            v = sc.get(k)
-            if isinstance(v, int) and not isinstance(v, bool):
-                return v
-    return None
 
 
 def _json_result(payload: dict[str, Any], is_error: bool = False) -> types.CallToolResult:
@@ -124,6 +100,7 @@ class Proxy:
         self.errlog = errlog if errlog is not None else sys.stderr
         self.downstream = DownstreamManager(specs, connect_timeout=connect_timeout,
                                             on_tools_changed=self.notify_tools_changed,
+                                            on_notification=self._downstream_notification,
                                             errlog=self.errlog)
         self.bus = InMemorySubscriptionBus()
         self._legacy_sessions: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -141,13 +118,16 @@ class Proxy:
         # where the one client is the host that started us
         self.hook_tool = HookTool(rt)
         self.serve_hook_tool = False
-        self.server: Server[Any] = Server(
-            "statewright", version=_version(), instructions=INSTRUCTIONS,
+        self.server: Server[Any] = ProxyServer(
+            "statewright", version=own.server_version(), instructions=own.INSTRUCTIONS,
             on_list_tools=self._list_tools, on_call_tool=self._call_tool,
             on_subscriptions_listen=ListenHandler(self.bus))
         # Our middleware only remembers handshake-era sessions (to notify them later); the
         # default OpenTelemetry middleware is dropped: it is a no-op here and costs time.
         self.server.middleware = [self._remember_session]
+        # resources, prompts and logging of the downstream servers (only when there are some)
+        self.passthrough = Passthrough(self)
+        self.passthrough.install(self.server)
 
     # ---- sessions and notifications -------------------------------------------------------
     async def _remember_session(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
@@ -157,6 +137,17 @@ class Proxy:
             conn = getattr(ctx.session, "_connection", None)
             self._legacy_sessions.add(conn if conn is not None else ctx.session)
         return await call_next(ctx)
+
+    async def notify_legacy(self, method: str, params: dict[str, Any] | None) -> None:
+        """A notification to every connected handshake-era client."""
+        for s in list(self._legacy_sessions):
+            try:
+                await s.notify(method, params)
+            except Exception:
+                self._legacy_sessions.discard(s)
+
+    async def _downstream_notification(self, server: str, note: Any) -> None:
+        await self.passthrough.notification(server, note)
 
     async def notify_tools_changed(self) -> None:
         """Tell every connected client that the tool list changed (both protocol eras)."""
@@ -184,6 +175,12 @@ class Proxy:
             self._quiet = False
         return (run.run_id, run.state, run.status, run.version, wf.digest, wf.debug)
 
+    def mark_list_stale(self) -> None:
+        """The early lane answered before this proxy existed (a tools/list, a hook call that may
+        have moved the run): the first state check announces a change, so the host re-lists.
+        (Replayed requests -- their answers dropped -- leave the mark alone: `visible_tools`.)"""
+        self._fingerprint = EARLY_LANE_MARK
+
     async def check_state_change(self) -> bool:
         fp = self._current_fingerprint()
         if fp != self._fingerprint:
@@ -207,14 +204,20 @@ class Proxy:
     # ---- tools/list -----------------------------------------------------------------------
     async def _list_tools(self, ctx: ServerRequestContext[Any, Any],
                           params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        await self.wait_downstream()
+        return types.ListToolsResult(tools=self.visible_tools())
+
+    async def wait_downstream(self) -> None:
+        """The first list (or call) waits until each downstream is up or failed."""
         if not self._ready:
             with anyio.move_on_after(FIRST_LIST_WAIT):
                 await self.downstream.wait_ready()
             self._ready = True
-        return types.ListToolsResult(tools=self.visible_tools())
 
     def visible_tools(self) -> list[types.Tool]:
-        self._fingerprint = self._current_fingerprint()
+        fingerprint = self._current_fingerprint()
+        if self._fingerprint != EARLY_LANE_MARK:  # see mark_list_stale
+            self._fingerprint = fingerprint
         debug = False
         allowed = None  # None: every forwarded tool
         try:
@@ -250,18 +253,21 @@ class Proxy:
         route = self.downstream.route(name)
         if route is None and not self._ready:
             # a call before the first tools/list: the catalogues may still be loading
-            with anyio.move_on_after(FIRST_LIST_WAIT):
-                await self.downstream.wait_ready()
-            self._ready = True
+            await self.wait_downstream()
             route = self.downstream.route(name)
         if route is None and name == HOOK_TOOL:
             err = not_served()
             return self._error(err.code, err.message, with_state=False)
         if route is None:
-            return self._error(INVALID_ARGUMENTS,
-                               f"unknown tool {name!r}: call tools/list for the tools this state "
-                               "offers, or statewright_get_state for what it allows",
-                               with_state=False)
+            # a protocol error (the specification's -32602), not a tool result
+            raise MCPError(INVALID_PARAMS, f"unknown tool {name!r}: call tools/list for the "
+                           "tools this state offers, or statewright_get_state for what it allows")
+        meta = params.meta
+        if meta is not None and meta.get("progress_token") is not None:
+            # progress of the downstream call reaches this caller (the stdio fast lane leaves
+            # requests with `_meta` to this handler)
+            return types.CallToolResult.model_validate(await call_with_progress(
+                ctx, lambda progress: self.forward_raw(route, name, args, progress=progress)))
         return await self._forward(route, name, args)
 
     async def answer_hook(self, args: dict[str, Any]) -> types.CallToolResult:
@@ -282,20 +288,21 @@ class Proxy:
         return types.CallToolResult.model_validate(await self.forward_raw(route, name, args))
 
     async def forward_raw(self, route: Route, name: str, args: dict[str, Any],
-                          size_hint: int | None = None) -> dict[str, Any]:
+                          size_hint: int | None = None, progress: Progress | None = None
+                          ) -> dict[str, Any]:
         """The governed path of one forwarded call, on wire-shaped dicts (`_forward` wraps it
         for the SDK handler). `size_hint`: the request's size on the wire when known, which
-        saves re-serialising the arguments."""
+        saves re-serialising the arguments. `progress`: told each progress report."""
         refusal, call_args, _ = self.admit(route, name, args, size_hint)
         if refusal is not None:
             return refusal
-        return await self._call_and_settle(route, name, call_args)
+        return await self._call_and_settle(route, name, call_args, progress)
 
-    async def _call_and_settle(self, route: Route, name: str,
-                               call_args: dict[str, Any]) -> dict[str, Any]:
+    async def _call_and_settle(self, route: Route, name: str, call_args: dict[str, Any],
+                               progress: Progress | None = None) -> dict[str, Any]:
         """Call the admitted tool downstream, account the result, announce an interrupt."""
         try:
-            result = await self.downstream.call(route, call_args)
+            result = await self.downstream.call(route, call_args, progress=progress)
         except Exception as exc:
             result = self.call_failed(route, exc)
         result, interrupted = self.settle(route, name, call_args, result)
@@ -428,7 +435,7 @@ class Proxy:
         try:
             return self.rt.record(self.session, ToolResult(
                 route.workflow_name, call_args, output_bytes=nbytes, is_error=is_error,
-                exit_code=result_exit_code(result)))
+                exit_code=exit_code_of_result(result)))
         except Exception as exc:
             print(f"statewright: could not record {name}: {describe(exc)}", file=self.errlog,
                   flush=True)
@@ -450,6 +457,7 @@ class Proxy:
     async def _own_tool(self, name: str, args: dict[str, Any]) -> types.CallToolResult:
         problem = self._check_size(args)
         if problem is None:
+            args = own.drop_nulls(name, args)
             errors = own.check_arguments(own.TOOL_SPECS[name]["schema"], args)
             if errors:
                 problem = f"invalid arguments for {name}: " + "; ".join(errors)
@@ -519,32 +527,18 @@ class Proxy:
 
     # ---- running --------------------------------------------------------------------------
     def init_options(self) -> Any:
-        return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+        return self.server.create_initialization_options()
 
     def start_file_watcher(self) -> Any:
-        """Watch the project (`runtime.filewatch`): interrupts fire as files change, messages go
-        out with the next result; workflow files that change are reported on stderr."""
-        from ..runtime.filewatch import FileWatcher
+        """Watch the project (`runtime.filewatch`); when an interrupt leaves a notice, the next
+        result is recorded before it is answered, so the notice goes out with it."""
+        from ..runtime.filewatch import start_watcher
 
-        def told(_message: str) -> None:
-            self._quiet = False  # a notice waits: record before answering
+        return start_watcher(self.rt, self.session, self.errlog,
+                             on_message=lambda _m: setattr(self, "_quiet", False))
 
-        def definition(path: str) -> None:
-            print(f"statewright: workflow file {path} changed: new runs use it as it is now; "
-                  "running runs keep the definition they started with", file=self.errlog,
-                  flush=True)
-
-        watcher = FileWatcher(self.rt, self.session, on_message=told, on_definition=definition,
-                              errlog=self.errlog)
-        try:
-            watcher.start()
-        except Exception as exc:  # (no inotify, too many watches: the per-call marks remain)
-            print(f"statewright: cannot watch files ({describe(exc)}); interrupts are checked "
-                  "around each call instead", file=self.errlog, flush=True)
-            return None
-        return watcher
-
-    async def run_stdio(self) -> None:
+    async def run_stdio(self, prefeed: bytes = b"", drop_ids: set[Any] | None = None) -> None:
+        """Serve stdio; `prefeed`/`drop_ids` continue what the early lane began (`early.py`)."""
         from .fastpath import stdio_streams
 
         self.serve_hook_tool = True
@@ -553,7 +547,7 @@ class Proxy:
             async with anyio.create_task_group() as tg:
                 await self.downstream.run(tg)
                 tg.start_soon(self.watch_store)
-                async with stdio_streams(self) as (read, write):
+                async with stdio_streams(self, prefeed, drop_ids) as (read, write):
                     await self.server.run(read, write, self.init_options())
                 await self.downstream.stop()
                 tg.cancel_scope.cancel()
@@ -564,7 +558,11 @@ class Proxy:
     async def run_http(self, host: str, port: int, *, ready: Any = None) -> None:
         import uvicorn
 
-        app = self.server.streamable_http_app(host=host)
+        from .events import RETRY_MS, MemoryEventStore
+
+        # resumable SSE streams: a priming event (id + retry) on each, replay on reconnect
+        app = self.server.streamable_http_app(host=host, event_store=MemoryEventStore(),
+                                              retry_interval=RETRY_MS)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
         userver = uvicorn.Server(config)
         watcher = self.start_file_watcher()
@@ -587,12 +585,3 @@ def _name_filter(state: Any) -> Any:
 
     allowed, disallowed = state.allowed_tools, state.disallowed_tools
     return lambda name: tool_allowed(normalize_tool_name(name), allowed, disallowed)
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("statewright")
-    except Exception:
-        return "0"

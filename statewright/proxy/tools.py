@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import mcp_types as types
+INSTRUCTIONS = (
+    "statewright keeps this session on a declared workflow. Call statewright_get_state to see "
+    "the current state, its instructions, the tools it allows and the events that move it on; "
+    "fire events with statewright_transition. Tools of other MCP servers appear here as "
+    "<server>__<tool> and only while the current state allows them. A refused call explains "
+    "why and what is allowed instead."
+)
 
 STATE_ANSWER_HELP = (
     "The answer is JSON (also in structuredContent): `state` and `status` of the run, "
@@ -29,7 +35,11 @@ ERROR_HELP = (
     "the message says what to do, and the state fields let you recover without another call."
 )
 
-_NULLABLE_OBJECT = {"type": ["object", "null"], "additionalProperties": True}
+# Optional arguments are plain optional properties with one `type` each: a `["x", "null"]`
+# type array is legal JSON Schema but does not survive clients that map tool schemas onto a
+# single-type dialect (the Inspector's `--strict` flags it). An explicit `null` is still
+# accepted for them and means "absent" (`drop_nulls`), as it always did.
+_OBJECT = {"type": "object", "additionalProperties": True}
 
 TOOL_SPECS: dict[str, dict[str, Any]] = {
     "statewright_get_state": {
@@ -71,9 +81,9 @@ TOOL_SPECS: dict[str, dict[str, Any]] = {
                 "resume": {"type": "boolean", "default": False,
                            "description": ("Resume the newest paused run of this workflow "
                                            "instead of starting fresh.")},
-                "branch": {"type": ["string", "null"],
+                "branch": {"type": "string",
                            "description": "Fork branch to bind to (parallel forks only)."},
-                "input": {**_NULLABLE_OBJECT,
+                "input": {**_OBJECT,
                           "description": ("Initial context data merged into the workflow's "
                                           "context (guards read it).")},
             },
@@ -101,10 +111,10 @@ TOOL_SPECS: dict[str, dict[str, Any]] = {
                 "event": {"type": "string", "minLength": 1,
                           "description": ("Event name, e.g. TESTS_PASS; one of the "
                                           "`transitions[].event` values.")},
-                "data": {**_NULLABLE_OBJECT,
+                "data": {**_OBJECT,
                          "description": ("Facts to merge into the run context, "
                                          "e.g. {\"tests_passed\": true}.")},
-                "expected_version": {"type": ["integer", "null"], "minimum": 1,
+                "expected_version": {"type": "integer", "minimum": 1,
                                      "description": ("Only fire if the run's `version` is "
                                                      "still this (optimistic concurrency).")},
             },
@@ -172,7 +182,7 @@ TOOL_SPECS: dict[str, dict[str, Any]] = {
             "type": "object",
             "properties": {
                 "state": {"type": "string", "minLength": 1, "description": "Target state name."},
-                "context": {**_NULLABLE_OBJECT, "description": "Data merged into the run context."},
+                "context": {**_OBJECT, "description": "Data merged into the run context."},
             },
             "required": ["state"],
             "additionalProperties": False,
@@ -183,21 +193,67 @@ TOOL_SPECS: dict[str, dict[str, Any]] = {
 FORCE_STATE = "statewright_force_state"
 OWN_TOOLS = frozenset(TOOL_SPECS)
 
-_TOOLS = {
-    name: types.Tool(name=name, title=spec["title"], description=spec["description"],
-                     input_schema=spec["schema"],
-                     annotations=types.ToolAnnotations(
-                         read_only_hint=name in ("statewright_get_state",
-                                                 "statewright_list_workflows"),
-                         # (statewright_fork without a branch only reads; with one it binds)
-                         destructive_hint=False, open_world_hint=False))
-    for name, spec in TOOL_SPECS.items()
+READ_ONLY_TOOLS = frozenset({"statewright_get_state", "statewright_list_workflows"})
+
+
+def tool_dict(name: str) -> dict[str, Any]:
+    """One of our tools as it goes on the wire (`tools/list`); the SDK's `Tool` is built from
+    this, so the stdio early lane (no SDK loaded yet) lists exactly the same."""
+    spec = TOOL_SPECS[name]
+    return {"name": name, "title": spec["title"], "description": spec["description"],
+            "inputSchema": spec["schema"],
+            "annotations": {"readOnlyHint": name in READ_ONLY_TOOLS, "destructiveHint": False,
+                            "openWorldHint": False}}
+
+
+def listed_names(debug: bool) -> list[str]:
+    """The statewright tools to list: force_state only for a debug workflow."""
+    return [n for n in TOOL_SPECS if debug or n != FORCE_STATE]
+
+
+def debug_listed(rt: Any, session: str) -> bool:
+    """Whether force_state is listed: the session's effective run is a running debug run."""
+    eff = rt.effective_run(session)
+    if eff is None:
+        return False
+    run, wf = eff
+    return bool(wf.debug and run.status == "running")
+
+
+_TOOLS: dict[str, Any] = {}
+
+
+def own_tools(debug: bool) -> list[Any]:
+    """The statewright tools to list, as the SDK's `Tool` objects."""
+    if not _TOOLS:
+        import mcp_types as types
+
+        for name in TOOL_SPECS:
+            _TOOLS[name] = types.Tool.model_validate(tool_dict(name))
+    return [_TOOLS[n] for n in listed_names(debug)]
+
+
+def server_version() -> str:
+    """statewright's version as the proxy announces it."""
+    from .. import __version__
+
+    return __version__
+
+
+#: optional arguments of our tools for which an explicit `null` means "not given"
+NULL_MEANS_ABSENT = {
+    "statewright_load_workflow": frozenset({"branch", "input"}),
+    "statewright_transition": frozenset({"data", "expected_version"}),
+    "statewright_force_state": frozenset({"context"}),
 }
 
 
-def own_tools(debug: bool) -> list[types.Tool]:
-    """The statewright tools to list: force_state only for a debug workflow."""
-    return [t for n, t in _TOOLS.items() if debug or n != FORCE_STATE]
+def drop_nulls(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """`arguments` without the `null` values the tool takes as "not given"."""
+    keys = NULL_MEANS_ABSENT.get(name)
+    if not keys or not any(arguments.get(k, 0) is None for k in keys):
+        return arguments
+    return {k: v for k, v in arguments.items() if not (v is None and k in keys)}
 
 
 _validators: dict[int, Any] = {}

@@ -118,3 +118,24 @@ class FileWatcher:
                 tx.put_marks(eff[0].run_id, marks or {}, notices + messages)
         if messages and self.on_message is not None:
             self.on_message("")
+
+
+def start_watcher(rt: Runtime, session: str, errlog: Any, *,
+                  on_message: Callable[[str], None] | None = None) -> FileWatcher | None:
+    """A started watcher for a long-running front end (workflow files that change are reported
+    on `errlog`); None, said on `errlog`, when the platform cannot watch (the per-call marks of
+    `runtime.watch` then remain)."""
+
+    def definition(path: str) -> None:
+        print(f"statewright: workflow file {path} changed: new runs use it as it is now; "
+              "running runs keep the definition they started with", file=errlog, flush=True)
+
+    watcher = FileWatcher(rt, session, on_message=on_message, on_definition=definition,
+                          errlog=errlog)
+    try:
+        watcher.start()
+    except Exception as exc:  # no inotify, too many watches, ...
+        print(f"statewright: cannot watch files ({type(exc).__name__}: {exc}); interrupts are "
+              "checked around each call instead", file=errlog, flush=True)
+        return None
+    return watcher

@@ -47,9 +47,12 @@ RECORD = CORE | {"statewright.policy.evidence"}
 # A shell line adds the analysis: tree-sitter's C extensions (not their packages), the shell
 # and programs packages, and self-protection of shell lines.
 SHELL = CORE | {
-    "statewright.policy.programs", "statewright.policy.programs.environment",
-    "statewright.policy.programs.git", "statewright.policy.programs.python",
-    "statewright.policy.programs.spec", "statewright.policy.programs.writers",
+    "statewright.policy.programs", "statewright.policy.programs.builders",
+    "statewright.policy.programs.cloud", "statewright.policy.programs.environment",
+    "statewright.policy.programs.files", "statewright.policy.programs.git",
+    "statewright.policy.programs.python", "statewright.policy.programs.scripts",
+    "statewright.policy.programs.spec", "statewright.policy.programs.text",
+    "statewright.policy.programs.writers", "statewright.policy.shell.arith",
     "statewright.policy.protect.cli", "statewright.policy.protect.line",
     "statewright.policy.shell", "statewright.policy.shell.commands",
     "statewright.policy.shell.cwds", "statewright.policy.shell.env",

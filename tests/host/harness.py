@@ -48,9 +48,11 @@ class Session:
 
 class Host:
     def __init__(self, root: Path, form: str, *, servers: dict[str, Any] | None = None,
-                 workflows: dict[str, dict] | None = None) -> None:
+                 workflows: dict[str, dict] | None = None, scope: str = "local",
+                 path: str | None = None) -> None:
         self.root = root
         self.form = form
+        self.path = path  # PATH for the host (None: this process's)
         self.config = root.parent / f"{root.name}-claude-config"
         root.mkdir(parents=True)
         self.config.mkdir()
@@ -60,15 +62,19 @@ class Host:
             self.write_workflow(doc)
         if servers:
             (root / "statewright.json").write_text(json.dumps({"mcpServers": servers}))
-        r = self.cli("install", "claude", "--hooks", form)
+        r = self.cli("install", "claude", "--hooks", form, "--scope", scope)
         assert "installed in" in r.stdout, r.stdout
 
     def env(self, **extra: str) -> dict[str, str]:
+        if self.path is not None:
+            extra = {"PATH": self.path, **extra}
         return clean_env(CLAUDE_CONFIG_DIR=str(self.config), HOME=str(self.config), **extra)
 
     def cli(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         r = subprocess.run([bin_path("statewright"), *args, "--project", str(self.root)],
-                           capture_output=True, text=True, env=self.env(), timeout=120)
+                           capture_output=True, text=True, env=clean_env(
+                               CLAUDE_CONFIG_DIR=str(self.config), HOME=str(self.config)),
+                           timeout=120)
         if check and r.returncode != 0:
             raise AssertionError(f"statewright {' '.join(args)} failed: {r.stderr}")
         return r

@@ -223,9 +223,16 @@ def test_prefix_matching_token_by_token():
     ("eval 'rm x'", False),
 ])
 def test_wrappers_need_inner_command_allowed(line, ok):
-    allowed = ("timeout", "env", "xargs", "find", "sh", "eval", "pytest", "cat", "ls")
+    allowed = ("timeout", "env", "xargs", "find -exec", "sh", "eval", "pytest", "cat", "ls")
     assert check_commands(analyze(line), allowed).allowed is ok, check_commands(
         analyze(line), allowed).trace
+
+
+def test_find_exec_needs_spelling_out_and_its_inner_command_allowed():
+    line = analyze("find src -name '*.py' -exec cat {} +")
+    assert not check_commands(line, ("find", "cat")).allowed
+    assert check_commands(line, ("find -exec", "cat")).allowed
+    assert not check_commands(line, ("find -exec",)).allowed
 
 
 def test_wrapper_prefix_covering_inner_command():

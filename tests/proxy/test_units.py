@@ -52,3 +52,52 @@ def test_the_proxys_tools_are_exactly_the_names_policy_exempts() -> None:
     from statewright.proxy import tools as own
 
     assert own.OWN_TOOLS == OWN_TOOLS
+
+
+def test_own_schemas_have_one_type_per_property_and_null_means_absent():
+    from statewright.proxy.tools import drop_nulls
+
+    for spec in TOOL_SPECS.values():
+        for prop in spec["schema"]["properties"].values():
+            assert isinstance(prop.get("type"), str), prop
+    schema = TOOL_SPECS["statewright_load_workflow"]["schema"]
+    args = drop_nulls("statewright_load_workflow", {"name": "x", "branch": None, "input": None})
+    assert args == {"name": "x"} and check_arguments(schema, args) == []
+    # a required argument given as null is still wrong
+    assert check_arguments(schema, drop_nulls("statewright_load_workflow", {"name": None}))
+    # so is null where the schema never allowed it
+    assert check_arguments(schema, drop_nulls("statewright_load_workflow",
+                                              {"name": "x", "resume": None}))
+
+
+def test_a_resource_read_is_judged_as_a_read_tool_with_the_local_path():
+    from statewright.policy.tools import tool_facts
+    from statewright.proxy.passthrough import resource_call
+
+    call = resource_call("files", "file:///tmp/a%20b/c.txt")
+    assert call.tool_name == "mcp__files__resources/read"
+    assert call.tool_input == {"uri": "file:///tmp/a%20b/c.txt", "path": "/tmp/a b/c.txt"}
+    assert resource_call("every", "demo://resource/1").tool_input == {"uri": "demo://resource/1"}
+    _name, _first, own, may_write, _counted, _tree = tool_facts(call.tool_name)
+    assert not own and not may_write
+
+
+def test_the_event_store_replays_one_stream_after_an_id_and_forgets_the_oldest():
+    import anyio
+
+    from statewright.proxy.events import MemoryEventStore
+
+    async def run() -> None:
+        store = MemoryEventStore(max_events=4)
+        prime = await store.store_event("a", None)
+        ids = [await store.store_event(s, {"n": n}) for n, s in enumerate("abab")]
+        replayed: list = []
+
+        async def send(ev) -> None:
+            replayed.append((ev.event_id, ev.message))
+
+        assert await store.replay_events_after(ids[0], send) == "a"
+        assert replayed == [(ids[2], {"n": 2})]
+        assert await store.replay_events_after(prime, send) is None  # dropped (4 kept)
+
+    anyio.run(run)

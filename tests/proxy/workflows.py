@@ -56,3 +56,16 @@ SIMPLE = {
         "end": {"type": "final"},
     },
 }
+
+RESOURCES = {
+    "id": "res",
+    "meta": {"allow_agent_pause": True},
+    "initial": "read",
+    "states": {
+        # resource reads of server `files` are judged as its tool `resources/read`
+        "read": {"allowed_tools": ["mcp__files__resources/read", "mcp__every__*"],
+                 "on": {"CLOSE": "closed"}},
+        "closed": {"allowed_tools": ["mcp__every__*"], "on": {"END": "end"}},
+        "end": {"type": "final"},
+    },
+}

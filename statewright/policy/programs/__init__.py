@@ -1,61 +1,203 @@
 """What programs DO, as data (DESIGN section 4): the options and subcommands that make an
-allowed program run other code or write files named in its arguments, and the commands that
-print the environment. An allowed prefix allows a program, not everything it can be told to do.
+allowed program run other code, write files named in its arguments, or print the environment
+or resolved credentials. An allowed prefix allows a program, not everything it can be told to
+do.
 
 One entry (`spec.Program`) per program, each with examples that must and must not match
 (`tests/policy/test_programs.py` checks them all); modules group them by what they know:
-`git`, `python` (which names are Python), `environment` (environment dumps), `writers` (files
-named in arguments). To teach statewright about a program, add its entry to a module and to
-`PROGRAMS` below.
+`git`, `builders` (test runners, package managers, build tools), `text` (searchers, finders,
+stream editors, pagers; `scripts` reads sed and awk programs), `files` (archivers, copiers,
+transfer tools), `cloud` (docker, kubectl, aws, gh), `python` (which names are Python),
+`environment` (environment dumps), `writers` (files named in arguments). To teach statewright
+about a program, add its entry to a module and to `PROGRAMS` below.
 
-The questions the shell analysis asks, by program name:
-- `option_outputs(name, args)`: the files its options or arguments say it writes;
-- `runs_code(name, vals)`: why its options make it run other code (None: they do not);
+The questions the shell analysis asks, by program name (a path is looked up by its last
+component: `/usr/bin/env` is `env`):
+- `risks(name, args)`: what its options and subcommands make it do beyond its name allows
+  (`Risk`s: run other code, print credentials), each at the word that says so; check 5
+  refuses a risk that no allowed entry spells out, check 6 refuses printed credentials;
+- `option_outputs(name, args)`: the files its options or arguments say it writes (checked
+  like output redirects: self-protection and the write scope);
 - `env_dump(name, vals)`: why it prints environment variables (None: it does not);
 - `is_python(name)`: whether it is a Python interpreter.
 """
 
 from __future__ import annotations
 
-from ...lean import TYPE_CHECKING
+from functools import lru_cache
+
+from ...lean import TYPE_CHECKING, LazyRe
+from .builders import BUILDERS
+from .cloud import CLOUD
 from .environment import ENVIRONMENT_DUMPS
+from .files import FILES
 from .git import GIT
 from .python import PYTHON, is_python
-from .spec import Example, Program
+from .spec import CODE, DYNAMIC, SECRETS, Example, Program, Risk
+from .text import TEXT
 from .writers import ANY_PROGRAM, GLUED_VALUE_ONLY, TYPED_VALUE, WRITERS
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..shell.records import Word
 
-__all__ = ["PROGRAMS", "Example", "Program", "env_dump", "is_python", "option_outputs",
-           "runs_code"]
+__all__ = ["CODE", "PROGRAMS", "SECRETS", "Example", "Program", "Risk", "env_dump",
+           "is_python", "option_outputs", "risks", "runs_code"]
 
 #: every entry (`ANY_PROGRAM` holds what applies to any program whatever its name)
-PROGRAMS: tuple[Program, ...] = (ANY_PROGRAM, GIT, PYTHON, *ENVIRONMENT_DUMPS, *WRITERS)
+PROGRAMS: tuple[Program, ...] = (ANY_PROGRAM, GIT, PYTHON, *BUILDERS, *TEXT, *FILES, *CLOUD,
+                                 *ENVIRONMENT_DUMPS, *WRITERS)
 _BY_NAME = {name: p for p in PROGRAMS for name in p.names}
 
 
-def runs_code(name: str, vals: list[str]) -> str | None:
-    """Why `name VALS` runs code other than the program's own (None: not as far as known)."""
+def _entry(name: str) -> Program | None:
     entry = _BY_NAME.get(name)
-    if entry is None or entry.runs_code is None:
-        return None
-    return entry.runs_code(name, vals)
+    if entry is None and "/" in name:
+        entry = _BY_NAME.get(name.rstrip("/").rsplit("/", 1)[-1])
+    return entry
+
+
+def risks(name: str, args: tuple[Word, ...]) -> tuple[Risk, ...]:
+    """What `name ARGS` is told to do beyond what its name allows (see `Risk`)."""
+    entry = _entry(name)
+    if entry is None and is_python(name):
+        return _module_risks(args)
+    if entry is None or not (entry.code_options or entry.subcommands or entry.risks):
+        return ()
+    vals = [w.value for w in args]
+    literal = all(w.literal for w in args)
+    out: list[Risk] = []
+    if entry.code_options:
+        out += _option_risks(name, entry, vals)
+    if entry.subcommands:
+        out += _subcommand_risks(entry, vals)
+    if entry.risks is not None:
+        out += entry.risks(vals if literal else
+                           [w.value if w.literal else w.value + DYNAMIC for w in args])
+    if not literal:
+        out += _expansion_risks(name, entry, args)
+    return tuple(out) if out else ()
+
+
+def _module_risks(args: tuple[Word, ...]) -> tuple[Risk, ...]:
+    """`python -m MODULE ARGS`: the risks of the module's own entry (`python -m pytest -p x`),
+    at their place on this line."""
+    for i, w in enumerate(args):
+        v = w.value
+        if v == "-m" or (v.startswith("-m") and len(v) > 2):
+            mod = v[2:] if len(v) > 2 else (args[i + 1].value if i + 1 < len(args) else "")
+            start = i + 1 if len(v) > 2 else i + 2
+            found = risks(mod, args[start:]) if mod and _entry(mod) is not None else ()
+            return tuple(r.replace(at=r.at + start) for r in found)
+        if v[:1] != "-" or v in ("-c", "-"):
+            break
+    return ()
+
+
+def runs_code(name: str, vals: list[str]) -> str | None:
+    """Why `name VALS` (fixed words) runs code other than the program's own (None: it does
+    not, as far as known)."""
+    from ..shell.words import literal_word
+
+    found = [r for r in risks(name, tuple(literal_word(v) for v in vals)) if r.kind == CODE]
+    return found[0].why if found else None
 
 
 def env_dump(name: str, vals: list[str]) -> str | None:
     """Why `name VALS` prints environment variables (None: it does not)."""
-    entry = _BY_NAME.get(name)
+    entry = _entry(name)
     if entry is None or entry.dumps_env is None:
         return None
     return entry.dumps_env(name, vals)
 
 
-def option_outputs(name: str, args: tuple[Word, ...]) -> list[tuple[str, Word, str | None]]:
+def _option_risks(name: str, entry: Program, vals: list[str]) -> list[Risk]:
+    code, valued = entry.code_options, entry.value_options
+    out: list[Risk] = []
+    for i, v in enumerate(vals):
+        if v == "--":
+            break
+        if i and vals[i - 1] in valued:
+            continue  # the value of the option before
+        if v[:1] != "-" or v == "-":
+            if entry.options_first:
+                break
+            continue
+        key = v.split("=", 1)[0]
+        why = code.get(key)
+        if why is None and v[1:2] != "-":
+            for ch in v[1:]:  # a cluster of short options: `-Hx`, `-xCMD`
+                o = "-" + ch
+                why = code.get(o)
+                if why is not None:
+                    key = o
+                    break
+                if o in valued:
+                    break
+        if why is not None:
+            out.append(Risk(i, CODE, key, f"`{name} {key}` {why}"))
+    return out
+
+
+def _subcommand_risks(entry: Program, vals: list[str]) -> list[Risk]:
+    valued = entry.value_options
+    ops = [i for i, v in enumerate(vals) if v[:1] != "-" and not (i and vals[i - 1] in valued)]
+    out: list[Risk] = []
+    for words, kind, why in entry.subcommands:
+        toks, subs = _split_words(words)
+        if not ops or vals[ops[0]] != subs[0]:
+            continue
+        if len(ops) < len(subs) or any(vals[ops[k]] != s for k, s in enumerate(subs)):
+            continue
+        at = ops[len(subs) - 1]
+        for opt in (t for t in toks if t[:1] == "-"):
+            hit = next((j for j in range(at + 1, len(vals))
+                        if vals[j] == opt or vals[j].startswith(opt + "=")), None)
+            if hit is None:
+                break
+            at = max(at, hit)
+        else:
+            out.append(Risk(at, kind, toks[-1], why))
+    return out
+
+
+@lru_cache(maxsize=256)
+def _split_words(words: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(every token of a `subcommands` entry, its subcommand words)."""
+    toks = tuple(words.split())
+    return toks, tuple(t for t in toks if t[:1] != "-")
+
+
+#: a word that starts with a variable's value (`$f`, `"${f}"`), not a command's output
+_VARIABLE_FIRST = LazyRe(r'"?\$(?:[A-Za-z_0-9@*#?]|\{)')
+
+
+def _expansion_risks(name: str, entry: Program, args: tuple[Word, ...]) -> list[Risk]:
+    """A word that is not fixed text and could begin with `-` (a glob such as `*.py` matching
+    a file named `--pre=x`, a variable such as `"$f"` in a loop over files) could be one of the
+    options above. (The output of a command substitution is not judged: `git diff $(git
+    merge-base HEAD main)` is everyday work; see docs/policy.md.)"""
+    out: list[Risk] = []
+    for i, w in enumerate(args):
+        if w.literal:
+            if w.value == "--":
+                break
+            if entry.options_first and w.value[:1] != "-":
+                break
+            continue
+        if w.pattern[:1] in ("*", "?", "[") and (w.glob or _VARIABLE_FIRST.match(w.text)) and not (
+                i and args[i - 1].literal and args[i - 1].value in entry.value_options):
+            out.append(Risk(i, CODE, "", f"`{w.text}` could expand to an option of `{name}` "
+                            "that runs code or writes files (a file or value starting with "
+                            "`-`); put `--` before it or start it with `./`"))
+    return out
+
+
+def option_outputs(name: str, args: tuple[Word, ...]) -> list[tuple[str, Word | None, str | None]]:
     """The files `name ARGS` writes because an option or argument says so: (the option, the
-    word naming the file, the file's part of that word, or None when it is the whole word)."""
-    out: list[tuple[str, Word, str | None]] = []
-    entry = _BY_NAME.get(name)
+    word naming the file or None for the working directory, the file's part of that word, or
+    None when it is the whole word)."""
+    out: list[tuple[str, Word | None, str | None]] = []
+    entry = _entry(name)
     short = entry.output_options if entry is not None else frozenset()
     long = ANY_PROGRAM.long_output_options
     if entry is not None and entry.long_output_options:
@@ -91,4 +233,12 @@ def option_outputs(name: str, args: tuple[Word, ...]) -> list[tuple[str, Word, s
                 out.append((v, args[i + 1], None))
                 i += 1
         i += 1
+    if entry is not None and entry.writes is not None:
+        marked = [a.value if a.literal else a.value + DYNAMIC for a in args]
+        for op, at, part in entry.writes(marked):
+            if at < 0:
+                out.append((op, None, part))
+            elif at < n:
+                out.append((op, args[at], part.replace(DYNAMIC, "") if part is not None
+                            else None))
     return out

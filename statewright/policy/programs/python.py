@@ -1,5 +1,6 @@
 """Python: which command names are a Python interpreter (`python3.12`, `pypy3`, the `py`
-launcher, a debug build), wherever they are found (`/usr/bin/python3`, `PYTHON3`)."""
+launcher, a debug build), wherever they are found (`/usr/bin/python3`, `PYTHON3`). `python -m
+MODULE` carries the risks of MODULE's own entry (`programs._module_risks`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ PYTHON = Program(
     examples=(
         Example("python -c pass"),
         Example("python3 -m pytest"),
+        Example("python -m pytest -p evil", runs_code=True),  # the module's own entry
+        Example("python3 -mpip install -e .", runs_code=True),
         Example("python3.12 script.py"),
         Example("pypy3 -V"),
         Example("python3-dbg -c pass"),
@@ -32,5 +35,7 @@ _PYTHON_NAME = LazyRe(PYTHON.name_pattern or "")
 
 def is_python(name: str) -> bool:
     """Whether the command `name` (a bare name or a path) runs a Python interpreter."""
+    if "y" not in name and "Y" not in name:
+        return False  # every name of the family has a `y` (the common case: not Python)
     base = name.rstrip("/").rsplit("/", 1)[-1].lower()
     return _PYTHON_NAME.fullmatch(base) is not None

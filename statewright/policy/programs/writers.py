@@ -28,7 +28,7 @@ ANY_PROGRAM = Program(
         Example("tool --out-dir build src", writes=("build",)),
         Example("pytest --cov-report=term"),
         Example("pytest --cov-report term"),
-        Example("make --debug all"),
+        Example("tool --debug all"),
         Example("tool -- --output=x"),
         Example("pytest -q --maxfail=1"),
     ),
@@ -64,20 +64,6 @@ WRITERS = (
         Example("sort -osorted.txt in.txt", writes=("sorted.txt",)),
         Example("sort in.txt"),
     )),
-    Program(("curl",), "transfers URLs", output_options=frozenset({"-o"}), examples=(
-        Example("curl -o page.html https://example.com", writes=("page.html",)),
-        Example("curl --output=page.html https://example.com", writes=("page.html",)),
-        Example("curl -s https://example.com"),
-    )),
-    Program(("wget",), "downloads URLs", output_options=frozenset({"-O", "-o", "-a"}),
-            examples=(
-                Example("wget -O page.html https://example.com", writes=("page.html",)),
-                Example("wget -o wget.log https://example.com", writes=("wget.log",)),
-                Example("wget -a wget.log https://example.com", writes=("wget.log",)),
-                Example("wget --output-document=p.html https://example.com",
-                        writes=("p.html",)),
-                Example("wget -q https://example.com"),
-            )),
     Program(("gcc", "cc", "g++", "clang", "c++"), "C and C++ compilers",
             output_options=frozenset({"-o"}), examples=(
                 Example("gcc -o app main.c", writes=("app",)),
@@ -87,10 +73,6 @@ WRITERS = (
     Program(("ld",), "the linker", output_options=frozenset({"-o"}), examples=(
         Example("ld -o app main.o", writes=("app",)),
         Example("ld main.o"),
-    )),
-    Program(("go",), "the Go tool", output_options=frozenset({"-o"}), examples=(
-        Example("go build -o bin/app ./cmd/app", writes=("bin/app",)),
-        Example("go test ./..."),
     )),
     Program(("rustc",), "the Rust compiler", output_options=frozenset({"-o"}), examples=(
         Example("rustc -o app main.rs", writes=("app",)),

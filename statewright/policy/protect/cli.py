@@ -31,7 +31,7 @@ CLI_AGENT_COMMANDS = frozenset({"status", "check", "validate", "list", "show", "
                                 "--version"})
 #: known human-only commands (named in reasons; anything not in CLI_AGENT_COMMANDS is refused)
 CLI_HUMAN_COMMANDS = frozenset({"approve", "reject", "force-state", "pause", "resume", "start",
-                                "install", "hook", "serve", "ui"})
+                                "end", "install", "init", "schema", "hook", "serve", "ui"})
 _CLI_NAMES = ("statewright", "statewright-hook")
 #: commands that run another program given as an argument (first statewright/python word wins)
 _RUNNERS = frozenset({
@@ -59,8 +59,8 @@ _GIT_TALK = frozenset({"commit", "tag", "notes", "log", "grep", "show", "diff", 
 #: the CLI called with a human-only command, or the package imported, inside some code text
 _CLI_CALL_RE = LazyRe(
     r"(?i)statewright-hook|statewright(?:\.cli|\.__main__)?[\s'\"\\,()\[\]{}]+(?:-[^\s'\"]*"
-    r"[\s'\"\\,()\[\]{}]+)*(?:approve|reject|force-state|force_state|pause|resume|start|install|"
-    r"hook|serve|ui)(?![\w.\-/])|(?:import|from)\s+statewright\b|"
+    r"[\s'\"\\,()\[\]{}]+)*(?:approve|reject|force-state|force_state|pause|resume|start|end|"
+    r"install|init|schema|hook|serve|ui)(?![\w.\-/])|(?:import|from)\s+statewright\b|"
     r"statewright\.(?:runtime|hook|store|engine|proxy|ui)\b")
 _STATEWRIGHT_RE = LazyRe(r"(?i)(?<![A-Za-z0-9_])statewright")
 

@@ -131,6 +131,10 @@ def check_commands(analysis: ShellAnalysis, allowed_commands: tuple[str, ...] | 
         trace.append(f"`{shown}`{where}: {note}" + (" -> deny" if refusal else ""))
         if refusal:
             denied.append(refusal)
+        elif c.risks:
+            for why in _unallowed_risks(c, covered, allowed):
+                trace.append(f"`{shown}`{where}: {why} -> deny")
+                denied.append(why)
     for nm, _value in analysis.assignments:
         if dangerous_assignment(nm) and not any(
                 nm == a for c in analysis.commands for a, _ in c.assignments):
@@ -146,6 +150,30 @@ def check_commands(analysis: ShellAnalysis, allowed_commands: tuple[str, ...] | 
     return Verdict(True, "", tuple(trace))
 
 
+def _unallowed_risks(c: Command, covered: int, allowed: tuple[str, ...]) -> list[str]:
+    """What `c`'s options and subcommands tell it to do (`programs.risks`) that no allowed
+    entry spells out. A risk is allowed when the prefix that allowed the command covers its
+    word (`npm run lint` covers `run lint`) or when an allowed entry for the same command ends
+    with its token and the rest of that entry matches (`find -exec`, `rg --pre`, `git -c`)."""
+    out: list[str] = []
+    for r in c.risks:
+        if r.at + 1 < covered or (r.token and _spelled_out(c.argv, r.token, allowed)):
+            continue
+        hint = f"; an allowed_commands entry such as `{c.name} {r.token}` would allow it" \
+            if r.token else ""
+        out.append(f"{r.why}{hint}")
+    return out
+
+
+def _spelled_out(argv: tuple[Word, ...], token: str, allowed: tuple[str, ...]) -> bool:
+    for _p, toks in _prefix_index(allowed).get(argv[0].value, ()):
+        if len(toks) < 2 or toks[-1] != token or len(toks) - 1 > len(argv):
+            continue
+        if all(argv[i].literal and argv[i].value == toks[i] for i in range(1, len(toks) - 1)):
+            return True
+    return False
+
+
 def _judge(c: Command, matched: dict[int, int], allowed: tuple[str, ...],
            cd_check: Callable[[Command], str | None] | None, shown: str
            ) -> tuple[int, str, str | None]:
@@ -158,10 +186,18 @@ def _judge(c: Command, matched: dict[int, int], allowed: tuple[str, ...],
         return 0, why, why
     name = c.name
     if c.parent is not None and matched.get(c.parent, 0) > c.offset:
-        return len(c.argv), "covered by the allowed prefix of its wrapper", None
+        reach = matched[c.parent] - c.offset
+        own = match_prefix(c.argv, allowed) if c.risks else None
+        if own is not None:
+            reach = max(reach, len(_prefix_tokens(own)))
+        return reach, "covered by the allowed prefix of its wrapper", None
     p = match_prefix(c.argv, allowed)
     if p is not None:
         return len(_prefix_tokens(p)), f"allowed by `{p}`", None
+    for r in c.risks:
+        if r.token and _spelled_out(c.argv, r.token, allowed):
+            # an entry that spells out what the line tells the program (`find -exec`)
+            return 1, f"allowed by an entry that spells out `{r.token}`", None
     if c.function_call and c.parent is None:
         return 1, (f"calls the function `{name}` defined in this line (its body is checked "
                    "command by command)"), None

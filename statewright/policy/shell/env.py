@@ -60,6 +60,9 @@ def check_env(analysis: ShellAnalysis, blocked_env: tuple[str, ...] | list[str])
         return Verdict(True, "", ("no blocked variables",))
     trace: list[str] = []
     denied: list[str] = []
+    for why in analysis.hidden_code:  # code the analysis cannot see could print anything
+        trace.append(why + " -> deny")
+        denied.append(why)
     for v in analysis.variables:
         if v.startswith("!"):
             why = f"indirect expansion `${{{v}}}` could read any variable"
@@ -86,6 +89,10 @@ def check_env(analysis: ShellAnalysis, blocked_env: tuple[str, ...] | list[str])
         if d:
             trace.append(d + " -> deny")
             denied.append(d)
+        for risk in c.risks:
+            if risk.kind == programs.SECRETS:
+                trace.append(risk.why + " -> deny")
+                denied.append(risk.why)
         if c.name in _INTERPRETERS or programs.is_python(c.name):
             code = " ".join(a.value for a in c.args) + "\n" + (c.stdin_text or "")
             if _ENV_API_RE.search(code):

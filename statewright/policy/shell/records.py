@@ -4,7 +4,10 @@ docstring)."""
 
 from __future__ import annotations
 
-from ...lean import Record, set_field
+from ...lean import TYPE_CHECKING, Record, set_field
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..programs.spec import Risk
 
 _EMPTY: frozenset = frozenset()
 
@@ -60,7 +63,7 @@ class Command(Record):
 
     __slots__ = __match_args__ = _fields = ("argv", "text", "context", "assignments",
                                             "redirects", "stdin", "stdin_text", "parent",
-                                            "offset", "function_call", "kind")
+                                            "offset", "function_call", "kind", "risks")
     argv: tuple[Word, ...]
     text: str
     context: str
@@ -72,12 +75,14 @@ class Command(Record):
     offset: int
     function_call: bool
     kind: str
+    risks: tuple[Risk, ...]
 
     def __init__(self, argv: tuple[Word, ...], text: str, context: str = "top",
                  assignments: tuple[tuple[str, Word], ...] = (),
                  redirects: tuple[Redirect, ...] = (), stdin: str = "inherit",
                  stdin_text: str | None = None, parent: int | None = None, offset: int = 0,
-                 function_call: bool = False, kind: str = "simple") -> None:
+                 function_call: bool = False, kind: str = "simple",
+                 risks: tuple[Risk, ...] = ()) -> None:
         set_field(self, "argv", argv)
         set_field(self, "text", text)
         # where it sits: top, $(...), pipeline, function f, sh -c, env, ...
@@ -90,6 +95,8 @@ class Command(Record):
         set_field(self, "offset", offset)  # position in the parent's argv where this command starts
         set_field(self, "function_call", function_call)  # calls a function defined in the same line
         set_field(self, "kind", kind)  # simple | declaration | unset
+        # what its options and subcommands tell it to do beyond its name (`policy.programs`)
+        set_field(self, "risks", risks)
 
     @property
     def name(self) -> str:
@@ -112,7 +119,7 @@ class ShellAnalysis(Record):
 
     __slots__ = __match_args__ = _fields = ("source", "commands", "redirects", "assignments",
                                             "variables", "functions", "words", "problems",
-                                            "changes_dir", "status_command")
+                                            "changes_dir", "status_command", "hidden_code")
     source: str
     commands: tuple[Command, ...]
     redirects: tuple[Redirect, ...]
@@ -123,13 +130,15 @@ class ShellAnalysis(Record):
     problems: tuple[str, ...]
     changes_dir: bool
     status_command: int
+    hidden_code: tuple[str, ...]
 
     def __init__(self, source: str, commands: tuple[Command, ...] = (),
                  redirects: tuple[Redirect, ...] = (),
                  assignments: tuple[tuple[str, Word], ...] = (),
                  variables: tuple[str, ...] = (), functions: frozenset[str] = _EMPTY,
                  words: tuple[Word, ...] = (), problems: tuple[str, ...] = (),
-                 changes_dir: bool = False, status_command: int = -1) -> None:
+                 changes_dir: bool = False, status_command: int = -1,
+                 hidden_code: tuple[str, ...] = ()) -> None:
         set_field(self, "source", source)
         set_field(self, "commands", commands)
         set_field(self, "redirects", redirects)  # every redirection in the line
@@ -145,6 +154,9 @@ class ShellAnalysis(Record):
         # command, after `;` or `&&` only, not negated, backgrounded or piped onward); -1 when
         # the line's status may come from elsewhere (`||`, `;` after it, `|`, `!`, `&`, ...)
         set_field(self, "status_command", status_command)
+        # code bash would run from text it evaluates as arithmetic or a subscript (`arith`);
+        # also among `problems`
+        set_field(self, "hidden_code", hidden_code)
 
     @property
     def ok(self) -> bool:

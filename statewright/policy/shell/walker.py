@@ -14,6 +14,7 @@ from ...lean import TYPE_CHECKING
 from .. import programs
 from ..paths import has_surrogate
 from ..types import CACHE_MAX_LINE
+from . import arith
 from .cwds import DIR_CHANGERS
 from .parser import bash_parser, first_error, has_missing
 from .records import Command, Redirect, ShellAnalysis, Word
@@ -57,11 +58,13 @@ def _analyze(command_line: str) -> ShellAnalysis:
         w.run(command_line, "top", 0)
     except RecursionError:
         w.problems.append("shell code nested too deeply to analyse")
+    hidden = w.hidden_code()
+    w.problems += hidden
     return ShellAnalysis(
         source=command_line, commands=tuple(w.commands), redirects=tuple(w.redirects),
         assignments=tuple(w.assignments), variables=tuple(w.variables),
         functions=frozenset(w.functions), words=tuple(w.words), problems=tuple(w.problems),
-        changes_dir=w.changes_dir, status_command=w.status_command,
+        changes_dir=w.changes_dir, status_command=w.status_command, hidden_code=tuple(hidden),
     )
 
 
@@ -83,6 +86,24 @@ class Walker:
         self.changes_dir = False
         self.status_command = -1  # see ShellAnalysis.status_command
         self._index_of: dict[int, int] = {}  # tree node id -> index of its Command
+        # what bash evaluates as arithmetic or a name with a subscript (`arith`): uses,
+        # variables holding text the line does not fix, variables declared `-i` or `-n`
+        # (what is assigned to them is evaluated)
+        self.evaluated: list[tuple[str, str]] = []
+        self.tainted: set[str] = set()
+        self.integers: set[str] = set()
+
+    def hidden_code(self) -> list[str]:
+        """Why code would run from text bash evaluates as arithmetic or a subscript."""
+        uses = self.evaluated
+        if self.integers:
+            uses = list(uses)
+            for name, value in self.assignments:
+                if name in self.integers:
+                    uses += arith.value_uses(value)
+        if not uses:
+            return []
+        return arith.findings(uses, self.tainted)
 
     # -- entry ------------------------------------------------------------------------------
     def run(self, source: str, context: str, depth: int, parent: int | None = None,
@@ -129,9 +150,25 @@ class Walker:
 
     def add_inner(self, parent: int, argv: tuple[Word, ...], label: str, offset: int,
                   depth: int) -> None:
+        name = argv[0].value if argv[0].literal else ""
         self.commands.append(Command(argv=argv, text=" ".join(a.text for a in argv),
-                                     context=label, parent=parent, offset=offset))
+                                     context=label, parent=parent, offset=offset,
+                                     risks=programs.risks(name, argv[1:]) if name else ()))
+        if name:
+            self._option_outputs(name, argv[1:])
         inner_commands(self, self.commands[-1], len(self.commands) - 1, depth + 1)
+
+    def _option_outputs(self, name: str, args: tuple[Word, ...]) -> None:
+        """Files an option or argument says the command writes (`git diff --output=F`,
+        `sort -o F`, `tee F`, `cp a DEST`): recorded as output redirects, so they obey the same
+        rule (inside the project, not into `.git/`, `.claude/`, the store or a protected file).
+        """
+        for op, word, part in programs.option_outputs(name, args):
+            if word is None:
+                target = literal_word(part or ".")
+            else:
+                target = word if part is None else part_word(word, part)
+            self.redirects.append(Redirect(op=op, fd=None, target=target, output=True))
 
     def code(self, parent: int, words: list[Word], label: str, offset: int, depth: int) -> None:
         """Shell code given as words (`sh -c CODE`, `eval WORDS`): parsed and walked."""
@@ -191,10 +228,14 @@ class Walker:
 
     def _for(self, node: Any, context: str, depth: int, stdin: str) -> None:
         # the loop variable is assigned, not read
+        var = None
         for ch in node.named_children:
             if ch.type == "variable_name":
-                self.assignments.append((ch.text.decode(), literal_word("")))
+                var = ch.text.decode()
+                self.assignments.append((var, literal_word("")))
                 continue
+            if var is not None and ch.type != "do_group" and not arith.fixed_text(ch):
+                self.tainted.add(var)
             self.node(ch, context, depth)
 
     def _word(self, node: Any, context: str, depth: int, stdin: str) -> None:
@@ -220,15 +261,27 @@ class Walker:
         elif indirect:
             # ${!...} with specials ($@, $1, $$): record the raw text
             self.variables.append("!" + _text(node))
+        if indirect and names:
+            self.evaluated.append(("var", _text(names[0])))  # its value is a name
+        offsets = any(not c.is_named and c.type == ":" for c in node.children)
+        first = True
         for ch in node.named_children:
-            if ch.type == "variable_name":
+            if first:
+                first = False
+                if ch.type == "variable_name":
+                    continue
+            elif offsets:
+                arith.walk(self, ch, context, depth)
                 continue
             self.node(ch, context, depth)
 
     def _assignment_node(self, node: Any, context: str, depth: int, stdin: str) -> None:
         self._assignment(node, context, depth)
 
-    def _assignment(self, node: Any, context: str, depth: int) -> tuple[str, Word]:
+    def _assignment(self, node: Any, context: str, depth: int,
+                    evaluated: str = "") -> tuple[str, Word]:
+        """An assignment; `evaluated`: `i` when its value is arithmetic (`declare -i`), `n`
+        when it is a name (`declare -n`)."""
         name_node = node.named_children[0] if node.named_children else None
         name = ""
         if name_node is not None:
@@ -236,7 +289,7 @@ class Walker:
                 sub = name_node.named_children
                 name = _text(sub[0]) if sub else ""
                 for s in sub[1:]:
-                    self.node(s, context, depth)
+                    arith.walk(self, s, context, depth)
             else:
                 name = _text(name_node)
         vals = node.named_children[1:]
@@ -244,7 +297,15 @@ class Walker:
             value = make_word(vals[0], self.problems) if vals[0].type in _WORD_NODES else Word(
                 text=_text(vals[0]), value="", pattern="*", literal=False, dynamic=True)
             for v in vals:
-                self.node(v, context, depth)
+                if evaluated == "i":
+                    arith.walk(self, v, context, depth)
+                elif evaluated == "n":
+                    arith.name_operand(self, v, context, depth)
+                else:
+                    self.node(v, context, depth)
+            if not (arith.fixed_text(vals[0])
+                    or vals[0].type in ("arithmetic_expansion", "number")):
+                self.tainted.add(name)
         else:
             value = literal_word("")
         self.assignments.append((name, value))
@@ -357,18 +418,30 @@ class Walker:
                      redirects: tuple[Redirect, ...]) -> None:
         kw = next((c.text.decode() for c in node.children if not c.is_named), "")
         argv = [literal_word(kw)]
+        flags = "".join(_text(c)[1:] for c in node.named_children
+                        if c.type == "word" and _text(c).startswith("-"))
+        evaluated = "i" if "i" in flags else "n" if "n" in flags else ""
         for ch in node.named_children:
             if ch.type == "variable_assignment":
-                name, value = self._assignment(ch, context, depth)
+                name, value = self._assignment(ch, context, depth, evaluated)
+                if evaluated:
+                    self.integers.add(name)
                 argv.append(Word(text=_text(ch), value=name + "=" + value.value, pattern="*",
                                  literal=value.literal, dynamic=value.dynamic))
             elif ch.type == "variable_name":
                 argv.append(literal_word(_text(ch)))
+                if evaluated:
+                    self.integers.add(_text(ch))
             else:
                 w = make_word(ch, self.problems)
                 self.words.append(w)
                 argv.append(w)
-                self.node(ch, context, depth)
+                if w.value.startswith("-") and w.literal:
+                    self.node(ch, context, depth)
+                else:
+                    arith.name_operand(self, ch, context, depth)
+                    if evaluated:
+                        self.integers.add(w.value)
         self.commands.append(Command(argv=tuple(argv), text=_text(node), context=context,
                                      redirects=redirects,
                                      kind="unset" if kw == "unset" else "declaration"))
@@ -378,6 +451,7 @@ class Walker:
         assigns: list[tuple[str, Word]] = []
         argv: list[Word] = []
         extra_redirects = list(redirects)
+        word_nodes: list[Any] = []
         for ch in node.named_children:
             t = ch.type
             if t == "variable_assignment":
@@ -395,27 +469,26 @@ class Walker:
                     word_node = ch.named_children[0] if ch.named_children else ch
                 w = make_word(word_node, self.problems)
                 argv.append(w)
+                word_nodes.append(word_node)
                 self.words.append(w)
                 self._after_word(word_node, context, depth)
         if not argv:
             return
         name = argv[0].value if argv[0].literal else None
+        if name in arith.EVALUATING:
+            arith.evaluated_operands(self, name, argv, word_nodes, context, depth)
         cmd = Command(argv=tuple(argv), text=_text(node), context=context,
                       assignments=tuple(assigns), redirects=tuple(extra_redirects), stdin=stdin,
                       stdin_text=stdin_text,
-                      function_call=name in self.functions if name else False)
+                      function_call=name in self.functions if name else False,
+                      risks=programs.risks(name, tuple(argv[1:])) if name else ())
         idx = len(self.commands)
         self.commands.append(cmd)
         self._index_of[node.id] = idx
         if name in DIR_CHANGERS:
             self.changes_dir = True
-        # files an option or argument says the command writes (`git diff --output=F`,
-        # `sort -o F`, `tee F`): recorded as output redirects, so they obey the same rule
-        # (inside the project, not into `.git/`, `.claude/`, the store or a protected file)
-        if cmd.name_literal:
-            for op, word, part in programs.option_outputs(cmd.name, cmd.args):
-                target = word if part is None else part_word(word, part)
-                self.redirects.append(Redirect(op=op, fd=None, target=target, output=True))
+        if name:
+            self._option_outputs(name, cmd.args)
         inner_commands(self, cmd, idx, depth)
 
 
@@ -469,5 +542,11 @@ _VISIT: dict[str, Callable[[Walker, Any, str, int, str], None]] = {
     "variable_name": Walker._variable_name,
     "heredoc_body": Walker._heredoc_body,
     "for_statement": Walker._for,
+    "arithmetic_expansion": arith.arithmetic_expansion,
+    "compound_statement": arith.compound,
+    "c_style_for_statement": arith.c_for,
+    "test_command": arith.test_command,
+    "subscript": arith.subscript,
+    "array": arith.array,
     **dict.fromkeys(_PLAIN_WORDS, Walker._word),
 }

@@ -4,13 +4,13 @@ evaluators (`eval`), wrappers (`env`, `sudo`, `timeout`, `nice`, `xargs`, `find 
 `inner_commands(walker, cmd, idx, depth)` finds what `cmd` runs itself and adds it to the walk
 as commands whose `parent` is `idx`; what it cannot see through is a problem. One handler per
 family of wrappers, chosen by the command's name; a program that is no wrapper may still run
-code because of its options (`git -c`): that knowledge is `programs.runs_code`.
+code because of its options (`git -c`): that knowledge is `programs.risks`, recorded on the
+command by the walk and judged by check 5.
 """
 
 from __future__ import annotations
 
 from ...lean import TYPE_CHECKING
-from .. import programs
 from .records import Command
 from .words import literal_word
 
@@ -35,10 +35,6 @@ def inner_commands(w: Walker, cmd: Command, idx: int, depth: int) -> None:
     handler = _HANDLERS.get(cmd.name)
     if handler is not None:
         handler(w, cmd, idx, depth, args, vals)
-        return
-    why = programs.runs_code(cmd.name, vals)
-    if why:
-        w.problems.append(why)
 
 
 def _opaque(w: Walker, cmd: Command, why: str) -> None:
@@ -258,6 +254,86 @@ def _find(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
         j += 1
 
 
+def _fd(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+        vals: list[str]) -> None:
+    """`fd ... -x CMD` / `-X CMD` (and `--exec`, `--exec-batch`) runs CMD (to `;` or the end)."""
+    j = 0
+    while j < len(vals):
+        v = vals[j]
+        if v[:1] == "-" and v[1:2] != "-" and len(v) > 2:
+            for k, ch in enumerate(v[1:], 1):  # a cluster: `-Hx CMD`; `-tx` is a type
+                if ch in "tedjEScoh":
+                    break
+                if ch in "xX":
+                    v = "-" + ch if k == len(v) - 1 else v
+                    break
+        if v in ("-x", "--exec", "-X", "--exec-batch") or v.startswith(("--exec=",
+                                                                          "--exec-batch=")):
+            k = j + 1
+            while k < len(vals) and vals[k] != ";":
+                k += 1
+            inner = args[j + 1:k]
+            if "=" in v:
+                inner = [literal_word(v.split("=", 1)[1]), *inner] if args[j].literal else []
+                if not args[j].literal:
+                    _opaque(w, cmd, "the command it runs is not literal text")
+            if inner:
+                w.add_inner(idx, tuple(inner), f"fd {v.split('=', 1)[0]}", j + 2, depth)
+            j = k + 1
+            continue
+        if v[:1] == "-" and v[1:2] != "-" and v[-1:] not in "xX" and any(
+                c in "xX" for c in v[1:]) and not any(c in "tedjEScoh" for c in v[1:2]):
+            _opaque(w, cmd, "runs a command glued to a cluster of options")
+        j += 1
+
+
+#: runners that run the command after their options: options that take a value
+_RUNNER_VALUES = {
+    "uv run": frozenset({"--with", "--with-editable", "--with-requirements", "--python", "-p",
+                         "--project", "--directory", "--package", "--extra", "--group",
+                         "--index", "--env-file", "--default-index", "--only-group",
+                         "--no-group", "-m", "--module"}),
+    "uvx": frozenset({"--from", "--with", "--python", "-p", "--index", "--with-editable"}),
+    "npx": frozenset({"-p", "--package", "--prefix", "-w", "--workspace"}),
+    "npm exec": frozenset({"-p", "--package", "--prefix", "-w", "--workspace"}),
+    "npm x": frozenset({"-p", "--package", "--prefix", "-w", "--workspace"}),
+    "pnpm exec": frozenset({"--filter", "-F", "-C", "--dir"}),
+    "pnpm dlx": frozenset({"--package"}),
+    "yarn exec": frozenset(),
+    "yarn dlx": frozenset({"-p", "--package"}),
+    "bunx": frozenset({"-p", "--package"}),
+    "poetry run": frozenset({"-C", "--directory", "-P", "--project"}),
+    "pipx run": frozenset({"--spec", "--python", "--index-url", "--pip-args"}),
+    "pdm run": frozenset({"-p", "--project"}),
+    "hatch run": frozenset(),
+}
+
+
+def _runner(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+            vals: list[str]) -> None:
+    """`uv run CMD`, `npx CMD`, `npm exec -- CMD`, `poetry run CMD`, ...: the command after
+    the runner's options runs (and must be allowed itself); `-c CODE` is shell code."""
+    key, i = cmd.name, 0
+    if key not in _RUNNER_VALUES:
+        while i < len(vals) and vals[i].startswith("-"):
+            i += 1
+        if i >= len(vals) or f"{key} {vals[i]}" not in _RUNNER_VALUES:
+            return  # not the running subcommand (`uv sync`, `npm test`)
+        key, i = f"{key} {vals[i]}", i + 1
+    valued = _RUNNER_VALUES[key]
+    while i < len(vals) and vals[i].startswith("-") and vals[i] != "--":
+        if vals[i] in ("-c", "--call") and key in ("npx", "npm exec", "npm x"):
+            w.code(idx, args[i + 1:i + 2], f"{key} -c", i + 2, depth)
+            return
+        i += 2 if vals[i] in valued else 1
+    if i < len(vals) and vals[i] == "--":
+        i += 1
+    if i >= len(vals):
+        _opaque(w, cmd, f"`{key}` runs a command that is not on the line")
+        return
+    w.sub(idx, args, i, key, depth)
+
+
 def _watch(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
            vals: list[str]) -> None:
     i = 0
@@ -302,6 +378,10 @@ _HANDLERS: dict[str, Handler] = {
                      "newgrp"), _option_runner),
     "xargs": _xargs,
     "find": _find,
+    "fd": _fd,
+    "fdfind": _fd,
+    **dict.fromkeys(("uv", "uvx", "npx", "npm", "pnpm", "yarn", "bunx", "poetry", "pipx",
+                     "pdm", "hatch"), _runner),
     "watch": _watch,
     "script": _script,
     **dict.fromkeys(("parallel", "rush", "sem"), _from_input),

@@ -1,0 +1,124 @@
+"""The CLI's fast path: the commands people and agents run most, answered without typer, rich
+or pydantic (DESIGN section 8: `statewright --help` and `status` within 5x a bare
+`python -c pass`; the agent runs `statewright transition` through its shell on every move).
+
+`fast(argv)` answers `--help`/`-h`/no arguments, `--version`, and `status` / `transition` when
+every argument is one it knows, in the forms typer accepts (`--opt value`, `--opt=value`, options
+before or after the argument). Anything else, a usage error included, returns None and the typer
+app (`cli/full.py`) handles it, so typer stays the reference for what a command accepts and how
+a mistake is worded. The commands' bodies (`status`, `transition`) are the ones the typer
+commands call too (`cli/runs.py`); tests/cli/test_entry.py runs each form both ways.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ..lean import TYPE_CHECKING
+from .base import HUMAN, answer, object_option, render_state
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..runtime import Runtime
+
+_SESSION = {"--session": "session", "-s": "session"}
+_PROJECT = {"--project": "project", "-p": "project"}
+_FLAGS = {"--json": "as_json"}
+# command -> (its positional arguments, its options that take a value)
+_SPECS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
+    "status": ((), {**_SESSION, **_PROJECT}),
+    "transition": (("event",), {**_SESSION, **_PROJECT, "--data": "data", "-d": "data",
+                                "--expected-version": "expected_version"}),
+}
+
+
+def _parse(args: list[str], positional: tuple[str, ...],
+           options: dict[str, str]) -> dict[str, Any] | None:
+    """The arguments as keyword arguments, or None for anything the fast path leaves to typer
+    (unknown or repeated option, missing value, a value that looks like an option, `--`)."""
+    out: dict[str, Any] = {"as_json": False}
+    names = list(positional)
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a.startswith("-") and a != "-":
+            opt, eq, value = a.partition("=")
+            if opt in _FLAGS and not eq:
+                out[_FLAGS[opt]] = True
+            elif opt in options and options[opt] not in out and (opt.startswith("--") or not eq):
+                if not eq:
+                    i += 1
+                    if i >= len(args) or args[i].startswith("-"):
+                        return None
+                    value = args[i]
+                out[options[opt]] = value
+            else:
+                return None
+        elif names:
+            out[names.pop(0)] = a
+        else:
+            return None
+        i += 1
+    if names:
+        return None
+    if "expected_version" in out:
+        v = out["expected_version"]
+        if not (v.isascii() and v.lstrip("-").isdigit()):
+            return None  # typer words the error
+        out["expected_version"] = int(v)
+    return out
+
+
+def fast(argv: list[str]) -> int | None:
+    """Answer `argv` without typer, or None to hand it to the typer app."""
+    if os.environ.get("_STATEWRIGHT_COMPLETE"):  # shell completion: typer's business
+        return None
+    if not argv or argv in (["--help"], ["-h"]):
+        from .base import term_width
+        from .commands import top_help
+
+        sys.stdout.write(top_help(term_width()))
+        return 0
+    if argv == ["--version"]:
+        from .. import __version__
+
+        sys.stdout.write(f"statewright {__version__}\n")
+        return 0
+    spec = _SPECS.get(argv[0])
+    parsed = _parse(argv[1:], *spec) if spec else None
+    if parsed is None:
+        return None
+    if argv[0] == "status":
+        status(**parsed)
+    else:
+        transition(**parsed)
+    return 0
+
+
+def _runtime(project: str | None) -> Runtime:
+    from ..runtime import Runtime
+
+    return Runtime.open(project)
+
+
+# -- the commands' bodies (the typer commands in cli/runs.py call these too) -------------------
+
+def status(as_json: bool = False, session: str | None = None,
+           project: str | None = None) -> None:
+    rt = _runtime(project)
+    state = rt.get_state(session)
+    answer(state, as_json, lambda: render_state(state, "statewright status"))
+    url = None if as_json else rt.page_url()  # while `statewright ui` runs
+    if url:
+        sys.stdout.write(f"web page: {url}/runs/{state['run_id']}\n")
+
+
+def transition(event: str, data: str | None = None, expected_version: int | None = None,
+               as_json: bool = False, session: str | None = None,
+               project: str | None = None) -> None:
+    payload = object_option(data, "--data")
+    state = _runtime(project).transition(session, event, payload,
+                                         expected_version=expected_version, actor=HUMAN)
+    answer(state, as_json, lambda: render_state(state, f"{event} -> {state['state']}"))

@@ -1,0 +1,238 @@
+"""Searchers, finders, stream editors and pagers: `rg --pre`, `fd -x`, `find -exec`/`-delete`/
+`-fprint`, `sed` and `awk` scripts (see `scripts`), pager commands and log files."""
+
+from __future__ import annotations
+
+from .scripts import awk_program, sed_script
+from .spec import CODE, DYNAMIC, Example, Program, Risk
+
+RG = Program(
+    ("rg",), "ripgrep",
+    code_options={"--pre": "runs a preprocessor command on every file it searches"},
+    value_options=frozenset({"-e", "--regexp", "-g", "--glob", "-t", "--type", "-T",
+                             "--type-not", "-A", "-B", "-C", "-m", "--max-count", "-r",
+                             "--replace", "-j", "--threads", "-M", "--max-columns",
+                             "--pre-glob", "--iglob", "-E", "--encoding", "-d",
+                             "--max-depth", "--sort", "--sortr", "--type-add", "-f", "--file"}),
+    examples=(
+        Example("rg --pre ./x.sh foo", runs_code=True),
+        Example("rg --pre=sh --pre-glob '*.py' foo", runs_code=True),
+        Example("rg foo *.py", runs_code=True),  # a file named `--pre=x` would be an option
+        Example("rg -n 'def main' src/"),
+        Example("rg --pre-glob '*.gz' foo"),
+        Example("rg foo -- *.py"),
+        Example("rg -g '*.py' foo ./*.py"),
+    ),
+)
+
+_FD_VALUES = frozenset({"-e", "--extension", "-t", "--type", "-E", "--exclude", "-d",
+                        "--max-depth", "--min-depth", "--exact-depth", "-j", "--threads", "-S",
+                        "--size", "-c", "--color", "--changed-within", "--changed-before",
+                        "-o", "--owner", "--base-directory", "--search-path", "--max-results",
+                        "--path-separator", "--format", "--ignore-file"})
+FD = Program(
+    ("fd", "fdfind"), "the file finder",
+    code_options={"-x": "runs a command for every file found", "--exec": "runs a command for "
+                  "every file found", "-X": "runs a command with every file found",
+                  "--exec-batch": "runs a command with every file found"},
+    value_options=_FD_VALUES,
+    examples=(
+        Example("fd -e py -x wc -l", runs_code=True),
+        Example("fd -Hx rm", runs_code=True),
+        Example("fd --exec-batch=ls . src", runs_code=True),
+        Example("fd -e py"),
+        Example("fd -tx . bin"),
+    ),
+)
+
+_FIND_WRITES = {"-fprint": 1, "-fprint0": 1, "-fls": 1, "-fprintf": 1}
+FIND = Program(
+    ("find",), "the file finder",
+    code_options={"-exec": "runs a command for every file found", "-execdir": "runs a command "
+                  "for every file found", "-ok": "runs a command for every file found",
+                  "-okdir": "runs a command for every file found",
+                  "-delete": "deletes every file it finds"},
+    writes=lambda vals: [(v, i + 1, None) for i, v in enumerate(vals[:-1])
+                         if v in _FIND_WRITES],
+    examples=(
+        Example("find . -name x -exec rm {} +", runs_code=True),
+        Example("find . -execdir sh -c id \\;", runs_code=True),
+        Example("find . -name '*.pyc' -delete", runs_code=True),
+        Example("find . -fprint list.txt", writes=("list.txt",)),
+        Example("find . -fprintf out.txt '%p\\n'", writes=("out.txt",)),
+        Example("find . -name '*.py'"),
+        Example("find src -type f -newer setup.py"),
+    ),
+)
+
+
+def _sed(vals: list[str]) -> tuple[list[Risk], list[tuple[str, int, str | None]]]:
+    """The risks and written files of `sed ARGS`."""
+    risks: list[Risk] = []
+    writes: list[tuple[str, int, str | None]] = []
+    scripts: list[tuple[int, str]] = []
+    operands: list[int] = []
+    in_place = False
+    i = 0
+    while i < len(vals):
+        v = vals[i]
+        if v == "--":
+            operands += range(i + 1, len(vals))
+            break
+        if v.startswith("--"):
+            opt, eq, val = v.partition("=")
+            if opt == "--expression":
+                scripts.append((i, val) if eq else (i + 1, vals[i + 1] if i + 1 < len(vals)
+                                                    else ""))
+                i += 1 if eq else 2
+                continue
+            if opt == "--file":
+                risks.append(Risk(i, CODE, "--file", "`sed --file` runs a script from a file"))
+            in_place = in_place or opt == "--in-place"
+            i += 1 + (opt in ("--file", "--line-length") and not eq)
+            continue
+        if v.startswith("-") and len(v) > 1:
+            k = 1
+            while k < len(v):
+                ch = v[k]
+                if ch in "efl":
+                    val = v[k + 1:] or (vals[i + 1] if i + 1 < len(vals) else "")
+                    at = i if v[k + 1:] else i + 1
+                    if ch == "e":
+                        scripts.append((at, val))
+                    elif ch == "f":
+                        risks.append(Risk(i, CODE, "-f", "`sed -f` runs a script from a file"))
+                    i += 0 if v[k + 1:] else 1
+                    break
+                if ch == "i":
+                    in_place = True
+                    break
+                k += 1
+            i += 1
+            continue
+        operands.append(i)
+        i += 1
+    if not scripts and operands:
+        scripts.append((operands[0], vals[operands[0]]))
+        operands = operands[1:]
+    for at, text in scripts:
+        if DYNAMIC in text:
+            risks.append(Risk(at, CODE, "sed", "the `sed` script is not fixed text (an "
+                              "expansion could add `e` or `w` commands)"))
+            continue
+        runs, files = sed_script(text)
+        risks += [Risk(at, CODE, "sed", f"the `sed` script {w}") for w in runs]
+        writes += [("sed w", at, f) for f in files]
+    if in_place:
+        writes += [("sed -i", k, None) for k in operands]
+    return risks, writes
+
+
+SED = Program(
+    ("sed", "gsed"), "the stream editor (a script language: `e`, `w FILE`)",
+    risks=lambda vals: _sed(vals)[0], writes=lambda vals: _sed(vals)[1],
+    examples=(
+        Example("sed -n 1,20p f", ),
+        Example("sed 's/foo/bar/g' a.txt"),
+        Example("sed -e 's/a/b/' -e '/^#/d' f"),
+        Example("sed '1e id' f", runs_code=True),
+        Example("sed 's/.*/id/e' f", runs_code=True),
+        Example("sed -n 'w out.txt' f", writes=("out.txt",)),
+        Example("sed 's/a/b/w .git/hooks/pre-commit' f", writes=(".git/hooks/pre-commit",)),
+        Example("sed -i 's/a/b/' src/app.py", writes=("src/app.py",)),
+        Example("sed -i.bak -e 's/a/b/' x.txt y.txt", writes=("x.txt", "y.txt")),
+        Example("sed -f script.sed f", runs_code=True),
+        Example("sed --expression='1e id' f", runs_code=True),
+        Example("sed -ne '1e id' f", runs_code=True),
+    ),
+)
+
+
+def _awk(vals: list[str]) -> tuple[list[Risk], list[tuple[str, int, str | None]]]:
+    risks: list[Risk] = []
+    writes: list[tuple[str, int, str | None]] = []
+    i = 0
+    prog: tuple[int, str] | None = None
+    while i < len(vals):
+        v = vals[i]
+        if v == "--":
+            i += 1
+            break
+        if not v.startswith("-") or v == "-":
+            break
+        opt = v.split("=", 1)[0]
+        if opt in ("-f", "--file", "-i", "--include", "-l", "--load", "-E", "--exec") or (
+                v[:2] in ("-f", "-i", "-l", "-E") and not v.startswith("--")):
+            risks.append(Risk(i, CODE, opt[:2] if not opt.startswith("--") else opt,
+                              f"`awk {opt}` runs awk code from a file"))
+            prog = (i, "")
+        elif opt in ("-e", "--source"):
+            prog = (i + 1, vals[i + 1] if i + 1 < len(vals) else "")
+        i += 2 if v in ("-F", "-v", "-f", "-e", "--source", "--file", "-i", "--include",
+                        "-l", "--load", "-E", "--exec", "--assign", "--field-separator") else 1
+    if prog is None and i < len(vals):
+        prog = (i, vals[i])
+    if prog is not None and DYNAMIC in prog[1]:
+        risks.append(Risk(prog[0], CODE, "awk", "the `awk` program is not fixed text"))
+    elif prog is not None and prog[1]:
+        runs, files = awk_program(prog[1])
+        risks += [Risk(prog[0], CODE, "awk", f"the `awk` program: {w}") for w in runs]
+        writes += [("awk print >", prog[0], f) for f in files]
+    return risks, writes
+
+
+AWK = Program(
+    ("awk", "gawk", "mawk", "nawk"), "the awk language",
+    risks=lambda vals: _awk(vals)[0], writes=lambda vals: _awk(vals)[1],
+    examples=(
+        Example("awk '{print $1}' f"),
+        Example("awk -F: '$3 > 100 {print $1}' /etc/passwd"),
+        Example("awk '/a|b/ {n++} END {print n}' f"),
+        Example("awk 'BEGIN{system(\"id\")}'", runs_code=True),
+        Example("awk '{print | \"sh\"}' f", runs_code=True),
+        Example("awk 'BEGIN{\"id\" | getline x}'", runs_code=True),
+        Example("awk '{print > \".mcp.json\"}' f", writes=(".mcp.json",)),
+        Example("awk '{print > $1}' f", runs_code=True),
+        Example("awk -f prog.awk f", runs_code=True),
+        Example("gawk -l filefuncs 'BEGIN{}'", runs_code=True),
+    ),
+)
+
+LESS = Program(
+    ("less", "more", "most"), "the pagers",
+    output_options=frozenset({"-o", "-O"}),
+    long_output_options=frozenset({"--log-file", "--LOG-FILE"}),
+    code_options={"-k": "reads key bindings (commands) from a file", "--lesskey-file": "reads "
+                  "key bindings (commands) from a file", "--lesskey-src": "reads key bindings "
+                  "(commands) from a file", "--lesskey-content": "takes key bindings from its "
+                  "argument"},
+    risks=lambda vals: [Risk(i, CODE, "+", "a `+` start-up command of the pager can run a "
+                             "shell command (`!`, `|`)")
+                        for i, v in enumerate(vals) if v.startswith("+") and
+                        any(c in v for c in "!|")],
+    examples=(
+        Example("less -o copy.txt f", writes=("copy.txt",)),
+        Example("less --log-file=.mcp.json f", writes=(".mcp.json",)),
+        Example("less '+!id' f", runs_code=True),
+        Example("less -k keys f", runs_code=True),
+        Example("less -R f"),
+        Example("less +G f"),
+    ),
+)
+
+MAN = Program(
+    ("man",), "the manual pager",
+    code_options={"-P": "runs another program as the pager", "--pager": "runs another program "
+                  "as the pager", "-H": "runs a browser", "--html": "runs a browser",
+                  "-C": "reads its configuration (pagers) from another file",
+                  "--config-file": "reads its configuration (pagers) from another file"},
+    examples=(
+        Example("man -P 'sh -c id' ls", runs_code=True),
+        Example("man --pager=./x ls", runs_code=True),
+        Example("man -Hfirefox ls", runs_code=True),
+        Example("man ls"),
+        Example("man 5 crontab"),
+    ),
+)
+
+TEXT = (RG, FD, FIND, SED, AWK, LESS, MAN)
