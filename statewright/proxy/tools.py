@@ -146,7 +146,7 @@ TOOL_SPECS: dict[str, dict[str, Any]] = {
         "schema": {
             "type": "object",
             "properties": {
-                "name": {"type": ["string", "null"], "minLength": 1,
+                "name": {"type": "string", "minLength": 1,
                          "description": "Workflow id; omit for this session's paused run."},
             },
             "additionalProperties": False,
@@ -165,7 +165,7 @@ TOOL_SPECS: dict[str, dict[str, Any]] = {
         "schema": {
             "type": "object",
             "properties": {
-                "branch": {"type": ["string", "null"], "minLength": 1,
+                "branch": {"type": "string", "minLength": 1,
                            "description": "Branch name; omit to list the branches."},
             },
             "additionalProperties": False,
@@ -245,6 +245,8 @@ NULL_MEANS_ABSENT = {
     "statewright_load_workflow": frozenset({"branch", "input"}),
     "statewright_transition": frozenset({"data", "expected_version"}),
     "statewright_force_state": frozenset({"context"}),
+    "statewright_resume": frozenset({"name"}),
+    "statewright_fork": frozenset({"branch"}),
 }
 
 
