@@ -88,6 +88,14 @@ def state_dir_str(root: str | os.PathLike[str]) -> str:
     return os.path.join(os.fspath(root), STATE_DIR)
 
 
+def active_marker_dir() -> str:
+    """Where the active-run markers live (`runtime.marker`): outside every project, so taking a
+    project's store away does not take them too."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local",
+                                                            "state")
+    return os.path.join(base, "statewright", "active")
+
+
 class Config(Record):
     """The project's configuration (`statewright.json`), an immutable record."""
 
@@ -189,3 +197,58 @@ def load_config(root: str | os.PathLike[str]) -> Config:
         raise StatewrightError(INVALID_ARGUMENTS, f"{path}: " + "; ".join(problems))
     return Config(root=root, mcp_servers=servers, workflows=tuple(workflows),
                   fail_open=fail_open, shell_tools=dict(shell_tools))
+
+
+def mcp_server_roots(config: Config) -> dict[str, tuple[str, ...]]:
+    """For each MCP server the project wires (`statewright.json` `mcpServers`, which the proxy
+    forwards, and `.mcp.json`, which Claude Code calls directly), the directories it may
+    resolve a relative path against: its working directory and every directory named on its
+    command line (a filesystem server resolves `notes.txt` against its allowed directories,
+    not against the agent's cwd). DESIGN section 4 "Paths": a path is judged against each."""
+    servers: dict[str, Any] = {}
+    mcp = os.path.join(config.root_dir, ".mcp.json")
+    if os.path.isfile(mcp):
+        try:
+            with open(mcp, encoding="utf-8") as fh:
+                raw = loads(fh.read())
+            if isinstance(raw, dict) and isinstance(raw.get("mcpServers"), dict):
+                servers.update(raw["mcpServers"])
+        except (OSError, ValueError):
+            pass
+    servers.update(config.mcp_servers)
+    out: dict[str, tuple[str, ...]] = {}
+    for name, spec in servers.items():
+        if isinstance(name, str) and isinstance(spec, dict):
+            out[name] = _server_dirs(spec, config.root_dir)
+    return out
+
+
+def _server_dirs(spec: dict[str, Any], root: str) -> tuple[str, ...]:
+    cwd = spec.get("cwd") if isinstance(spec.get("cwd"), str) else None
+    base = os.path.join(root, os.path.expanduser(_env_refs(cwd))) if cwd else root
+    dirs = [os.path.realpath(base)]
+    args = spec.get("args")
+    for a in args if isinstance(args, list) else ():
+        if not isinstance(a, str) or not a or a.startswith("-"):
+            continue
+        d = os.path.join(base, os.path.expanduser(_env_refs(a)))
+        if os.path.isdir(d):
+            r = os.path.realpath(d)
+            if r not in dirs:
+                dirs.append(r)
+    return tuple(dirs)
+
+
+def _env_refs(value: str) -> str:
+    """`${VAR}` / `${VAR:-default}` expanded as Claude Code expands `.mcp.json`."""
+    if "${" not in value:
+        return value
+    import re
+
+    def sub(m: Any) -> str:
+        got = os.environ.get(m.group(1))
+        if got is None or (got == "" and m.group(2) is not None):
+            return m.group(2) if m.group(2) is not None else ""
+        return got
+
+    return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}", sub, value)

@@ -30,3 +30,6 @@ PAGE_FILE = "ui.json"
 
 RESERVED_PREFIX = "_"
 OBSERVED = "_observed"
+#: host tools that run code in a language statewright cannot analyse: refused in any state
+#: that restricts commands or the environment (DESIGN section 4)
+CODE_TOOLS = frozenset({"PowerShell"})

@@ -23,6 +23,19 @@ if TYPE_CHECKING:
     from typing import Any, TextIO
 
 HUMAN = "human"  # the actor of every CLI action (what lets it approve, reject, force)
+AGENT = "agent"
+
+
+def transition_actor() -> str:
+    """Who fires an event from the CLI: the agent when it runs inside the agent's shell
+    (Claude Code marks its shells with `CLAUDECODE=1`; statewright's hook makes a line that
+    runs the CLI export `STATEWRIGHT_ACTOR=agent`, and no line may drop either), else the
+    human at the terminal (DESIGN section 3: the actor is who really acted)."""
+    import os
+
+    if os.environ.get("STATEWRIGHT_ACTOR") == AGENT or os.environ.get("CLAUDECODE") == "1":
+        return AGENT
+    return HUMAN
 USAGE = "USAGE"  # the code of a usage error typer/click finds (bad option, missing argument)
 
 

@@ -16,7 +16,7 @@ import os
 import sys
 
 from ..lean import TYPE_CHECKING
-from .base import HUMAN, answer, object_option, render_state
+from .base import answer, object_option, render_state, transition_actor
 
 if TYPE_CHECKING:
     from typing import Any
@@ -120,5 +120,6 @@ def transition(event: str, data: str | None = None, expected_version: int | None
                project: str | None = None) -> None:
     payload = object_option(data, "--data")
     state = _runtime(project).transition(session, event, payload,
-                                         expected_version=expected_version, actor=HUMAN)
+                                         expected_version=expected_version,
+                                         actor=transition_actor())
     answer(state, as_json, lambda: render_state(state, f"{event} -> {state['state']}"))

@@ -165,11 +165,45 @@ def edit_lines(tool: str, args: dict[str, Any], read_text: Callable[[str], str |
             return count_lines(content)
         return write_lines(content, _old_text(args.get("file_path"), read_text, resolve, base))
     if tool == "NotebookEdit":
-        return count_lines(args.get("new_source"))
+        return notebook_lines(args, _old_text(args.get("notebook_path"), read_text, resolve,
+                                              base))
     part = mcp_tool_part(tool)
     if tool.startswith("mcp__") and is_mcp_edit_tool(part):
         return _mcp_lines(part, args, lambda path: _old_text(path, read_text, resolve, base))
     return None
+
+
+def notebook_lines(args: dict[str, Any], notebook: str | None) -> int:
+    """NotebookEdit (DESIGN section 4, check 7): the lines of the cell it replaces or deletes
+    and of the new source, as Edit counts them: insert = the new lines, delete = the cell's
+    lines, replace = the larger of the two. A cell that cannot be found (no such id, an
+    unreadable notebook) counts as the notebook's largest cell, never as nothing."""
+    mode = args.get("edit_mode") or "replace"
+    new = count_lines(args.get("new_source")) if mode != "delete" else 0
+    if mode == "insert":
+        return new
+    return max(new, _cell_lines(notebook, args.get("cell_id")))
+
+
+def _cell_lines(notebook: str | None, cell_id: Any) -> int:
+    if notebook is None:
+        return 0
+    from ..lean import loads
+
+    try:
+        doc = loads(notebook)
+        cells = doc.get("cells") if isinstance(doc, dict) else None
+    except ValueError:
+        cells = None
+    if not isinstance(cells, list):
+        return count_lines(notebook)  # not a notebook we can read: all of it
+    sizes = [count_lines("".join(map(str, c["source"])) if isinstance(c.get("source"), list)
+                         else c.get("source")) if isinstance(c, dict) else 0 for c in cells]
+    for i, c in enumerate(cells):
+        if isinstance(c, dict) and cell_id is not None and (
+                c.get("id") == cell_id or str(cell_id) in (f"cell-{i}", str(i))):
+            return sizes[i] if i < len(sizes) else 0
+    return max(sizes, default=0)
 
 
 def _old_text(path: Any, read_text: Callable[[str], str | None] | None,

@@ -8,10 +8,10 @@ the store is seen for what it is). Total on its input (a malformed call is refus
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 
 from ..lean import TYPE_CHECKING
+from ..names import CODE_TOOLS
 from . import edits as _edits
 from . import protect
 from .paths import (
@@ -23,7 +23,7 @@ from .paths import (
     tool_paths,
     unusable_path,
 )
-from .protect.scope import holds_protected, sensitive, write_target_problem
+from .protect.scope import write_target_problem
 from .tools import tool_allowed, tool_facts
 from .types import CACHE_MAX_LINE, Counters, Decision, GateContext, ToolCall
 
@@ -32,7 +32,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
     from ..definition.compiled import State
-    from .paths import Resolve
     from .shell import Command, ShellAnalysis, Verdict
 
     _Check = Callable[["_Call", State, Counters, GateContext], Decision | None]
@@ -190,15 +189,24 @@ def _argument_problems(c: _Call, ctx: GateContext) -> list[str]:
             why = protect.glob_violation(v, ctx) if name != "Grep" or k == "glob" else None
             if why:
                 problems.append(why)
+    roots = _server_roots(name, ctx)
     for p in paths:
         unusable = unusable_path(p)
         if unusable:
             problems.append("a path argument " + unusable)
             continue
-        why = protect.path_violation(p, ctx, c.resolve, c.cwd, write=c.may_write, tree=c.tree)
+        why = protect.path_violation(p, ctx, c.resolve, c.cwd, write=c.may_write, tree=c.tree,
+                                     fulls=c.every(p, c.cwd, roots))
         if why:
             problems.append(why)
     return problems
+
+
+def _server_roots(name: str, ctx: GateContext) -> tuple[str, ...]:
+    """The directories the MCP server behind tool `name` resolves relative paths against."""
+    if not name.startswith("mcp__") or not ctx.server_roots:
+        return ()
+    return ctx.server_roots.get(name[5:].split("__", 1)[0], ())
 
 
 def _final_state(c: _Call, state: State, counters: Counters, ctx: GateContext
@@ -218,16 +226,61 @@ def _write_scope(c: _Call, state: State, counters: Counters, ctx: GateContext
     if not c.write or c.analysis is not None:
         return None
     root = ctx.project_root
+    roots = _server_roots(c.name, ctx)
     for p in _edits.edited_paths(c.name, c.args):
-        full = c.resolve(p, c.cwd)
-        rel = relative_to_root(full, root)
-        why = write_target_problem(p, full, rel, ctx)
-        if rel is not None and rel not in c.files:
-            c.files.append(rel)
-        if why:
-            c.trace.append(f"self_protection: {why}")
-            return _deny("self_protection", c.what, why, state, ctx, c.trace)
+        fulls = c.every(p, c.cwd, roots) if isinstance(p, str) else [c.resolve(p, c.cwd)]
+        for i, full in enumerate(fulls):
+            rel = relative_to_root(full, root)
+            why = write_target_problem(p, full, rel, ctx)
+            if i == 0 and rel is not None and rel not in c.files:
+                c.files.append(rel)
+            if why is None and i == 0 and full.endswith(".json"):
+                from .protect.worktree import shadowing_write
+
+                why = shadowing_write(full, c.args.get("content"), ctx)
+            if why:
+                c.trace.append(f"self_protection: {why}")
+                return _deny("self_protection", c.what, why, state, ctx, c.trace)
     return None
+
+
+# -- other tools and channels (escape class 6) ---------------------------------------------------
+
+def _channels(c: _Call, state: State, counters: Counters, ctx: GateContext) -> Decision | None:
+    """Host tools running unanalysable code; process environments read by file tools; work
+    left running after the call; a pinned env_overrides value dropped (`policy.channels`)."""
+    if c.analysis is None and c.name not in CODE_TOOLS and not (
+            state.blocked_env and _may_reach_proc(c)):
+        return None  # (the usual Read or Edit: nothing here applies, nothing to import)
+    from . import channels
+
+    why = channels.code_tool_problem(c.name, state)
+    rule = "allowed_tools"
+    if why is None and c.analysis is None and state.blocked_env:
+        roots = _server_roots(c.name, ctx)
+        why = channels.environ_read_problem(c.name, c.args,
+                                            lambda p: c.every(p, c.cwd, roots))
+        rule = "blocked_env"
+    if why is None and c.analysis is not None:
+        why = channels.background_problem(c.analysis, c.args)
+        rule = "allowed_commands"
+        if why is None:
+            why = channels.pinned_problem(c.analysis,
+                                          (*state.env_overrides, *channels.IDENTITY_ENV))
+            rule = "blocked_env"
+    if why is None:
+        return None
+    c.trace.append(f"{rule}: {why}")
+    return _deny(rule, c.what, why, state, ctx, c.trace, shell=c.analysis is not None)
+
+
+def _may_reach_proc(c: _Call) -> bool:
+    """Whether a file tool's call could name `/proc` or `/dev`: by its text, or by a path
+    self-protection resolved there (a link made earlier)."""
+    for v in c.args.values():
+        if isinstance(v, str) and ("proc" in v or "/dev" in v or "environ" in v):
+            return True
+    return any(f.startswith(("/proc", "/dev")) for f in c._seen.values())
 
 
 # -- 2-4. allowed_tools, max_iterations, context_budget_bytes -----------------------------------
@@ -273,6 +326,8 @@ def _allowed_commands(c: _Call, state: State, counters: Counters, ctx: GateConte
     analysis, command = c.analysis, c.command
     if analysis is None or command is None:
         return None
+    from .lines import cd_checker, file_key, worktree_changes
+    from .lines import redirect_problems as _redirect_problems
     from .shell.cwds import line_cwds
 
     cwds = line_cwds(analysis, c.cwd or ctx.project_root)[0]
@@ -280,9 +335,12 @@ def _allowed_commands(c: _Call, state: State, counters: Counters, ctx: GateConte
         if r.output and r.target is not None and r.target.literal and \
                 r.target.value not in HARMLESS_DEVICES:
             for d in cwds:
-                f = _file_key(r.target.value, ctx, c.resolve, d)
+                f = file_key(r.target.value, ctx, c.resolve, d)
                 if f not in c.files:
                     c.files.append(f)
+    for f in worktree_changes(analysis, ctx, c.resolve, cwds):
+        if f not in c.files:
+            c.files.append(f)
     redirect_problems = _redirect_problems(analysis, ctx, c.resolve, cwds)
     if state.allowed_commands is None:
         # no command rules here, but output redirects obey the same write scope as the
@@ -294,7 +352,7 @@ def _allowed_commands(c: _Call, state: State, counters: Counters, ctx: GateConte
         return None
     if analysis.changes_dir or len(command) > CACHE_MAX_LINE:
         v = _check_commands(analysis, state.allowed_commands,
-                            _cd_checker(ctx, c.resolve, c.cwd or ctx.project_root))
+                            cd_checker(ctx, c.resolve, c.cwd or ctx.project_root))
     else:  # no `cd` to follow on disk: the verdict depends on the text alone
         v = _commands_by_line(command, tuple(state.allowed_commands))
     c.trace += [f"allowed_commands: {t}" for t in v.trace]
@@ -318,62 +376,6 @@ def _commands_by_line(command: str, allowed: tuple[str, ...]) -> Verdict:
     from .shell import analyze, check_commands
 
     return check_commands(analyze(command), allowed)
-
-
-def _cd_checker(ctx: GateContext, resolve: Resolve, start: str
-                ) -> Callable[[Command], str | None]:
-    """A `cd` checker that follows the directory changes of the line in order."""
-    from .shell.cwds import DirWalk
-
-    walk = DirWalk(start)
-
-    def check(c: Command) -> str | None:
-        why = _cd_problem(c, ctx, resolve, walk.cwd)
-        if why is None:
-            walk.follow(c)
-        return why
-
-    return check
-
-
-def _cd_problem(c: Command, ctx: GateContext, resolve: Resolve, cwd: str) -> str | None:
-    args = c.args
-    if len(args) != 1 or not args[0].literal or args[0].value in ("-", ""):
-        return "`cd` needs one literal directory inside the project"
-    target = args[0].value
-    full = resolve(target, cwd, shell=True)
-    rel = relative_to_root(full, ctx.project_root)
-    if rel is None:
-        return f"`cd {target}` leaves the project"
-    why = sensitive(rel, full, ctx)
-    return f"`cd {target}`: {why}" if why else None
-
-
-def _redirect_problems(analysis: ShellAnalysis, ctx: GateContext, resolve: Resolve,
-                       cwds: list[str]) -> list[str]:
-    """Output redirects (and files options say a command writes) may write inside the project
-    only, never into git metadata, Claude settings, the store or a protected file."""
-    out: list[str] = []
-    for r in analysis.redirects:
-        if not r.output or r.target is None:
-            continue
-        t = r.target
-        if not t.literal:
-            out.append(f"`{r.op} {t.text}`: the target is not a literal path")
-            continue
-        if t.value in HARMLESS_DEVICES:
-            continue
-        for d in cwds:
-            full = resolve(t.value, d, shell=True)
-            rel = relative_to_root(full, ctx.project_root)
-            if rel is None:
-                out.append(f"`{r.op} {t.value}` writes outside the project")
-                break
-            why = sensitive(rel, full, ctx) or holds_protected(full, ctx)
-            if why:
-                out.append(f"`{r.op} {t.value}`: {why}")
-                break
-    return list(dict.fromkeys(out))
 
 
 # -- 6. blocked_env ----------------------------------------------------------------------------
@@ -461,6 +463,7 @@ _CHECKS: tuple[tuple[_Check, tuple[str, ...], str | None], ...] = (
     (_final_state, _EVERY_KIND, "final"),
     (_write_scope, ("edit",), None),
     (_allowed_tools, _EVERY_KIND, None),
+    (_channels, _EVERY_KIND, None),
     (_max_iterations, _EVERY_KIND, "max_iterations"),
     (_context_budget, _EVERY_KIND, "context_budget_bytes"),
     (_allowed_commands, ("shell",), None),
@@ -474,15 +477,19 @@ def _allow(c: _Call, state: State) -> Decision:
     """Allowed. A shell line in a state with `blocked_env` or `env_overrides` is rewritten to
     run with the blocked variables unset and the overrides exported."""
     updated = None
-    if c.analysis is not None and c.command is not None and c.shell_key is not None and (
-            state.blocked_env or state.env_overrides):
-        from .shell import rewrite_for_env
+    if c.analysis is not None and c.command is not None and c.shell_key is not None:
+        from .channels import line_exports
 
-        updated = dict(c.args)
-        updated[c.shell_key] = rewrite_for_env(c.command, state.blocked_env,
-                                               state.env_overrides)
-        c.trace.append("rewritten to run with blocked variables unset"
-                       + (" and env_overrides exported" if state.env_overrides else ""))
+        extra = line_exports(c.analysis, state)
+        if state.blocked_env or state.env_overrides or extra:
+            from .shell import rewrite_for_env
+
+            updated = dict(c.args)
+            updated[c.shell_key] = rewrite_for_env(c.command, state.blocked_env,
+                                                   {**extra, **state.env_overrides})
+            c.trace.append("rewritten to run with blocked variables unset"
+                           + (" and " + ", ".join(sorted({*extra, *state.env_overrides}))
+                              + " exported" if extra or state.env_overrides else ""))
     c.trace.append("allow")
     return Decision(True, "", "", "", tuple(c.trace), tuple(c.files), updated)
 
@@ -534,14 +541,6 @@ def _printable(text: str) -> str:
         return text
     except UnicodeEncodeError:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _file_key(path: str, ctx: GateContext, resolve: Resolve, cwd: str) -> str:
-    """How check 8 names a file a shell line writes: project-relative, else absolute."""
-    rel = relative_to_root(resolve(path, cwd, shell=True), ctx.project_root)
-    if rel is not None:
-        return rel
-    return os.path.normpath(os.path.join(cwd or ctx.project_root, path))
 
 
 class _StateMemo:

@@ -292,6 +292,48 @@ class PathResolver:
         full = self._seen[key] = real_path(joined, self.real_root)
         return full
 
+    def every(self, p: str, cwd: str | None, roots: tuple[str, ...] = (),
+              shell: bool = False) -> list[str]:
+        """Every resolution of path `p` the executing side may apply (DESIGN section 4
+        "Paths"), absolute and symlink-free: against `cwd` and against each of `roots` (an MCP
+        server resolves a relative path against its own allowed directories); with `..`
+        taken after symlinks (the kernel) and before them (a lexically normalising front end,
+        such as Node's `path.resolve`); in NFC and NFD (a front end may map one spelling to a
+        file of the other). Case folding is the comparer's business (`CtxFacts.folded`)."""
+        if not roots and p.isascii() and ".." not in p:
+            return [self.resolve(p, cwd, shell)]  # (the usual path: one resolution)
+        bases = [cwd or self.root]
+        if p[:1] != os.sep and p[:1] != "~":
+            bases += [r for r in roots if r not in bases]
+        out: list[str] = []
+        for base in bases:
+            for q in _spellings(p):
+                full = self.resolve(q, base, shell)
+                if full not in out:
+                    out.append(full)
+                if ".." in q:
+                    lex = os.path.normpath(os.path.join(base, os.path.expanduser(q)
+                                                        if not shell else q))
+                    full = real_path(lex, self.real_root)
+                    if full not in out:
+                        out.append(full)
+        return out
+
+
+def _spellings(p: str) -> tuple[str, ...]:
+    """`p` and its NFC and NFD forms (ASCII has one form)."""
+    if p.isascii():
+        return (p,)
+    import unicodedata
+
+    return tuple(dict.fromkeys((p, unicodedata.normalize("NFC", p),
+                                unicodedata.normalize("NFD", p))))
+
+
+def unicode_forms(full: str) -> tuple[str, ...]:
+    """The NFC and NFD forms of a resolved path (to compare with protected paths)."""
+    return _spellings(full)
+
 
 # -- which arguments are paths -------------------------------------------------------------------
 

@@ -95,17 +95,20 @@ class GateContext(Record):
     """
 
     __slots__ = __match_args__ = _fields = ("project_root", "store_dir", "protected_files",
-                                            "shell_tools", "events", "read_text")
+                                            "shell_tools", "events", "read_text",
+                                            "server_roots")
     project_root: str
     store_dir: str
     protected_files: frozenset[str]
     shell_tools: dict[str, str]
     events: tuple[str, ...]
     read_text: Callable[[str], str | None] | None
+    server_roots: dict[str, tuple[str, ...]]
 
     def __init__(self, project_root: str, store_dir: str, protected_files: frozenset[str] = _EMPTY,
                  shell_tools: dict[str, str] | None = None, events: tuple[str, ...] = (),
-                 read_text: Callable[[str], str | None] | None = None) -> None:
+                 read_text: Callable[[str], str | None] | None = None,
+                 server_roots: dict[str, tuple[str, ...]] | None = None) -> None:
         set_field(self, "project_root", project_root)
         # absolute path of .statewright (or $STATEWRIGHT_HOME)
         set_field(self, "store_dir", store_dir)
@@ -115,6 +118,9 @@ class GateContext(Record):
         set_field(self, "shell_tools", {} if shell_tools is None else shell_tools)
         set_field(self, "events", events)  # events the agent can fire now (for the deny reason)
         set_field(self, "read_text", read_text)
+        # MCP server name -> the directories it resolves a relative path against (its working
+        # directory and the directories on its command line: a filesystem server's roots)
+        set_field(self, "server_roots", {} if server_roots is None else server_roots)
 
 
 class Decision(Record):

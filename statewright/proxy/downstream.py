@@ -94,6 +94,7 @@ class Downstream:
         self._last_attempt = 0.0
         self._stopping = False
         self._refresh_pending = False
+        self.withheld: frozenset[str] = frozenset()  # environment variables not passed on
 
     catalogue_epoch = 0  # bumped whenever any server's catalogue is replaced (routing cache key)
 
@@ -115,7 +116,10 @@ class Downstream:
             return streamable_http_client(s.url or "", http_client=_http_client(s.headers))
         # The SDK's default environment is minimal (HOME, PATH, ...): pass ours explicitly,
         # with the server's own `env` on top, as Claude Code does.
-        env = {**os.environ, **s.env}
+        # Variables a workflow blocks are withheld (DESIGN section 4, check 6: downstream
+        # servers start without them); a variable the config gives the server itself stays.
+        withheld = self.withheld
+        env = {**{k: v for k, v in os.environ.items() if k not in withheld}, **s.env}
         self.raw = RawStdio(s.command or "", list(s.args), env=env, cwd=s.cwd)
         return self.raw
 
@@ -393,6 +397,15 @@ class DownstreamManager:
         self._tools: list[tuple[types.Tool, Route]] = []
         self._schemas: dict[str, dict[str, Any]] = {}
         self._generation = -1
+
+    def withhold(self, names: frozenset[str]) -> None:
+        """Start every stdio server without these environment variables from now on; a server
+        already running with one of them is restarted (on its next call)."""
+        for d in self.servers.values():
+            new = names - d.withheld
+            d.withheld = d.withheld | names
+            if new & set(os.environ) and d.spec.kind != "http" and d.status == "up":
+                d._drop.set()
 
     async def _changed(self) -> None:
         self._generation = -1

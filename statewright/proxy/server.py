@@ -42,6 +42,7 @@ from .capabilities import ProxyServer
 from .config import resolve_session
 from .downstream import DownstreamError, DownstreamManager, Progress, Route, ServerSpec, describe
 from .hooktool import HookTool, not_served
+from .limits import blocked_anywhere, cut_to_budget
 from .passthrough import INVALID_PARAMS, Passthrough, call_with_progress
 
 log = logging.getLogger("statewright.proxy")
@@ -102,6 +103,7 @@ class Proxy:
                                             on_tools_changed=self.notify_tools_changed,
                                             on_notification=self._downstream_notification,
                                             errlog=self.errlog)
+        self.downstream.withhold(blocked_anywhere(rt))
         self.bus = InMemorySubscriptionBus()
         self._legacy_sessions: weakref.WeakSet[Any] = weakref.WeakSet()
         self._fingerprint: tuple[Any, ...] | None = None
@@ -171,6 +173,9 @@ class Proxy:
         run, wf = eff
         try:
             self._quiet = self.rt.record_is_quiet(run, wf)
+            state = self.rt.enforced_state(run, wf)
+            if state is not None and state.blocked_env:
+                self.downstream.withhold(frozenset(state.blocked_env))
         except Exception:
             self._quiet = False
         return (run.run_id, run.state, run.status, run.version, wf.digest, wf.debug)
@@ -419,8 +424,14 @@ class Proxy:
         content = result.get("content")
         if not isinstance(content, list):
             content = result["content"] = []
-        outcome = self._record(route, name, call_args, raw_result_bytes(result),
-                               result.get("isError") is True, result)
+        nbytes = raw_result_bytes(result)
+        outcome = self._record(route, name, call_args, nbytes, result.get("isError") is True,
+                               result)
+        if outcome is not None and outcome.budget is not None and \
+                outcome.bytes_read > outcome.budget:
+            result = cut_to_budget(result, outcome.budget - (outcome.bytes_read - nbytes),
+                                   outcome.budget)
+            content = result["content"]
         if self._late:
             content.extend({"type": "text", "text": m} for m in self._late)
             self._late.clear()

@@ -28,6 +28,7 @@ from ..engine.run import AGENT, RUNNING, SYSTEM
 from ..errors import UNKNOWN_STATE, StatewrightError
 from ..lean import TYPE_CHECKING
 from ..policy.types import Counters, Decision, GateContext
+from . import marker
 from .chain import effective_in
 from .messages import agent_events, briefing, budget_warnings, has_budget, interrupt_message
 from .messages import stop_text as _stop_text
@@ -48,15 +49,19 @@ class RecordOutcome:
     """What `record` did, and what the agent must be told about it. (A plain class: building a
     dataclass costs milliseconds at import, and this module is on every hook's start-up path.)"""
 
-    __slots__ = ("bytes_read", "interrupts", "messages", "warnings")
+    __slots__ = ("budget", "bytes_read", "interrupts", "messages", "warnings")
 
     def __init__(self, messages: list[str] | None = None,
                  interrupts: list[dict[str, Any]] | None = None,
-                 bytes_read: int = 0, warnings: list[str] | None = None) -> None:
+                 bytes_read: int = 0, warnings: list[str] | None = None,
+                 budget: int | None = None) -> None:
         self.messages = messages or []  # interrupts first, then budget warnings
         self.interrupts = interrupts or []  # [{file, interrupt, state, return_to}]
         self.bytes_read = bytes_read  # the state's byte total after this result
         self.warnings = warnings or []
+        # the state's context_budget_bytes when this result was accounted: a front end that
+        # returns the output itself cuts what crosses it (DESIGN section 4, check 4)
+        self.budget = budget
 
     def __repr__(self) -> str:
         return (f"RecordOutcome(messages={self.messages!r}, interrupts={self.interrupts!r}, "
@@ -117,7 +122,8 @@ def explain(rt: Runtime, session: str, call: ToolCall) -> tuple[Decision, Run | 
         state = enforced_state(run, wf)
         if state is None:
             return _not_running(run), run, wf
-        return _gate()(state, counters_of(run), call, gate_context(rt, state)), run, wf
+        return _gate()(state, counters_of(run), call,
+                       gate_context(rt, state, tool_name=call.tool_name)), run, wf
     except BaseException as exc:
         return failure_decision(rt, exc), None, None
 
@@ -147,12 +153,19 @@ def counters_of(run: Run) -> Counters:
                     bytes_read=run.bytes_read, denied=run.denied)
 
 
-def gate_context(rt: Runtime, state: State, protected: set[str] | None = None) -> GateContext:
+def gate_context(rt: Runtime, state: State, protected: set[str] | None = None,
+                 tool_name: object = None) -> GateContext:
     """The gate's facts. `protected`: the workflow files in use, when the caller already read
-    them (inside its transaction); else they are read here."""
+    them (inside its transaction); else they are read here. `tool_name`: the call's; an MCP
+    tool's server roots are gathered only for MCP calls."""
     root = rt.root_dir
     if protected is None:
         protected = rt.protected_files()
+    roots = None
+    if isinstance(tool_name, str) and tool_name.startswith("mcp__"):
+        from ..config import mcp_server_roots
+
+        roots = mcp_server_roots(rt.config)
     return GateContext(
         project_root=root,
         store_dir=rt.store_dir,
@@ -160,6 +173,7 @@ def gate_context(rt: Runtime, state: State, protected: set[str] | None = None) -
         shell_tools=dict(rt.config.shell_tools),
         events=agent_events(state),
         read_text=file_reader(root),
+        server_roots=roots,
     )
 
 
@@ -185,28 +199,31 @@ def _gate() -> Callable[..., Decision]:
 
 
 def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
+    store_file = rt.config.store_file
     if not rt.has_store():
+        gone = marker.missing_store(store_file, session)
+        if gone is not None:
+            raise gone  # the store was taken away under a running run (`failure_decision`)
         return _no_run()  # no store, no runs: nothing is created on disk
     gate = _gate()
     _warm(rt, call)
     with rt.store.transaction() as tx:
         eff = effective_in(tx, session)
-        if eff is None:
-            return _no_run()
-        run, wf = eff
-        if wf.interrupts and rt.watching != session:
+        if eff is not None and eff[1].interrupts and rt.watching != session:
             # files changed since the last look (another process, a background job) fire
             # their interrupts first: this call is then decided under the handler's rules
-            notices = look_at_files(rt, tx, session, run, wf, rt.clock())
-            if notices:
+            if look_at_files(rt, tx, session, eff[0], eff[1], rt.clock()):
                 eff = effective_in(tx, session)
-                if eff is None:
-                    return _no_run()
-                run, wf = eff
-        state = enforced_state(run, wf)
+        state = enforced_state(*eff) if eff is not None else None
         if state is None:
-            return _not_running(run)
-        ctx = gate_context(rt, state, tx.source_paths_in_use())
+            replaced = marker.replaced_store(store_file, session,
+                                             lambda rid: tx.get_run(rid) is not None)
+            if replaced is not None:
+                raise replaced
+            return _no_run() if eff is None else _not_running(eff[0])
+        run = eff[0]  # type: ignore[index]
+        marker.ensure_marker(store_file, session, run.run_id)
+        ctx = gate_context(rt, state, tx.source_paths_in_use(), call.tool_name)
         d = gate(state, counters_of(run), call, ctx)  # counters read under the write lock
         if d.allowed and not d.counts_iteration:
             return d  # statewright's own tools: not counted, nothing written
@@ -286,6 +303,7 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
         state = enforced_state(run, wf)
         if state is None:
             return RecordOutcome()
+        budget = state.context_budget_bytes
         if wf.interrupts:
             # what changed during the call (a redirect, a script), and what was found when it
             # was decided (or by serve's watcher) but not told yet
@@ -308,7 +326,7 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
                 warnings = budget_warnings(st, current)
     messages.extend(warnings)
     return RecordOutcome(messages=messages, interrupts=interrupts,
-                         bytes_read=current.bytes_read, warnings=warnings)
+                         bytes_read=current.bytes_read, warnings=warnings, budget=budget)
 
 
 def look_at_files(rt: Runtime, tx: Any, session: str, run: Run, wf: CompiledWorkflow,

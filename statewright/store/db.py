@@ -41,6 +41,7 @@ from ..errors import STORE_ERROR, UNKNOWN_RUN, StatewrightError
 from ..lean import TYPE_CHECKING, allocate_lock, sqlite3, thread_local
 from ..lean import dumps as _json_dumps
 from ..lean import loads as _loads
+from .cache import RowCache
 from .schema import APPLICATION_ID, BUSY_TIMEOUT_MS, MIGRATIONS, SCHEMA_VERSION
 from .tables import TxTables
 
@@ -96,32 +97,6 @@ def _store_error(path: str | os.PathLike[str], exc: BaseException) -> Statewrigh
     else:
         hint = "the store could not be used"
     return StatewrightError(STORE_ERROR, f"{path}: {msg} — {hint}")
-
-
-class RowCache:
-    """What one connection last read or wrote of the runs, valid while no OTHER connection has
-    committed since: `PRAGMA data_version` (checked at the start of every transaction, after
-    BEGIN) changes exactly then. A process deciding call after call (the resident proxy) then
-    reads nothing twice: no query, no JSON parse. Runs are immutable, so sharing them is safe.
-    A rolled-back transaction empties it (what it wrote never happened)."""
-
-    __slots__ = ("data_version", "runs", "sessions", "sources")
-
-    def __init__(self) -> None:
-        self.data_version: int | None = None
-        self.runs: dict[str, tuple[Run, str]] = {}  # run_id -> (run, definition digest)
-        self.sessions: dict[tuple[str, str | None], str | None] = {}  # resolve_session_run
-        self.sources: set[str] | None = None  # source_paths_in_use
-
-    def clear(self) -> None:
-        self.runs.clear()
-        self.lookups_changed()
-
-    def lookups_changed(self) -> None:
-        """A run's status, session or bindings changed: which run a session resolves to, and
-        which definitions are in use, must be read again."""
-        self.sessions.clear()
-        self.sources = None
 
 
 class Tx(TxTables):
@@ -391,6 +366,26 @@ class Tx(TxTables):
         return set(self.cache.sources)
 
 
+#: the store directory's own `.gitignore` (DESIGN section 5): git counts everything in it as
+#: ignored, so `git clean -fd` and `git stash -u` leave the store alone; only the options that
+#: remove ignored files reach it (`-x`, `-X`, `--all`), and self-protection refuses those
+STORE_GITIGNORE = "# statewright's store: never committed, never cleaned\n*\n"
+
+
+def write_gitignore(directory: str) -> None:
+    """Give the store directory its `.gitignore` unless it has one."""
+    if not directory:
+        return
+    path = os.path.join(directory, ".gitignore")
+    if os.path.exists(path):
+        return
+    try:
+        with open(path, "x", encoding="utf-8") as fh:
+            fh.write(STORE_GITIGNORE)
+    except OSError:
+        pass  # (a read-only or shared directory: the store works without it)
+
+
 class Store:
     """The project's state.db. Connections are per thread and opened lazily.
 
@@ -467,6 +462,7 @@ class Store:
                 "pragma_application_id").fetchone()
             if version != SCHEMA_VERSION or app_id != APPLICATION_ID:
                 self._initialise(conn, version, app_id)
+                write_gitignore(parent)
             # WAL survives process crashes with NORMAL; the journal mode itself is persistent.
             conn.execute("PRAGMA synchronous=NORMAL")
             if self.resident:

@@ -36,10 +36,11 @@ CORE = frozenset({
     "statewright.policy.protect.scope",
     "statewright.policy.protect.store", "statewright.policy.tools", "statewright.policy.types",
     "statewright.runtime", "statewright.runtime.answer", "statewright.runtime.chain",
-    "statewright.runtime.enforcement", "statewright.runtime.messages",
+    "statewright.runtime.enforcement", "statewright.runtime.marker",
+    "statewright.runtime.messages",
     "statewright.runtime.persist", "statewright.runtime.service", "statewright.runtime.state_text",
     "statewright.store", "statewright.store.db", "statewright.store.schema",
-    "statewright.store.tables",
+    "statewright.store.tables", "statewright.store.cache",
 })
 # Recording a result (PostToolUse / PostToolUseFailure) adds the evidence it records
 # (`_observed`, DESIGN section 3): a small pure module.
@@ -53,6 +54,11 @@ SHELL = CORE | {
     "statewright.policy.programs.python", "statewright.policy.programs.scripts",
     "statewright.policy.programs.spec", "statewright.policy.programs.text",
     "statewright.policy.programs.writers", "statewright.policy.shell.arith",
+    # escape classes 4 and 6: background work, a line's file-system side (cd, redirects,
+    # counted files), what worktree-changing programs do (`git status` changes nothing, so
+    # `protect.worktree` stays unloaded)
+    "statewright.policy.channels", "statewright.policy.lines",
+    "statewright.policy.programs.worktree",
     "statewright.policy.protect.cli", "statewright.policy.protect.line",
     "statewright.policy.shell", "statewright.policy.shell.commands",
     "statewright.policy.shell.cwds", "statewright.policy.shell.env",

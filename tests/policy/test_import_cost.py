@@ -107,7 +107,10 @@ def test_a_write_over_an_existing_file_imports_difflib_and_nothing_of_the_shell(
 def test_a_bash_decision_loads_the_grammar_without_the_packages_init(root):
     out = _decide(root, "Bash", {"command": "pytest -q && git status | tee out.log"})
     assert out["allowed"], out
-    assert out["updated"] == {"command": "unset SECRET\npytest -q && git status | tee out.log"}
+    # blocked variables unset; git hardened against planted repositories (escape class 5)
+    cmd = out["updated"]["command"]
+    assert cmd.startswith("unset SECRET; export GIT_CONFIG_COUNT=2")
+    assert cmd.endswith("\npytest -q && git status | tee out.log")
     mods = set(out["modules"])
     assert {"tree_sitter._binding", "tree_sitter_bash._binding"} <= mods
     # the packages' __init__ (typing; importlib.resources) were not run

@@ -122,7 +122,9 @@ def test_next_call_sent_on_the_answer_is_refused_once_the_byte_budget_is_spent(p
         assert not raw.call("statewright_load_workflow", {"name": "af"}).get("isError")
         assert not raw.call("statewright_transition", {"event": "TIGHT"}).get("isError")
         first = raw.call("every__echo", {"message": "x" * 30})  # 36 bytes > 20
-        assert not first.get("isError") and texts(first)[0] == "Echo: " + "x" * 30
+        # cut at the budget (DESIGN section 4, check 4), flagged as not delivered whole
+        assert first.get("isError") is True and texts(first)[0] == "Echo: " + "x" * 14
+        assert any("output cut" in t for t in texts(first)), texts(first)
         assert any("context budget" in t and "used up" in t for t in texts(first)), texts(first)
         # the very next request, written as soon as the answer was read
         second = raw.call("every__echo", {"message": "y"})

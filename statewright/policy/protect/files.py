@@ -7,7 +7,7 @@ import os
 
 from ...lean import TYPE_CHECKING, LazyRe
 from ...names import STORE_FILE
-from .store import ctx_facts, store_markers
+from .store import ctx_facts, program_paths, program_prefixes, store_markers
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
@@ -22,31 +22,57 @@ def _fnmatchcase(name: str, pattern: str) -> bool:
 
 
 def path_violation(p: str, ctx: Any, resolve: Resolve, cwd: str | None, write: bool,
-                   tree: bool = False) -> str | None:
+                   tree: bool = False, fulls: list[str] | None = None) -> str | None:
     """Why touching path `p` is refused (None if it is fine).
+
+    `fulls`: every resolution of `p` (`PathResolver.every`); without it, `resolve(p, cwd)`
+    alone. A protection applies if any resolution reaches it.
 
     `write`: the call may change, move or delete what `p` names. Then, besides the store, the
     workflows in use and statewright's/Claude Code's configuration (compared case-insensitively,
     for case-insensitive file systems) are refused, and anything under `~/.claude/` (the
-    user's hooks, settings and plugins). `tree`: the tool moves, renames or deletes what it
-    names; then a directory holding the store or one of those files is refused too (moving
-    `workflows/` away, editing the copy and moving it back would swap the workflow in use)."""
+    user's hooks, settings and plugins) or statewright's own programs. `tree`: the tool moves,
+    renames or deletes what it names; then a directory holding the store or one of those files
+    is refused too (moving `workflows/` away, editing the copy and moving it back would swap
+    the workflow in use)."""
     if not isinstance(p, str) or not p:
         return None
     fx = ctx_facts(ctx)
-    full = resolve(p, cwd)
+    if fx.markers.search(p):
+        return f"`{p}` is inside statewright's store ({ctx.store_dir}), which agents may not touch"
+    for full in (fulls if fulls is not None else [resolve(p, cwd)]):
+        why = _one_violation(p, full, fx, ctx, write, tree)
+        if why:
+            return why
+    return None
+
+
+def _one_violation(p: str, full: str, fx: Any, ctx: Any, write: bool, tree: bool) -> str | None:
     store = fx.store
-    if full == store or full.startswith(fx.store_prefix) or fx.markers.search(p):
+    if full == store or full.startswith(fx.store_prefix):
         return f"`{p}` is inside statewright's store ({ctx.store_dir}), which agents may not touch"
     if write:
         if full in fx.protected or full.casefold() in fx.folded:
             return f"`{p}` is a workflow or configuration file statewright is enforcing"
         if full == fx.home_claude or full.startswith(fx.home_claude_prefix):
             return f"`{p}` is Claude Code's own configuration (~/.claude), which holds its hooks"
+        why = program_problem(full, fx)
+        if why:
+            return f"`{p}`: {why}"
         pre = full.rstrip(os.sep) + os.sep
-        if (tree and store.startswith(pre)) or pre in fx.holders:
+        if (tree and store.startswith(pre)) or pre in fx.holders or \
+                (tree and any(d.startswith(pre) for d in program_paths())):
             return (f"`{p}` holds statewright's store or a file statewright is enforcing; "
                     "it may not be changed, moved or deleted as a whole")
+    return None
+
+
+def program_problem(full: str, fx: Any) -> str | None:
+    """Writing `full` would change a program the host runs for statewright (the installed
+    package, its hook and CLI scripts, the environment they run in)."""
+    if full.startswith(program_prefixes()) or full in program_paths():
+        return ("it belongs to statewright's installed programs (the package, the hook, "
+                "the environment they run in), which agents may not change")
     return None
 
 

@@ -11,12 +11,15 @@ from functools import lru_cache
 from ...lean import TYPE_CHECKING
 from ...names import STORE_FILE
 from ..paths import relative_to_root
+from ..programs import worktree as wt
 from ..shell.cwds import line_cwds
 from ..types import CACHE_MAX_LINE
 from .cli import basename, cli_violations, loose_mention
 from .store import (
     inside,
+    is_protected,
     markers_of,
+    program_paths,
     protected_paths,
     protected_relative,
     real_store,
@@ -41,6 +44,57 @@ _TREE_CMDS = {"rm", "mv", "cp", "rsync", "tar", "zip", "chmod", "chown", "chgrp"
               "shred", "scp", "rmdir", "install", "truncate", "dd", "unlink", "srm", "wipe",
               "find", "git", "setfacl", "chattr", "mount", "bsdtar", "7z", "cpio", "pax",
               "sqlite3", "rclone", "trash", "gio", "busybox"}
+
+
+#: commands `protect.worktree` judges by their effect on the worktree
+_WORKTREE_NAMES = frozenset({"git", "tar", "bsdtar", "gtar", "unzip", "7z", "7za", "7zr",
+                             "cpio", "gzip", "xz", "bzip2", "zstd", *wt.COPIERS,
+                             *wt.DECOMPRESSORS})
+
+
+def _may_change_worktree(analysis: ShellAnalysis) -> bool:
+    """Whether a command of the line could change the worktree as `protect.worktree` judges
+    (`git clean -f`, a copy with a destination, an extraction, ...); kept per line."""
+    if len(analysis.source) <= CACHE_MAX_LINE:
+        return _worktree_facts(analysis.source)[0]
+    return _worktree_scan(analysis)[0]
+
+
+def changes_worktree(analysis: ShellAnalysis) -> bool:
+    """Whether the line copies, moves, links, removes or decompresses files (they count as
+    changed files, check 8); kept per line."""
+    if len(analysis.source) <= CACHE_MAX_LINE:
+        return _worktree_facts(analysis.source)[1]
+    return _worktree_scan(analysis)[1]
+
+
+@lru_cache(maxsize=256)
+def _worktree_facts(source: str) -> tuple[bool, bool]:
+    from ..shell import analyze
+
+    return _worktree_scan(analyze(source))
+
+
+def _worktree_scan(analysis: ShellAnalysis) -> tuple[bool, bool]:
+    judged = counted = False
+    for c in analysis.commands:
+        if not c.name_literal:
+            continue
+        name = c.name
+        vals = [a.value for a in c.args]
+        if name == "git":
+            judged = judged or wt.git_effect(vals, lambda w: True) is not None
+        elif name in wt.COPIERS:
+            if wt.copy_operands(name, vals)[1] is not None:
+                judged = counted = True
+        elif name in wt.REMOVERS:
+            counted = True
+        elif name in _WORKTREE_NAMES:
+            if wt.extract_target(name, vals)[0]:
+                judged = True
+            if wt.decompressed(name, vals):
+                judged = counted = True
+    return judged, counted
 
 
 def _word_could_name(w: Word, names: tuple[str, ...]) -> bool:
@@ -178,22 +232,36 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
                 full = resolve(a.value, cwd, shell=True)
                 if inside(full, store) or full in protected:
                     out.append(f"`ln {a.value}` would link to statewright's files")
+    if _may_change_worktree(analysis):
+        from .worktree import worktree_violations
+
+        out += worktree_violations(analysis, ctx, resolve, line_cwds(analysis, cwd)[0])
     out += cli_violations(analysis, cwd)
     for r in analysis.redirects:
         if r.output and r.target is not None and r.target.literal:
-            full = resolve(r.target.value, cwd, shell=True)
-            if full in protected or inside(full, store) or (
-                    r.fd is None and r.op.startswith("-") and inside(store, full)):
-                out.append(f"`{r.op} {r.target.value}` would write a file statewright is "
-                           "enforcing")
+            for d in cwds:
+                full = resolve(r.target.value, d, shell=True)
+                if is_protected(full, protected) or inside(full, store) or (
+                        r.fd is None and r.op.startswith("-") and inside(store, full)):
+                    out.append(f"`{r.op} {r.target.value}` would write a file statewright is "
+                               "enforcing")
+                    break
+            if lost and basename(r.target.value) in _protected_names(protected):
+                out.append(f"`{r.op} {r.target.value}` may write a file statewright is "
+                           "enforcing (the line changes to a directory the analysis cannot "
+                           "know)")
     return list(dict.fromkeys(out))
 
 
 def _protected_arg(c: Command, a: Word, recursive: bool, ctx: Any, full: str,
                    protected: frozenset[str]) -> str | None:
     """Why changing `a` (resolved: `full`) would change a file statewright is enforcing."""
-    if full in protected:
+    if is_protected(full, protected):
         return f"`{c.name}` would change `{a.value}`, a file statewright is enforcing"
+    for d in program_paths():
+        if inside(full, d) or (recursive and inside(d, full)):
+            return (f"`{c.name}` would change `{a.value}`, part of statewright's installed "
+                    "programs or its active-run markers")
     if c.name in _TREE_CMDS and c.name != "ln" and (recursive or c.name == "mv"):
         rel = relative_to_root(full, ctx.project_root)
         if rel is not None:

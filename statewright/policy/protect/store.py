@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 
+from ...config import active_marker_dir
 from ...lean import TYPE_CHECKING
 from ...names import CONFIG_FILE, STATE_DIR
 from ..paths import _real_root, project_relative
@@ -83,6 +84,22 @@ def markers_of(store_dir: str) -> StoreMarkers:
     return StoreMarkers(store_dir)
 
 
+def is_protected(full: str, protected: frozenset[str]) -> bool:
+    """Whether the resolved `full` is one of the `protected` paths in any spelling a file
+    system may take for it: as is, NFC or NFD (macOS; a front end that maps one to the other),
+    case-folded (a case-insensitive file system)."""
+    if full in protected:
+        return True
+    folded = _protected_folded(protected)
+    if full.casefold() in folded:
+        return True
+    if full.isascii():
+        return False
+    from ..paths import unicode_forms
+
+    return any(f in protected or f.casefold() in folded for f in unicode_forms(full))
+
+
 def inside(path: str, directory: str) -> bool:
     d = directory.rstrip(os.sep)
     return path == d or path.startswith(d + os.sep)
@@ -121,6 +138,33 @@ def _home_claude() -> str:
 @lru_cache(maxsize=64)
 def protected_relative(project_root: str, protected: frozenset[str]) -> frozenset[str | None]:
     return frozenset(project_relative(p, project_root) for p in protected)
+
+
+@lru_cache(maxsize=1)
+def program_paths() -> tuple[str, ...]:
+    """The real paths of the programs the host runs for statewright (DESIGN section 4, check
+    1): the installed package, the `statewright` and `statewright-hook` scripts, and the
+    virtual environment they run in when there is one (its interpreter, site-packages and
+    `.pth` files decide what `import statewright` loads). Found from this process, which is
+    one of those programs."""
+    import sys
+
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    out = [here]  # .../statewright (the package: installed, or the source of an editable one)
+    bindir = os.path.dirname(os.path.abspath(sys.executable))
+    for name in ("statewright", "statewright-hook"):
+        out.append(os.path.realpath(os.path.join(bindir, name)))
+    if sys.prefix != sys.base_prefix:  # a virtual environment
+        out.append(os.path.realpath(sys.prefix))
+    # the active-run markers (`runtime.marker`): removing one would hide a taken-away store
+    out.append(os.path.realpath(active_marker_dir()))
+    return tuple(dict.fromkeys(p.rstrip(os.sep) for p in out if p and p != os.sep))
+
+
+@lru_cache(maxsize=1)
+def program_prefixes() -> tuple[str, ...]:
+    """`program_paths()` each with a trailing separator (for one `str.startswith` test)."""
+    return tuple(p + os.sep for p in program_paths())
 
 
 @lru_cache(maxsize=64)

@@ -31,11 +31,23 @@ class DirWalk:
         if not c.name_literal or c.name not in DIR_CHANGERS:
             return
         if c.name == "cd" and len(c.args) == 1 and c.args[0].literal:
-            self.cwd = os.path.normpath(os.path.join(self.cwd, c.args[0].value))
+            target = c.args[0].value
+            self.cwd = os.path.normpath(os.path.join(self.cwd, target))
             if self.cwd not in self.seen:
                 self.seen.append(self.cwd)
+            if cdpath_applies(target):
+                # bash looks a name like this up in `$CDPATH` first, whose value the analysis
+                # cannot know (it may come from the environment): the directory is also unknown
+                self.lost = True
         else:
             self.lost = True
+
+
+def cdpath_applies(target: str) -> bool:
+    """Whether bash's `cd` would search `$CDPATH` for `target`: it does unless the name starts
+    with `/` or its first component is `.` or `..`."""
+    first = target.split("/", 1)[0]
+    return bool(target) and not target.startswith("/") and first not in (".", "..")
 
 
 def line_cwds(analysis: ShellAnalysis, start: str) -> tuple[list[str], bool]:

@@ -1,0 +1,67 @@
+"""What the proxy holds back (DESIGN section 4): output past the state's byte budget
+(`cut_to_budget`, check 4) and the variables a workflow blocks, which downstream servers start
+without (`blocked_anywhere`, check 6)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def cut_to_budget(result: dict[str, Any], room: int, budget: int) -> dict[str, Any]:
+    """The part of a result that fits in `room` bytes of the state's context budget (DESIGN
+    section 4, check 4: a result that would cross the budget is cut): text blocks cut at a
+    character boundary, other blocks and structured content dropped once they do not fit,
+    and a note saying so. The cut result is flagged `isError`."""
+    room = max(0, room)
+    out: list[dict[str, Any]] = []
+    for block in result.get("content") or ():
+        if not isinstance(block, dict):
+            continue
+        text = block.get("text")
+        size = (len(text.encode("utf-8", "replace")) if isinstance(text, str) else
+                len(json.dumps(block, separators=(",", ":"), default=str)))
+        if size <= room:
+            out.append(block)
+            room -= size
+            continue
+        if isinstance(text, str) and room > 0:
+            out.append({**block, "text": text.encode("utf-8", "replace")[:room]
+                        .decode("utf-8", "ignore")})
+        room = 0
+    out.append({"type": "text", "text": f"[statewright] output cut: this state's context "
+                f"budget of {budget} bytes is used up; transition to read more"})
+    cut = {k: v for k, v in result.items() if k not in ("content", "structuredContent")}
+    cut["content"] = out
+    # flagged as an error: the whole result was not delivered, and a client that checks
+    # structured output against the tool's schema must not take the cut text for it
+    cut["isError"] = True
+    return cut
+
+
+def blocked_anywhere(rt: Any) -> frozenset[str]:
+    """Every variable some state of some workflow on the search path blocks: downstream
+    servers start without them, so a later state's `blocked_env` needs no restart."""
+    out: set[str] = set()
+    try:
+        dirs = rt.config.workflow_dirs()
+    except Exception:
+        return frozenset()
+    for d in dirs:
+        try:
+            files = sorted(d.glob("*.json")) if d.is_dir() else []
+        except OSError:
+            continue
+        for f in files:
+            try:
+                doc = json.loads(f.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            states = doc.get("states") if isinstance(doc, dict) else None
+            for st in (states.values() if isinstance(states, dict) else ()):
+                if isinstance(st, dict):
+                    for key in ("blocked_env", "deny_env"):
+                        names = st.get(key)
+                        if isinstance(names, list):
+                            out.update(n for n in names if isinstance(n, str))
+    return frozenset(out)
