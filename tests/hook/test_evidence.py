@@ -85,7 +85,7 @@ def test_a_failure_after_a_pass_takes_the_credit_back(proj: Project) -> None:
 
 
 def test_background_interrupted_and_interpreted_status_are_not_a_pass(proj: Project) -> None:
-    allowed(proj.pre("Bash", {"command": "pytest", "run_in_background": True}))
+    # (a restricted state refuses background lines at PreToolUse; the record alone is checked)
     proj.post("Bash", {"command": "pytest", "run_in_background": True},
               {"stdout": "", "stderr": "", "interrupted": False, "backgroundTaskId": "b1"})
     assert "pytest" not in _observed(proj).get("commands", {})

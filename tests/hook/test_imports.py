@@ -143,7 +143,9 @@ def test_recording_a_shell_line_adds_the_analysis_and_the_evidence(proj: Project
         tool_response={"stdout": "", "stderr": "", "interrupted": False})))
     # (self-protection of shell lines is the decision's, not the record's)
     expected = (SHELL | RECORD) - {"statewright.policy.protect.cli",
-                                   "statewright.policy.protect.line"}
+                                   "statewright.policy.protect.line",
+                                   "statewright.policy.channels", "statewright.policy.lines",
+                                   "statewright.policy.programs.worktree"}
     assert ours == expected, {"added": sorted(ours - expected),
                               "missing": sorted(expected - ours)}
     assert other <= STDLIB_SHELL, sorted(other - STDLIB_SHELL)
