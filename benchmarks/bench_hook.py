@@ -7,6 +7,9 @@ Measures, interleaved in one run with the same venv python, the median wall time
 - `statewright-hook pre-tool-use` deciding a non-Bash call (Read),
 - `statewright-hook pre-tool-use` deciding a compound Bash line (tree-sitter parse),
 - `statewright-hook pre-tool-use` refusing a call (Edit in a state that forbids it),
+- `statewright-hook pre-tool-use` deciding Read in a workflow whose interrupts watch files
+  (`config/**/*.yml`, `**/*.env*`: the marks of the matching files are compared around each
+  call, walking a project of ~300 files),
 against a real project with a running workflow and a real store (every allowed call is
 accounted, as in production). Prints `name | value | unit | budget` rows; exits 1 when a ratio
 is over its budget (non-Bash <= 2.0x, compound Bash <= 3.0x).
@@ -58,14 +61,29 @@ COMPOUND = ("pytest -x tests/unit -q && npm test -- --silent | tee out.log; "
             "git status --short || git diff --stat $(git rev-parse HEAD) | grep -v vendor")
 
 
-def _setup(root: Path) -> None:
+WATCHED = {**WORKFLOW, "id": "bench-watched",
+           "interrupts": {"config": {"trigger": {"file_pattern": "config/**/*.yml"},
+                                     "target": "done"},
+                          "secrets": {"trigger": {"file_pattern": "**/*.env*"},
+                                      "target": "done"}}}
+
+
+def _setup(root: Path, workflow: dict = WORKFLOW) -> None:
     (root / "workflows").mkdir(parents=True)
-    (root / "workflows" / "bench-hook.json").write_text(json.dumps(WORKFLOW))
+    (root / "workflows" / f"{workflow['id']}.json").write_text(json.dumps(workflow))
     (root / "src").mkdir()
     (root / "src" / "app.py").write_text("print('hi')\n")
+    if workflow is WATCHED:
+        (root / "config" / "deploy").mkdir(parents=True)
+        (root / "config" / "deploy" / "app.yml").write_text("replicas: 1\n")
+        for d in range(15):
+            pkg = root / "src" / f"pkg{d}"
+            pkg.mkdir()
+            for f in range(20):
+                (pkg / f"mod{f}.py").write_text("x = 1\n")
     from statewright.runtime import Runtime
 
-    Runtime.open(project=str(root)).start("bench-hook", "default")
+    Runtime.open(project=str(root)).start(workflow["id"], "default")
 
 
 def _payload(root: Path, tool: str, tool_input: dict) -> bytes:
@@ -99,6 +117,11 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "proj"
         _setup(root)
+        watched = Path(tmp) / "watched"
+        _setup(watched, WATCHED)
+        wenv = {k: v for k, v in os.environ.items()
+                if not k.startswith(("STATEWRIGHT_", "CLAUDE_"))}
+        wenv["CLAUDE_PROJECT_DIR"] = str(watched)
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("STATEWRIGHT_", "CLAUDE_"))}
         env["CLAUDE_PROJECT_DIR"] = str(root)
@@ -115,6 +138,8 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
                                                            "old_string": "hi",
                                                            "new_string": "yo"})),
         }
+        watched_case = ([str(HOOK), "pre-tool-use"],
+                         _payload(watched, "Read", {"file_path": str(watched / "src/app.py")}))
         if other is not None:
             this = Path(statewright.__file__).parent.parent
             for label, tree in (("this", this), ("other", other)):
@@ -133,9 +158,13 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
         for _ in range(3):  # warm the page cache
             for cmd, stdin in cases.values():
                 _time(cmd, stdin, env)
+        _, out = _time(*watched_case, wenv)
+        assert out.strip() == b"", out
+        samples["hook Read (watched files)"] = []
         for _ in range(runs):
             for name, (cmd, stdin) in cases.items():
                 samples[name].append(_time(cmd, stdin, env)[0])
+            samples["hook Read (watched files)"].append(_time(*watched_case, wenv)[0])
     med = {k: statistics.median(v) * 1000 for k, v in samples.items()}
     base = med["python -c pass"]
     rows = [
@@ -149,6 +178,10 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
         ("hook denied / python -c pass", round(med["hook Edit (denied)"] / base, 2), "x", "<= 2.0"),
         ("hook compound Bash / python -c pass",
          round(med["hook compound Bash (allowed)"] / base, 2), "x", "<= 3.0"),
+        ("hook Read, interrupts watch files (median)", round(med["hook Read (watched files)"], 1),
+         "ms", ""),
+        ("hook Read, interrupts watch files / python -c pass",
+         round(med["hook Read (watched files)"] / base, 2), "x", "<= 2.0"),
     ]
     if other is not None:
         for what in ("hook Read", "hook compound Bash"):

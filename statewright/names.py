@@ -5,6 +5,8 @@
 - `RESERVED_SERVERS`: server names the proxy refuses for downstream servers (their forwarded
   tools would be named like statewright's own); a tool name under them is never normalised.
 - `OWN_TOOLS`: statewright's own tools, the only ones always allowed (DESIGN section 4).
+- `RESERVED_PREFIX`: context keys starting with it are statewright's (stripped from agent data,
+  workflow input and forced context); `OBSERVED` is the evidence it records (DESIGN section 3).
 - `HOOK_TOOL`: the proxy's tool that answers Claude Code's `mcp_tool` hooks. It is never listed
   to the model, never forwarded, and served only on stdio (the host's own pipe).
 - `CONFIG_FILE`, `STATE_DIR`, `STORE_FILE`: the project's config file, the store's directory
@@ -15,7 +17,8 @@ PROXY_PREFIXES = ("mcp__statewright__", "mcp__plugin_statewright_statewright__")
 RESERVED_SERVERS = ("statewright", "plugin_statewright_statewright")
 OWN_TOOLS = frozenset({"statewright_load_workflow", "statewright_transition",
                        "statewright_get_state", "statewright_list_workflows",
-                       "statewright_pause", "statewright_force_state"})
+                       "statewright_pause", "statewright_resume", "statewright_fork",
+                       "statewright_force_state"})
 HOOK_TOOL = "statewright_hook"
 
 CONFIG_FILE = "statewright.json"
@@ -25,6 +28,8 @@ STORE_FILE = "state.db"
 #: directory, beside `STORE_FILE`; never its secret)
 PAGE_FILE = "ui.json"
 
+RESERVED_PREFIX = "_"
+OBSERVED = "_observed"
 #: host tools that run code in a language statewright cannot analyse: refused in any state
 #: that restricts commands or the environment (DESIGN section 4)
 CODE_TOOLS = frozenset({"PowerShell"})

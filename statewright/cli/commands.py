@@ -35,7 +35,9 @@ COMMANDS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
         ("status", "runs", "Show the session's run: state, rules, counters, transitions."),
         ("transition", "runs", "Fire EVENT on the session's run."),
         ("pause", "runs", "Pause the session's run (enforcement stops until resumed)."),
-        ("resume", "runs", "Resume the newest paused run of NAME (or start one)."),
+        ("resume", "runs", "Resume the newest paused run of NAME (or start one); no NAME: "
+                           "the session's own."),
+        ("fork", "runs", "List the fork's branches and who works each, or bind to BRANCH."),
         ("end", "runs", "End the session's run for good (status ended)."),
         ("approve", "runs", "Approve a parked transition; it completes now."),
         ("reject", "runs", "Reject a parked transition; the run stays where it is."),

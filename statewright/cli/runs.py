@@ -98,14 +98,49 @@ def end_cmd(
 
 @app.command("resume")
 def resume_cmd(
-    name: str = typer.Argument(
-        ..., help="Workflow name: its newest paused run is resumed (or a fresh one started)."),
+    name: str | None = typer.Argument(
+        None, help="Workflow name: its newest paused run is resumed (or a fresh one started). "
+                   "Without it: the session's own paused run."),
     as_json: bool = StateJsonOpt,
     session: str | None = SessionOpt,
     project: str | None = ProjectOpt,
 ) -> None:
-    """Resume the newest paused run of NAME in this session, or start a fresh one."""
+    """Resume a paused run in this session: the newest of NAME (or a fresh one), else the
+    session's own."""
     _show(_runtime(project).resume(name, session, actor=HUMAN), as_json, "resumed")
+
+
+@app.command("fork")
+def fork_cmd(
+    branch: str | None = typer.Argument(
+        None, help="Branch to bind this session (or sub-agent) to; omit to list the branches."),
+    as_json: bool = StateJsonOpt,
+    session: str | None = SessionOpt,
+    project: str | None = ProjectOpt,
+) -> None:
+    """List the branches of the run's fork and who works each, or bind to BRANCH: from then on
+    the calls of this session (in Claude Code: of this sub-agent) obey the branch's rules."""
+    rt = _runtime(project)
+    if branch is None:
+        overview = rt.fork(session)
+        answer(overview, as_json, lambda: render_fork(overview))
+        return
+    _show(rt.fork(session, branch, actor=HUMAN), as_json, f"bound to branch {branch}")
+
+
+def render_fork(overview: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    from .app import console
+
+    t = Table(title=f"fork of run {overview['run_id']} ({overview['workflow']}, state "
+                    f"{overview['state']}, join {overview['join']})")
+    for col in ("branch", "run", "state", "status", "terminal", "worked by"):
+        t.add_column(col)
+    for b in overview["branches"]:
+        t.add_row(b["branch"], b["run_id"], b["state"] or "", b["status"], b["terminal"],
+                  b["held_by"] or "the parent (in order)")
+    console.print(t)
 
 
 @app.command("force-state")

@@ -62,16 +62,14 @@ def force_state(compiled: CompiledWorkflow, run: Run, state: str, context: Any =
     if not isinstance(state, str) or state not in compiled.states:
         return reject(run, INVALID_ARGUMENTS, f"unknown state '{state}'; states: "
                       + ", ".join(compiled.states), actor, target=state)
-    if actor == AGENT:
-        clean, err = clean_data(context)
-    else:
-        clean, err = (context or {}, None) if isinstance(context, (dict, type(None))) else (
-            None, f"context must be a JSON object, got {type(context).__name__}")
+    # reserved keys (`_observed`) are dropped whoever forces: only observation writes them
+    clean, err = clean_data(context)
     if err or clean is None:
         return reject(run, INVALID_ARGUMENTS, err or "", actor, target=state)
     base = run.with_(status=RUNNING if run.status != PAUSED else PAUSED,
                      context={**run.context, **clean},
-                     child_run=None, invoke=None, interrupt=None, interrupt_return=None)
+                     child_run=None, invoke=None, interrupt=None, interrupt_return=None,
+                     interrupt_queue=())
     new = enter(compiled, base, state, now).with_(version=run.version + 1)
     events = [Event("forced", actor, {"from": run.state, "to": state, "context": clean,
                                       "previous_status": run.status})]

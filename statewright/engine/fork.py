@@ -12,9 +12,9 @@ import copy
 from typing import Any
 
 from ..definition.compiled import BRANCH_DONE_PREFIX, CompiledWorkflow, Transition
-from ..errors import INVALID_TRANSITION
+from ..errors import INVALID_ARGUMENTS, INVALID_TRANSITION, NO_ACTIVE_RUN, TOOL_DENIED
 from .moves import enter, new_run, settled_events
-from .outcome import SYSTEM, Child, Event, IdFactory, Outcome, fresh_id, reject
+from .outcome import SYSTEM, Child, Event, IdFactory, Outcome, fresh_id, reject, strip_reserved
 from .run import COMPLETED, FAILED, RUNNING, Fork, ForkBranch, Run
 
 
@@ -59,14 +59,17 @@ def fire_fork(compiled: CompiledWorkflow, run: Run, t: Transition, data: dict[st
     children, branches, events = [], {}, []
     for name, b in f.branches.items():
         cid = fresh_id(new_id, "run", run.run_id, run.version, t.event, name)
-        child = new_run(compiled, cid, f"{run.session}/{name}", now, copy.deepcopy(ctx),
+        # evidence is each run's own: a branch starts without the parent's `_observed`
+        child = new_run(compiled, cid, f"{run.session}/{name}", now,
+                        strip_reserved(copy.deepcopy(ctx)),
                         state=b.initial, parent_run=run.run_id, branch=name,
                         branch_terminal=b.terminal)
         children.append(Child(child, compiled))
         branches[name] = ForkBranch(cid, b.initial, b.terminal, RUNNING)
         events.append(Event("started", SYSTEM, {"workflow": compiled.id, "state": b.initial,
                                                 "branch": name, "parent_run": run.run_id}, cid))
-    fork = Fork(t.event, f.join, f.on_complete, f.on_fail, tuple(f.branches), branches)
+    fork = Fork(t.event, f.join, f.on_complete, f.on_fail, tuple(f.branches), branches,
+                parallel=compiled.meta.get("parallel_forks") is True)
     new = run.with_(context=ctx, fork=fork, version=run.version + 1, updated_at=now)
     events.insert(0, Event("forked", actor, {"event": t.event, "join": f.join,
                                              "branches": fork.to_dict()["branches"],
@@ -136,7 +139,7 @@ def settle_branch(compiled: CompiledWorkflow, parent: Run, name: str, child: Run
     if joined:
         ctx = dict(parent.context)
         for n in done:  # branch results flow back into the parent, in branch order
-            ctx.update(branches[n].context or {})
+            ctx.update(strip_reserved(branches[n].context or {}))
         new = enter(compiled, parent.with_(context=ctx), fork.on_complete, now)
         new = new.with_(fork=fork.replace(joined=True), version=parent.version + 1)
         events.append(Event("joined", SYSTEM, {"event": fork.event, "join": fork.join,
@@ -146,3 +149,38 @@ def settle_branch(compiled: CompiledWorkflow, parent: Run, name: str, child: Run
         return Outcome(True, new, tuple(events), stop=tuple(running))
     new = parent.with_(fork=fork, version=parent.version + 1, updated_at=now)
     return Outcome(True, new, tuple(events))
+
+
+def bind_branch(run: Run, branch: str, holder: str, *, now: float, actor: str) -> Outcome:
+    """Bind `holder` (an agent: a session, or a sub-agent's key) to `branch` of the fork `run`
+    waits on (DESIGN section 3, parallel forks): from then on that agent's calls obey the
+    branch's rules, and the parent no longer works it. A branch another agent holds cannot be
+    taken; an agent holding a running branch cannot take another (nor leave it: there is no
+    unbinding, the binding ends when the branch does). Binding again to one's own branch is
+    accepted and changes nothing."""
+    fork = run.fork
+    if fork is None or fork.joined:
+        return reject(run, NO_ACTIVE_RUN, f"run {run.run_id} (state '{run.state}') is not "
+                      "waiting on a fork; there is no branch to bind to", actor, branch=branch)
+    b = fork.branches.get(branch)
+    if b is None:
+        names = ", ".join(fork.branch_names())
+        return reject(run, INVALID_ARGUMENTS, f"the fork of run {run.run_id} has no branch "
+                      f"'{branch}' (branches: {names})", actor, branch=branch)
+    if b.status != RUNNING:
+        return reject(run, INVALID_ARGUMENTS, f"branch '{branch}' of run {run.run_id} is "
+                      f"{b.status}", actor, branch=branch)
+    mine = fork.held_by(holder)
+    if mine == branch:
+        return Outcome(True, run)
+    if b.holder is not None:
+        return reject(run, TOOL_DENIED, f"branch '{branch}' is already worked by another agent "
+                      "(one agent per branch); take a branch nobody holds (statewright_fork "
+                      "without a branch lists them)", actor, branch=branch)
+    if mine is not None:
+        return reject(run, TOOL_DENIED, f"this agent works branch '{mine}' until it ends; it "
+                      f"cannot take branch '{branch}' too", actor, branch=branch)
+    fork = fork.with_branch(branch, b.replace(holder=holder))
+    new = run.with_(fork=fork, version=run.version + 1, updated_at=now)
+    return Outcome(True, new, (Event("bound", actor, {"branch": branch, "holder": holder,
+                                                      "run_id": b.run_id}),))

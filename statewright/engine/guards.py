@@ -26,18 +26,28 @@ MISSING: Any = _Missing()
 
 
 def get_field(context: Any, dotted: str) -> Any:
-    """Follow `a.b.c` through nested objects (and list indices); MISSING if any step is absent."""
+    """Follow `a.b.c` through nested objects (and list indices); MISSING if any step is absent.
+
+    A key may itself hold dots (an `allowed_commands` entry such as `./run.sh` under
+    `_observed.commands`): when `a` is not a key, `a.b`, `a.b.c`, ... are tried in turn."""
     cur = context
-    for part in dotted.split("."):
+    parts = dotted.split(".")
+    i, n = 0, len(parts)
+    while i < n:
+        part = parts[i]
+        i += 1
         if isinstance(cur, dict):
+            while part not in cur and i < n:
+                part += "." + parts[i]
+                i += 1
             if part not in cur:
                 return MISSING
             cur = cur[part]
         elif isinstance(cur, list) and part.isdigit():
-            i = int(part)
-            if i >= len(cur):
+            k = int(part)
+            if k >= len(cur):
                 return MISSING
-            cur = cur[i]
+            cur = cur[k]
         else:
             return MISSING
     return cur

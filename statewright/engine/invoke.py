@@ -11,7 +11,17 @@ from typing import Any
 from ..definition.compiled import CompiledWorkflow, Transition
 from ..errors import UNKNOWN_WORKFLOW, StatewrightError
 from .moves import enter, new_run, settled_events
-from .outcome import SYSTEM, Child, Event, IdFactory, Outcome, Resolver, fresh_id, reject
+from .outcome import (
+    SYSTEM,
+    Child,
+    Event,
+    IdFactory,
+    Outcome,
+    Resolver,
+    fresh_id,
+    reject,
+    strip_reserved,
+)
 from .run import FAILED, Invoke, Run
 
 
@@ -28,7 +38,8 @@ def fire_invoke(compiled: CompiledWorkflow, run: Run, t: Transition, data: dict[
         return reject(run, exc.code, f"cannot invoke '{name}': {exc.message}", actor,
                       event=t.event)
     cid = fresh_id(new_id, "run", run.run_id, run.version, t.event, name)
-    ctx = {**copy.deepcopy(child_c.context), **copy.deepcopy(t.input)}
+    # evidence is each run's own: none is inherited from the definition or the input
+    ctx = strip_reserved({**copy.deepcopy(child_c.context), **copy.deepcopy(t.input)})
     child = new_run(child_c, cid, f"{run.session}/{child_c.id}", now, ctx,
                     parent_run=run.run_id)
     invoke = Invoke(t.event, child_c.id, t.on_complete, t.on_fail, cid)

@@ -41,7 +41,18 @@ from .moves import (
     state_of,
     what_next,
 )
-from .outcome import AGENT, HUMAN, SYSTEM, Event, IdFactory, Outcome, Resolver, clean_data, reject
+from .outcome import (
+    AGENT,
+    HUMAN,
+    SYSTEM,
+    Event,
+    IdFactory,
+    Outcome,
+    Resolver,
+    clean_data,
+    reject,
+    strip_reserved,
+)
 from .run import FINISHED, RUNNING, Run
 
 # -- starting --------------------------------------------------------------------------------
@@ -54,7 +65,7 @@ def start(compiled: CompiledWorkflow, run_id: str, session: str, now: float,
                       created_at=now, updated_at=now)
     if err or clean is None:
         return Outcome(False, placeholder, code=INVALID_ARGUMENTS, message=f"input: {err}")
-    ctx = {**copy.deepcopy(compiled.context), **copy.deepcopy(clean)}
+    ctx = {**strip_reserved(copy.deepcopy(compiled.context)), **copy.deepcopy(clean)}
     run = new_run(compiled, run_id, session, now, ctx)
     events = [Event("started", actor, {"workflow": compiled.id, "state": run.state,
                                        "input": clean, "digest": compiled.digest})]
@@ -87,8 +98,8 @@ def fire(compiled: CompiledWorkflow, run: Run, event: str, data: Any = None, *, 
     t = st.on.get(event)
     if t is None:
         if st.safe_next:
-            return apply_target(compiled, run, event, st.safe_next, clean, now, actor,
-                                via="safe_next")
+            return _returned(compiled, run, apply_target(compiled, run, event, st.safe_next,
+                                                         clean, now, actor, via="safe_next"), now)
         return reject(run, INVALID_TRANSITION,
                       f"no transition for event '{event}' from state '{run.state}'. "
                       + what_next(compiled, run), actor, event=event)
@@ -156,16 +167,30 @@ def _fire_guarded(compiled: CompiledWorkflow, run: Run, t: Transition, data: dic
                 "the data of an earlier transition.")
         return reject(run, GUARD_REJECTED, msg, actor, event=event, failed=failures)
     if not t.requires_approval:
-        return apply_target(compiled, run, event, chosen.target, data, now, actor)
+        return _returned(compiled, run,
+                         apply_target(compiled, run, event, chosen.target, data, now, actor), now)
     message = (t.approval_message
                or f"Approve transition {event} from '{run.state}' to '{chosen.target}'?")
     if compiled.approval_mode == "ui":
         return request_approval(compiled, run, event, chosen.target, data, message, now, actor,
                                 new_id)
-    out = apply_target(compiled, run, event, chosen.target, data, now, actor)
+    out = _returned(compiled, run, apply_target(compiled, run, event, chosen.target, data, now,
+                                                actor), now)
     if out.accepted:  # approval_mode "none": the approval message is advice only
         return Outcome(True, out.run, out.events, advice=message)
     return out
+
+
+def _returned(compiled: CompiledWorkflow, run: Run, out: Outcome, now: float) -> Outcome:
+    """`out` of a move; when it returned from an interrupt handler (`$return`) and interrupts
+    were queued meanwhile, the first of them fires now."""
+    if not (out.accepted and run.interrupt is not None and out.run.interrupt is None
+            and out.run.interrupt_queue):
+        return out
+    queued = fire_queued(compiled, out.run, now)
+    if queued is None:
+        return Outcome(True, out.run.with_(interrupt_queue=()), out.events, advice=out.advice)
+    return Outcome(True, queued.run, out.events + queued.events, advice=out.advice)
 
 
 # -- interrupts ------------------------------------------------------------------------------
@@ -181,10 +206,36 @@ def fire_interrupt(compiled: CompiledWorkflow, run: Run, interrupt: Interrupt, *
                    path: str = "", actor: str = SYSTEM) -> Outcome:
     """Move the run to the interrupt's handler, remembering where it was (for `$return`).
 
-    Not accepted (no events) when it must not fire: the run is not running, is in a final state,
-    already handles an interrupt (no re-entry), waits on children, or is in the handler itself."""
+    While a handler of ANOTHER interrupt is active, the interrupt is queued instead (once): it
+    fires when that handler returns, so one benign interrupt cannot mask another. Not accepted
+    (no events) when it must not fire: the run is not running, is in a final state, already
+    handles or has queued this interrupt, waits on children, or is in the handler itself."""
+    if run.interrupt is not None and run.status == RUNNING and run.interrupt != interrupt.name \
+            and all(q[0] != interrupt.name for q in run.interrupt_queue) \
+            and interrupt.target in compiled.states:
+        new = run.with_(interrupt_queue=(*run.interrupt_queue, (interrupt.name, path)))
+        return Outcome(True, new, (Event("interrupt_queued", actor, {
+            "interrupt": interrupt.name, "file": path, "active": run.interrupt}),))
     if not can_interrupt(compiled, run, interrupt):
         return Outcome(False, run)
+    return _enter_handler(compiled, run, interrupt, now, path, actor)
+
+
+def fire_queued(compiled: CompiledWorkflow, run: Run, now: float) -> Outcome | None:
+    """After `$return`: the first queued interrupt fires (the rest stay queued behind it);
+    None when nothing is queued or it can no longer fire."""
+    queue = run.interrupt_queue
+    while queue:
+        (name, path), queue = queue[0], queue[1:]
+        i = next((x for x in compiled.interrupts if x.name == name), None)
+        rest = run.with_(interrupt_queue=queue)
+        if i is not None and can_interrupt(compiled, rest, i):
+            return _enter_handler(compiled, rest, i, now, path, SYSTEM)
+    return None
+
+
+def _enter_handler(compiled: CompiledWorkflow, run: Run, interrupt: Interrupt, now: float,
+                   path: str, actor: str) -> Outcome:
     new = enter(compiled, run, interrupt.target, now).with_(
         interrupt=interrupt.name, interrupt_return=run.state, version=run.version + 1)
     events = [Event("interrupted", actor, {"interrupt": interrupt.name, "file": path,

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..definition.compiled import RETURN_TARGET, CompiledWorkflow, State
 from ..errors import INVALID_TRANSITION
+from ..names import OBSERVED
 from .outcome import SYSTEM, Event, Outcome, reject
 from .run import COMPLETED, FAILED, FINISHED, PAUSED, RUNNING, Run
 
@@ -40,10 +41,20 @@ def what_next(compiled: CompiledWorkflow, run: Run) -> str:
 
 def enter(compiled: CompiledWorkflow, run: Run, target: str, now: float) -> Run:
     """Move to `target`: counters reset, transition counted, final/terminal settles status."""
-    new = run.with_(state=target, iterations=0, files_edited=(), bytes_read=0, denied=0,
-                    stop_reminders=0, transition_count=run.transition_count + 1,
+    new = run.with_(state=target, context=state_entered(run.context), iterations=0,
+                    files_edited=(), bytes_read=0, denied=0, stop_reminders=0,
+                    transition_count=run.transition_count + 1,
                     pending_approval=None, fork=None, updated_at=now)
     return new.with_(status=status_after_entry(compiled, new))
+
+
+def state_entered(context: dict[str, Any]) -> dict[str, Any]:
+    """The context on entering a state: the evidence of files changed counts this state's
+    files only (`_observed.files_changed`, DESIGN section 3)."""
+    obs = context.get(OBSERVED)
+    if not isinstance(obs, dict) or not obs.get("files_changed"):
+        return context
+    return {**context, OBSERVED: {**obs, "files_changed": []}}
 
 
 def status_after_entry(compiled: CompiledWorkflow, run: Run) -> str:
@@ -95,8 +106,9 @@ def apply_target(compiled: CompiledWorkflow, run: Run, event: str, target: str,
         return reject(run, INVALID_TRANSITION,
                       f"'{event}' leads to '{target}', which the workflow does not define",
                       actor, event=event)
-    new = enter(compiled, run, target, now).with_(
-        context={**run.context, **data}, version=run.version + 1,
+    new = enter(compiled, run, target, now)
+    new = new.with_(
+        context={**new.context, **data}, version=run.version + 1,
         interrupt=new_interrupt, interrupt_return=new_return)
     payload: dict[str, Any] = {"event": event, "from": run.state, "to": target, "data": data}
     if via:

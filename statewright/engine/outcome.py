@@ -14,10 +14,11 @@ from typing import Any
 
 from ..definition.compiled import CompiledWorkflow
 from ..errors import StatewrightError
+from ..names import RESERVED_PREFIX
 from .run import AGENT, HUMAN, SYSTEM, Run
 
 __all__ = ["AGENT", "HUMAN", "SYSTEM", "Child", "Event", "Outcome", "clean_data", "derive_id",
-           "fresh_id", "reject"]
+           "fresh_id", "reject", "strip_reserved"]
 IdFactory = Callable[[str], str]  # prefix ("run" / "apr") -> fresh id
 Resolver = Callable[[str], CompiledWorkflow]  # workflow id -> compiled (may raise StatewrightError)
 
@@ -73,7 +74,14 @@ def clean_data(data: Any) -> tuple[dict[str, Any] | None, str | None]:
         return {}, None
     if not isinstance(data, dict):
         return None, f"data must be a JSON object, got {type(data).__name__}"
-    return {k: v for k, v in data.items() if isinstance(k, str) and not k.startswith("_")}, None
+    return strip_reserved(data), None
+
+
+def strip_reserved(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` without the keys statewright reserves (`_observed`, any `_...`): only statewright's
+    own observation writes them (`policy.evidence`), never data, input or a forced context."""
+    return {k: v for k, v in data.items()
+            if isinstance(k, str) and not k.startswith(RESERVED_PREFIX)}
 
 
 def reject(run: Run, code: str, message: str, actor: str, **data: Any) -> Outcome:

@@ -62,7 +62,7 @@ class PendingApproval(Record):
 
 
 class ForkBranch(Record):
-    """One branch of a fork: its child run, and once it ended, where it ended."""
+    """One branch of a fork: its child run, who works it, and once it ended, where it ended."""
 
     run_id: str
     initial: str
@@ -70,12 +70,14 @@ class ForkBranch(Record):
     status: str
     state: str | None
     context: dict[str, Any] | None
+    holder: str | None
 
     __slots__ = __match_args__ = _fields = (
-        "run_id", "initial", "terminal", "status", "state", "context")
+        "run_id", "initial", "terminal", "status", "state", "context", "holder")
 
     def __init__(self, run_id: str, initial: str, terminal: str, status: str = RUNNING,
-                 state: str | None = None, context: dict[str, Any] | None = None) -> None:
+                 state: str | None = None, context: dict[str, Any] | None = None,
+                 holder: str | None = None) -> None:
         set_field(self, "run_id", run_id)
         set_field(self, "initial", initial)
         set_field(self, "terminal", terminal)
@@ -83,6 +85,9 @@ class ForkBranch(Record):
         # set when the branch's run ended: the state it ended in, its context (joined back)
         set_field(self, "state", state)
         set_field(self, "context", context)
+        # the agent (a session, or a sub-agent `<session>#agent=<id>`) bound to this branch
+        # with statewright_fork(branch); None while the parent works it (sequential)
+        set_field(self, "holder", holder)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"run_id": self.run_id, "initial": self.initial,
@@ -91,12 +96,14 @@ class ForkBranch(Record):
             d["state"] = self.state
         if self.context is not None:
             d["context"] = self.context
+        if self.holder is not None:
+            d["holder"] = self.holder
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ForkBranch:
         return cls(d["run_id"], d.get("initial", ""), d.get("terminal", ""),
-                   d.get("status", RUNNING), d.get("state"), d.get("context"))
+                   d.get("status", RUNNING), d.get("state"), d.get("context"), d.get("holder"))
 
 
 class Fork(Record):
@@ -109,13 +116,14 @@ class Fork(Record):
     order: tuple[str, ...]
     branches: dict[str, ForkBranch]
     joined: bool
+    parallel: bool
 
     __slots__ = __match_args__ = _fields = (
-        "event", "join", "on_complete", "on_fail", "order", "branches", "joined")
+        "event", "join", "on_complete", "on_fail", "order", "branches", "joined", "parallel")
 
     def __init__(self, event: str, join: str, on_complete: str, on_fail: str | None,
                  order: tuple[str, ...], branches: dict[str, ForkBranch],
-                 joined: bool = False) -> None:
+                 joined: bool = False, parallel: bool = False) -> None:
         set_field(self, "event", event)  # the event that forked
         set_field(self, "join", join)  # "all" | "any"
         set_field(self, "on_complete", on_complete)
@@ -123,6 +131,9 @@ class Fork(Record):
         set_field(self, "order", order)
         set_field(self, "branches", branches)
         set_field(self, "joined", joined)
+        # worked by agents that bind to its branches from the start (`meta.parallel_forks`);
+        # else sequential until an agent binds to a branch
+        set_field(self, "parallel", parallel)
 
     def with_branch(self, name: str, branch: ForkBranch) -> Fork:
         """A copy with branch `name` replaced."""
@@ -134,13 +145,22 @@ class Fork(Record):
 
     def working_branch(self) -> str | None:
         """While the fork waits: the child run of the first branch (in definition order) still
-        running, the one the parent works in sequential mode."""
-        if self.joined:
+        running, the one the parent works (sequential). Once an agent bound itself to a branch
+        the fork is worked in parallel: None, the parent's own state's rules apply to it."""
+        if self.joined or self.parallel or any(b.holder is not None
+                                               for b in self.branches.values()):
             return None
         for name in self.branch_names():
             b = self.branches[name]
             if b.status == RUNNING:
                 return b.run_id
+        return None
+
+    def held_by(self, holder: str) -> str | None:
+        """The name of the running branch `holder` is bound to, if any."""
+        for name, b in self.branches.items():
+            if b.holder == holder and b.status == RUNNING:
+                return name
         return None
 
     def running_branches(self) -> list[str]:
@@ -153,14 +173,14 @@ class Fork(Record):
         return {"event": self.event, "join": self.join, "on_complete": self.on_complete,
                 "on_fail": self.on_fail, "order": list(self.order),
                 "branches": {n: b.to_dict() for n, b in self.branches.items()},
-                "joined": self.joined}
+                "joined": self.joined, "parallel": self.parallel}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Fork:
         branches = {n: ForkBranch.from_dict(b) for n, b in (d.get("branches") or {}).items()}
         return cls(d.get("event", ""), d.get("join", "all"), d.get("on_complete", ""),
                    d.get("on_fail"), tuple(d.get("order") or branches), branches,
-                   bool(d.get("joined")))
+                   bool(d.get("joined")), d.get("parallel") is True)
 
 
 class Invoke(Record):
@@ -196,7 +216,7 @@ _FIELDS = (
     "run_id", "workflow", "session", "state", "status", "context", "version", "iterations",
     "files_edited", "bytes_read", "denied", "stop_reminders", "transition_count",
     "interrupt_return", "interrupt", "pending_approval", "fork", "child_run", "invoke",
-    "parent_run", "branch", "branch_terminal", "created_at", "updated_at")
+    "parent_run", "branch", "branch_terminal", "created_at", "updated_at", "interrupt_queue")
 _FIELD_SET = frozenset(_FIELDS)
 
 
@@ -225,6 +245,7 @@ class Run(Record):
     branch_terminal: str | None
     created_at: float
     updated_at: float
+    interrupt_queue: tuple[tuple[str, str], ...]
 
     __slots__ = _fields = _FIELDS
 
@@ -237,7 +258,8 @@ class Run(Record):
                  fork: Fork | None = None, child_run: str | None = None,
                  invoke: Invoke | None = None, parent_run: str | None = None,
                  branch: str | None = None, branch_terminal: str | None = None,
-                 created_at: float = 0.0, updated_at: float = 0.0) -> None:
+                 created_at: float = 0.0, updated_at: float = 0.0,
+                 interrupt_queue: tuple[tuple[str, str], ...] = ()) -> None:
         s = set_field
         s(self, "run_id", run_id)  # "run_" + 12 hex
         s(self, "workflow", workflow)  # workflow id
@@ -264,6 +286,8 @@ class Run(Record):
         s(self, "branch_terminal", branch_terminal)  # fork children: this state completes it
         s(self, "created_at", created_at)
         s(self, "updated_at", updated_at)
+        # interrupts that matched while a handler was active: (name, file), fired at `$return`
+        s(self, "interrupt_queue", interrupt_queue)
 
     def with_(self, **changes: Any) -> Run:
         """A copy with some fields changed."""
@@ -289,6 +313,7 @@ class Run(Record):
     def to_dict(self) -> dict[str, Any]:
         d = {f: getattr(self, f) for f in _FIELDS}
         d["files_edited"] = list(self.files_edited)
+        d["interrupt_queue"] = [list(q) for q in self.interrupt_queue]
         for key in ("pending_approval", "fork", "invoke"):
             if d[key] is not None:
                 d[key] = d[key].to_dict()
@@ -298,6 +323,7 @@ class Run(Record):
     def from_dict(cls, d: dict[str, Any]) -> Run:
         d = {k: v for k, v in d.items() if k in _FIELD_SET}
         d["files_edited"] = tuple(d.get("files_edited") or ())
+        d["interrupt_queue"] = tuple((str(q[0]), str(q[1])) for q in d.get("interrupt_queue") or ())
         for key, record in (("pending_approval", PendingApproval), ("fork", Fork),
                             ("invoke", Invoke)):
             value = d.get(key)

@@ -8,8 +8,9 @@ answer cannot be written: see `emit`):
   "permissionDecision": "deny", "permissionDecisionReason": ...}}`; an allowed call prints
   nothing, or only `updatedInput` when the policy rewrote the input. statewright never answers
   `permissionDecision: "allow"`: that would skip the host's own permission rules and prompts.
-- PostToolUse / PostToolUseFailure: accounting (a failure is recorded as a failed call);
-  interrupts and budget warnings come back as `additionalContext`.
+- PostToolUse / PostToolUseFailure: accounting and evidence (a failure is a failed call; a
+  Bash line's exit status as the host reports it); interrupts and budget warnings come back as
+  `additionalContext`.
 - SessionStart / UserPromptSubmit: the current state's briefing as `additionalContext`.
 - Stop: in a non-final state, `decision: "block"` reminding the agent which events finish the
   work (at most 3 times per state, never while `stop_hook_active`).

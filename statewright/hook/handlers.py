@@ -4,11 +4,17 @@ Thin on purpose: every rule lives in `statewright.runtime` / `statewright.policy
 only validates the hook input, picks the session and project, and words the answer in Claude
 Code's contract (see `statewright.hook` and docs/hooks.md).
 
-Session choice: the session is the input's `session_id`. Inside a subagent Claude Code adds an
-`agent_id`; it is deliberately NOT a separate session: a subagent works for the same run, under
-the same state's rules and counters, so spawning a subagent cannot be used to escape a state.
-(A parallel fork branch is worked through the proxy, whose `statewright_load_workflow(...,
-branch=...)` binds that connection to the branch's child run.)
+Session choice: the session is the input's `session_id`. Inside a sub-agent Claude Code adds an
+`agent_id`: the call is resolved by the sub-agent's own key (`runtime.chain.agent_key`), which
+until the sub-agent binds itself to a parallel fork branch resolves to its session's run: it
+works for the same run, under the same state's rules and counters, so spawning a sub-agent
+cannot be used to escape a state. Once bound (`statewright_fork(branch)`, or `statewright fork
+BRANCH` through its shell), its calls obey the branch's rules.
+
+The CLI run through the agent's shell cannot see the hook input, so a Bash line that runs
+`statewright` gets the caller's key exported as `STATEWRIGHT_SESSION` (`updatedInput`, which
+grants nothing): `statewright fork BRANCH` run by a sub-agent binds that sub-agent, and
+`statewright transition` fires on the run whose rules the caller obeys.
 """
 
 from __future__ import annotations
@@ -87,9 +93,15 @@ def parse_input(raw: bytes | None) -> tuple[dict | None, HookInputError | None]:
 
 
 def _session(data: dict) -> str:
+    """The key the call is resolved by: the session, or inside a sub-agent its own key."""
     sid = data.get("session_id")
     if not isinstance(sid, str) or not sid.strip():
         raise HookInputError("the hook input has no session_id")
+    agent = data.get("agent_id")
+    if isinstance(agent, str) and agent.strip():
+        from ..runtime.chain import agent_key
+
+        return agent_key(sid, agent)
     return sid
 
 
@@ -130,6 +142,8 @@ def pre_tool_use(data: dict, opener) -> str:
     name, inp = _tool(data)
     rt = _runtime_unless_proxy(name, data, opener)
     if rt is None:
+        if session != data.get("session_id"):
+            _note_agent_call(data, session, name, inp, opener)
         return ""
     from ..policy.types import ToolCall
 
@@ -137,12 +151,34 @@ def pre_tool_use(data: dict, opener) -> str:
                                               cwd=_cwd(data)))
     if not decision.allowed:
         return deny_json(decision.reason or "statewright: refused")
-    if decision.updated_input is not None:
+    updated = (with_caller_session(name, decision.updated_input or inp, session)
+               or decision.updated_input)
+    if updated is not None:
         # the rewritten input alone, with no permission decision: the host's own rules and
         # prompts still apply to the call (statewright only narrows what the host allows)
         return _dump({"hookSpecificOutput": {"hookEventName": PRE_TOOL_USE,
-                                             "updatedInput": decision.updated_input}})
+                                             "updatedInput": updated}})
     return ""
+
+
+def _note_agent_call(data: dict, key: str, name: str, inp: dict, opener) -> None:
+    """A sub-agent calls one of statewright's own tools: the proxy answering it will see only
+    the session, so leave it the sub-agent's key (`Runtime.note_agent_call`)."""
+    from ..policy.tools import is_statewright_tool
+
+    sid = data.get("session_id")
+    if isinstance(sid, str) and is_statewright_tool(name):
+        opener(data).note_agent_call(sid, key, name, inp)
+
+
+def with_caller_session(name: str, inp: dict, session: str) -> dict | None:
+    """A Bash input whose line runs statewright's CLI, with `STATEWRIGHT_SESSION` exported as
+    the caller's key first; None for any other input (left as it is)."""
+    command = inp.get("command") if name == "Bash" else None
+    if not isinstance(command, str) or "statewright" not in command:
+        return None
+    quoted = "'" + session.replace("'", "'\"'\"'") + "'"
+    return {**inp, "command": f"export STATEWRIGHT_SESSION={quoted}\n{command}"}
 
 
 def post_tool_use(data: dict, opener, event: str = POST_TOOL_USE) -> str:
@@ -154,13 +190,15 @@ def post_tool_use(data: dict, opener, event: str = POST_TOOL_USE) -> str:
     from ..policy.types import ToolResult
 
     if event == POST_TOOL_USE_FAILURE:  # no tool_response: the host sends `error` (text)
-        response, failed = data.get("error"), True
+        error = data.get("error")
+        size = response_size(error)
+        failed, code = True, failure_exit_code(name, error)
     else:
         response = data.get("tool_response")
-        failed = _is_error(response)
-    outcome = rt.record(session, ToolResult(tool_name=name, tool_input=inp,
-                                            output_bytes=response_size(response),
-                                            is_error=failed, cwd=_cwd(data)))
+        size = response_size(response)
+        failed, code = success_status(name, inp, response)
+    outcome = rt.record(session, ToolResult(tool_name=name, tool_input=inp, output_bytes=size,
+                                            is_error=failed, cwd=_cwd(data), exit_code=code))
     if not outcome.messages:
         return ""
     return context_json(event, "\n\n".join(outcome.messages))
@@ -168,6 +206,42 @@ def post_tool_use(data: dict, opener, event: str = POST_TOOL_USE) -> str:
 
 def post_tool_use_failure(data: dict, opener) -> str:
     return post_tool_use(data, opener, POST_TOOL_USE_FAILURE)
+
+
+def success_status(name: str, inp: dict, response) -> tuple[bool, int | None]:
+    """(failed, exit code) of a PostToolUse result. Claude Code reports a Bash line that exited
+    non-zero as PostToolUseFailure, except for programs whose non-zero status it reads as an
+    answer (`grep` finding nothing): then `returnCodeInterpretation` is set, and the line did
+    not exit 0. An interrupted line failed; a background one has no status yet."""
+    if _is_error(response):
+        return True, None
+    if name != "Bash":
+        return False, None
+    if not isinstance(response, dict):
+        return False, None  # not the shape Claude Code reports: the status is unknown
+    if response.get("interrupted") is True or response.get("returnCodeInterpretation"):
+        return True, None
+    if inp.get("run_in_background") is True or response.get("backgroundTaskId"):
+        return False, None
+    return False, 0
+
+
+def failure_exit_code(name: str, error) -> int | None:
+    """The exit status in a PostToolUseFailure's `error` for Bash: Claude Code's text starts
+    with `Exit code N` (before the command's own output); None when it does not."""
+    if name != "Bash" or not isinstance(error, str):
+        return None
+    head = error[:40]
+    if head.startswith("Error: "):
+        head = head[7:]
+    if not head.startswith("Exit code "):
+        return None
+    digits = ""
+    for ch in head[10:]:
+        if not ch.isdigit():
+            break
+        digits += ch
+    return int(digits) if digits else None
 
 
 def session_context(event: str):

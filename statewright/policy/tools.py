@@ -69,7 +69,7 @@ def gated_by_proxy(name: str, servers: Iterable[object]) -> bool:
 
 
 def is_statewright_tool(name: str) -> bool:
-    """statewright's own tools, and only those: one of the six `OWN_TOOLS` by its bare name
+    """statewright's own tools, and only those: one of the `OWN_TOOLS` by its bare name
     (as the proxy sees its own tools) or as Claude Code names them
     (`mcp__statewright__statewright_get_state`,
     `mcp__plugin_statewright_statewright__statewright_get_state`). Exact names only: a tool

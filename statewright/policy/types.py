@@ -49,20 +49,25 @@ class ToolResult(Record):
     """What happened after an allowed call ran (PostToolUse / proxy after forwarding)."""
 
     __slots__ = __match_args__ = _fields = ("tool_name", "tool_input", "output_bytes", "is_error",
-                                            "cwd")
+                                            "cwd", "exit_code")
     tool_name: str
     tool_input: dict[str, Any]
     output_bytes: int
     is_error: bool
     cwd: str | None
+    exit_code: int | None
 
     def __init__(self, tool_name: str, tool_input: dict[str, Any], output_bytes: int = 0,
-                 is_error: bool = False, cwd: str | None = None) -> None:
+                 is_error: bool = False, cwd: str | None = None,
+                 exit_code: int | None = None) -> None:
         set_field(self, "tool_name", tool_name)
         set_field(self, "tool_input", tool_input)
         set_field(self, "output_bytes", output_bytes)  # size of the result the agent received
-        set_field(self, "is_error", is_error)
+        set_field(self, "is_error", is_error)  # the host / downstream reported a failure
         set_field(self, "cwd", cwd)
+        # a shell line's exit status as the host reported it (0 for a plain success); None when
+        # the result does not say (a background job, a tool that reports none)
+        set_field(self, "exit_code", exit_code)
 
 
 class Counters(Record):

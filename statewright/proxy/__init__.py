@@ -36,7 +36,7 @@ def build_proxy(project: str | None = None, session: str | None = None, *,
     MCP SDK is imported."""
     from ..runtime import Runtime
 
-    rt = Runtime.open(project=project, cwd=cwd)
+    rt = Runtime.open(project=project, cwd=cwd, resident=True)
     specs = parse_servers(rt.config.mcp_servers, root=str(rt.root))
     from .server import Proxy
 

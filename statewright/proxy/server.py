@@ -35,6 +35,7 @@ from ..errors import (
     StatewrightError,
 )
 from ..names import HOOK_TOOL
+from ..policy.evidence import exit_code_of_result
 from ..policy.types import ToolCall, ToolResult
 from . import tools as own
 from .capabilities import ProxyServer
@@ -373,7 +374,7 @@ class Proxy:
         nbytes = raw_result_bytes(result)
         is_error = result.get("isError") is True
         reply(result)
-        outcome = self._record(route, name, call_args, nbytes, is_error)
+        outcome = self._record(route, name, call_args, nbytes, is_error, result)
         if outcome is not None and (outcome.messages or outcome.interrupts):
             self._quiet = False
             self._late.extend(outcome.messages)
@@ -424,7 +425,8 @@ class Proxy:
         if not isinstance(content, list):
             content = result["content"] = []
         nbytes = raw_result_bytes(result)
-        outcome = self._record(route, name, call_args, nbytes, result.get("isError") is True)
+        outcome = self._record(route, name, call_args, nbytes, result.get("isError") is True,
+                               result)
         if outcome is not None and outcome.budget is not None and \
                 outcome.bytes_read > outcome.budget:
             result = cut_to_budget(result, outcome.budget - (outcome.bytes_read - nbytes),
@@ -440,10 +442,11 @@ class Proxy:
         return result, bool(outcome.interrupts)
 
     def _record(self, route: Route, name: str, call_args: dict[str, Any], nbytes: int,
-                is_error: bool) -> Any:
+                is_error: bool, result: dict[str, Any]) -> Any:
         try:
-            return self.rt.record(self.session, ToolResult(route.workflow_name, call_args,
-                                                           output_bytes=nbytes, is_error=is_error))
+            return self.rt.record(self.session, ToolResult(
+                route.workflow_name, call_args, output_bytes=nbytes, is_error=is_error,
+                exit_code=exit_code_of_result(result)))
         except Exception as exc:
             print(f"statewright: could not record {name}: {describe(exc)}", file=self.errlog,
                   flush=True)
@@ -471,8 +474,10 @@ class Proxy:
                 problem = f"invalid arguments for {name}: " + "; ".join(errors)
         if problem:
             return self._error(INVALID_ARGUMENTS, problem)
-        rt, session = self.rt, self.session
+        rt = self.rt
         try:
+            # a sub-agent's call: the hook saw its agent_id and left its key for this call
+            session = rt.agent_for_call(self.session, name, args)
             if name == "statewright_get_state":
                 answer = rt.get_state(session)
             elif name == "statewright_list_workflows":
@@ -489,6 +494,10 @@ class Proxy:
                                        expected_version=args.get("expected_version"), actor="agent")
             elif name == "statewright_pause":
                 answer = rt.pause(session, actor="agent")
+            elif name == "statewright_resume":
+                answer = rt.resume(args.get("name"), session, actor="agent")
+            elif name == "statewright_fork":
+                answer = rt.fork(session, args.get("branch"), actor="agent")
             elif name == own.FORCE_STATE:
                 answer = rt.force_state(session, args["state"], context=args.get("context"),
                                         actor="agent")
@@ -531,18 +540,31 @@ class Proxy:
     def init_options(self) -> Any:
         return self.server.create_initialization_options()
 
+    def start_file_watcher(self) -> Any:
+        """Watch the project (`runtime.filewatch`); when an interrupt leaves a notice, the next
+        result is recorded before it is answered, so the notice goes out with it."""
+        from ..runtime.filewatch import start_watcher
+
+        return start_watcher(self.rt, self.session, self.errlog,
+                             on_message=lambda _m: setattr(self, "_quiet", False))
+
     async def run_stdio(self, prefeed: bytes = b"", drop_ids: set[Any] | None = None) -> None:
         """Serve stdio; `prefeed`/`drop_ids` continue what the early lane began (`early.py`)."""
         from .fastpath import stdio_streams
 
         self.serve_hook_tool = True
-        async with anyio.create_task_group() as tg:
-            await self.downstream.run(tg)
-            tg.start_soon(self.watch_store)
-            async with stdio_streams(self, prefeed, drop_ids) as (read, write):
-                await self.server.run(read, write, self.init_options())
-            await self.downstream.stop()
-            tg.cancel_scope.cancel()
+        watcher = self.start_file_watcher()
+        try:
+            async with anyio.create_task_group() as tg:
+                await self.downstream.run(tg)
+                tg.start_soon(self.watch_store)
+                async with stdio_streams(self, prefeed, drop_ids) as (read, write):
+                    await self.server.run(read, write, self.init_options())
+                await self.downstream.stop()
+                tg.cancel_scope.cancel()
+        finally:
+            if watcher is not None:
+                watcher.stop()
 
     async def run_http(self, host: str, port: int, *, ready: Any = None) -> None:
         import uvicorn
@@ -554,12 +576,17 @@ class Proxy:
                                               retry_interval=RETRY_MS)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
         userver = uvicorn.Server(config)
-        async with anyio.create_task_group() as tg:
-            await self.downstream.run(tg)
-            tg.start_soon(self.watch_store)
-            await userver.serve()
-            await self.downstream.stop()
-            tg.cancel_scope.cancel()
+        watcher = self.start_file_watcher()
+        try:
+            async with anyio.create_task_group() as tg:
+                await self.downstream.run(tg)
+                tg.start_soon(self.watch_store)
+                await userver.serve()
+                await self.downstream.stop()
+                tg.cancel_scope.cancel()
+        finally:
+            if watcher is not None:
+                watcher.stop()
 
 
 def _name_filter(state: Any) -> Any:

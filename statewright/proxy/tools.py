@@ -135,6 +135,42 @@ TOOL_SPECS: dict[str, dict[str, Any]] = {
         ),
         "schema": {"type": "object", "properties": {}, "additionalProperties": False},
     },
+    "statewright_resume": {
+        "title": "Resume a paused workflow run",
+        "description": (
+            "Resume a paused run, so that its rules apply to this session again: without a "
+            "name, this session's own paused run; with a workflow name, that workflow's newest "
+            "paused run (or a fresh run when none is paused). Iteration counters restart, the "
+            "context is kept. " + ERROR_HELP
+        ),
+        "schema": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "minLength": 1,
+                         "description": "Workflow id; omit for this session's paused run."},
+            },
+            "additionalProperties": False,
+        },
+    },
+    "statewright_fork": {
+        "title": "See or take a branch of a parallel fork",
+        "description": (
+            "Without a branch: the fork this run waits on, each branch's state and who works "
+            "it. With a branch: bind the caller to it -- from then on the caller's calls obey "
+            "that branch's rules until the branch ends (a sub-agent works one branch; a branch "
+            "another agent holds cannot be taken). Fire the branch's events with "
+            "statewright_transition; the parent's calls keep the parent's rules, and the join "
+            "fires when the branches are done. " + ERROR_HELP
+        ),
+        "schema": {
+            "type": "object",
+            "properties": {
+                "branch": {"type": "string", "minLength": 1,
+                           "description": "Branch name; omit to list the branches."},
+            },
+            "additionalProperties": False,
+        },
+    },
     "statewright_force_state": {
         "title": "Jump to a state (debug workflows only)",
         "description": (
@@ -209,6 +245,8 @@ NULL_MEANS_ABSENT = {
     "statewright_load_workflow": frozenset({"branch", "input"}),
     "statewright_transition": frozenset({"data", "expected_version"}),
     "statewright_force_state": frozenset({"context"}),
+    "statewright_resume": frozenset({"name"}),
+    "statewright_fork": frozenset({"branch"}),
 }
 
 

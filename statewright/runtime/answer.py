@@ -77,10 +77,11 @@ def _fork_info(tx: Tx, chain: list[tuple[Run, CompiledWorkflow]], run: Run, stat
     return {
         "parent_run": owner.run_id,
         "branch": run.branch if run.parent_run == owner.run_id else None,
-        "join": f.join, "joined": f.joined, "event": f.event,
+        "join": f.join, "joined": f.joined, "event": f.event, "parallel": f.parallel,
         "on_complete": f.on_complete, "on_fail": f.on_fail,
         "branches": {n: {"run_id": b.run_id, "status": b.status, "initial": b.initial,
-                         "terminal": b.terminal} for n, b in f.branches.items()},
+                         "terminal": b.terminal, "held_by": b.holder}
+                     for n, b in f.branches.items()},
     }
 
 

@@ -22,11 +22,25 @@ if TYPE_CHECKING:  # pragma: no cover
     Chain = list[tuple[Run, CompiledWorkflow]]
 
 DEFAULT_SESSION = "default"
+#: a sub-agent's own key: `<session>#agent=<agent_id>` (the hook input's `agent_id`). Until it
+#: binds itself to a fork branch, a sub-agent obeys its session's rules.
+AGENT_MARK = "#agent="
 MAX_DEPTH = 32  # nesting of invoke/fork children followed when resolving the effective run
 
 
+def agent_key(session: str, agent_id: str | None) -> str:
+    """The key a call is resolved by: the session's, or inside a sub-agent its own."""
+    return f"{session}{AGENT_MARK}{agent_id}" if agent_id else session
+
+
 def session_top(tx: Tx, session: str) -> Run | None:
-    """The session's top run (running or paused), falling back to the `default` session's."""
+    """The session's top run (running or paused), falling back to the `default` session's. A
+    sub-agent's key (`AGENT_MARK`): the fork branch it is bound to, else its session's."""
+    if AGENT_MARK in session:
+        bound = tx.bound_run(session)
+        if bound is not None:
+            return bound
+        session = session.split(AGENT_MARK, 1)[0]
     return tx.resolve_session_run(session, DEFAULT_SESSION if session != DEFAULT_SESSION else None)
 
 

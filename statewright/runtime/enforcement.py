@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 
-from ..engine.run import AGENT, RUNNING
+from ..engine.run import AGENT, RUNNING, SYSTEM
 from ..errors import UNKNOWN_STATE, StatewrightError
 from ..lean import TYPE_CHECKING
 from ..policy.types import Counters, Decision, GateContext
@@ -168,7 +168,7 @@ def gate_context(rt: Runtime, state: State, protected: set[str] | None = None,
         roots = mcp_server_roots(rt.config)
     return GateContext(
         project_root=root,
-        store_dir=rt.config.store_dir_str,
+        store_dir=rt.store_dir,
         protected_files=frozenset(protected),
         shell_tools=dict(rt.config.shell_tools),
         events=agent_events(state),
@@ -209,6 +209,11 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
     _warm(rt, call)
     with rt.store.transaction() as tx:
         eff = effective_in(tx, session)
+        if eff is not None and eff[1].interrupts and rt.watching != session:
+            # files changed since the last look (another process, a background job) fire
+            # their interrupts first: this call is then decided under the handler's rules
+            if look_at_files(rt, tx, session, eff[0], eff[1], rt.clock()):
+                eff = effective_in(tx, session)
         state = enforced_state(*eff) if eff is not None else None
         if state is None:
             replaced = marker.replaced_store(store_file, session,
@@ -253,15 +258,18 @@ def _warm(rt: Runtime, call: ToolCall) -> None:
     imports tree-sitter (milliseconds), which should not hold up other processes. The result
     is cached by `policy.shell.analyze`; any problem is left to the real decision."""
     try:
-        inp = call.tool_input
-        if not isinstance(inp, dict):
-            return
-        key = "command" if call.tool_name == "Bash" else rt.config.shell_tools.get(call.tool_name)
-        command = inp.get(key) if key else None
-        if isinstance(command, str) and command.strip():
-            from ..policy.shell import analyze
+        line = shell_line(rt, call.tool_name, call.tool_input)
+        if line is not None:
+            _warm_line(line)
+    except Exception:
+        pass
 
-            analyze(command)
+
+def _warm_line(line: str) -> None:
+    try:
+        from ..policy.shell import analyze
+
+        analyze(line)
     except Exception:
         pass
 
@@ -273,12 +281,16 @@ def _event(kind: str, data: dict[str, Any]) -> dict[str, Any]:
 # -- record ------------------------------------------------------------------------------------
 
 def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
-    """Account an allowed call's result: bytes read, files changed (interrupts), warnings.
-    One write transaction; nothing is written when there is nothing to account."""
+    """Account an allowed call's result: bytes read, the evidence of what it did
+    (`policy.evidence`: `_observed` in the context), files changed (interrupts), warnings.
+    One write transaction, on the run whose rules apply now."""
     if not rt.has_store():
         return RecordOutcome()
     nbytes = max(0, int(result.output_bytes or 0))
     files = [] if result.is_error else changed_files(rt, result)  # pure: before the lock
+    line = shell_line(rt, result.tool_name, result.tool_input)
+    if line is not None:
+        _warm_line(line)
     now = rt.clock()
     messages: list[str] = []
     interrupts: list[dict[str, Any]] = []
@@ -288,27 +300,26 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
         if eff is None:
             return RecordOutcome()
         run, wf = eff
-        enforced = enforced_state(run, wf)
-        if enforced is None:
+        state = enforced_state(run, wf)
+        if state is None:
             return RecordOutcome()
-        budget = enforced.context_budget_bytes
-        current = run
-        if nbytes:
-            current = tx.save_with_events(run, run.with_(bytes_read=run.bytes_read + nbytes), ())
+        budget = state.context_budget_bytes
+        if wf.interrupts:
+            # what changed during the call (a redirect, a script), and what was found when it
+            # was decided (or by serve's watcher) but not told yet
+            seen, told = look_at_files(rt, tx, session, run, wf, now, record=True,
+                                       watched=rt.watching == session)
+            messages.extend(told)
+            files = sorted(set(files).union(seen))
+            eff = effective_in(tx, session)
+            if eff is None or enforced_state(*eff) is None:
+                return RecordOutcome(messages=messages)
+            run, wf = eff
+            state = enforced_state(run, wf) or state
+        current = tx.save_with_events(run, *_observed(run, state, result, line, nbytes, files,
+                                                      now), now)
         if files and wf.interrupts:
-            from ..policy.paths import glob_match
-
-            for rel in files:
-                if not any(glob_match(i.file_pattern, rel) for i in wf.interrupts):
-                    continue
-                answer = rt.fire_interrupt_in(tx, session, rel, now)
-                if answer:
-                    it = answer.get("interrupt") or {}
-                    info = {"file": rel, "interrupt": it.get("name"),
-                            "state": answer.get("state"), "return_to": it.get("return_to")}
-                    interrupts.append(info)
-                    messages.append(interrupt_message(info, answer))
-                    break  # a second match while the handler is active does not fire again
+            fire_for_files(rt, tx, session, wf, files, now, interrupts, messages)
         if not interrupts:
             st = enforced_state(current, wf)
             if st is not None:
@@ -316,6 +327,90 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
     messages.extend(warnings)
     return RecordOutcome(messages=messages, interrupts=interrupts,
                          bytes_read=current.bytes_read, warnings=warnings, budget=budget)
+
+
+def look_at_files(rt: Runtime, tx: Any, session: str, run: Run, wf: CompiledWorkflow,
+                  now: float, *, record: bool = False, watched: bool = False) -> Any:
+    """Compare the marks of the files the workflow's interrupts watch with those last taken
+    (`runtime.watch`) and fire the interrupts of the files that changed (`watched`: a watcher
+    of this process fires them; only the notices it left are taken). Deciding a call
+    (`record` False): the messages are kept as notices, told with the call's result; returns
+    them. Recording a result: returns (the files that changed, the messages to tell now,
+    notices included); the files are then matched (and fired) with the result's own."""
+    from .watch import changed, patterns_of, take_marks
+
+    old, notices = tx.marks(run.run_id)
+    if watched:  # serve's watcher fires them: only its notices are to be told
+        if notices:
+            tx.put_marks(run.run_id, old or {}, [])
+        return [], notices
+    new = take_marks(rt.root_dir, patterns_of(wf))
+    files = changed(old, new)
+    msgs: list[str] = []
+    if files and not record:
+        fire_for_files(rt, tx, session, wf, files, now, [], msgs)
+    if record:
+        if old != new or notices:
+            tx.put_marks(run.run_id, new, [])
+        return files, notices
+    if old != new or msgs:
+        tx.put_marks(run.run_id, new, notices + msgs)
+    return msgs
+
+
+def fire_for_files(rt: Runtime, tx: Any, session: str, wf: CompiledWorkflow, files: list[str],
+                   now: float, interrupts: list[dict[str, Any]], messages: list[str]) -> None:
+    """Fire (or queue, while another handler is active) the interrupts `files` match; what the
+    agent must be told goes to `messages`, what fired to `interrupts`."""
+    from ..policy.paths import glob_match
+
+    for rel in files:
+        if not any(glob_match(i.file_pattern, rel) for i in wf.interrupts):
+            continue
+        answer = rt.fire_interrupt_in(tx, session, rel, now)
+        if not answer:
+            continue
+        queued = answer.get("queued")
+        if queued:
+            messages.append(f"[STATEWRIGHT INTERRUPT] {rel} changed (interrupt "
+                            f"{queued['interrupt']!r}); it is queued and takes effect when the "
+                            f"current handler returns (`$return`).")
+            continue
+        it = answer.get("interrupt") or {}
+        info = {"file": rel, "interrupt": it.get("name"), "state": answer.get("state"),
+                "return_to": it.get("return_to")}
+        interrupts.append(info)
+        messages.append(interrupt_message(info, answer))
+
+
+def _observed(run: Run, state: State, result: ToolResult, line: str | None, nbytes: int,
+              files: list[str], now: float) -> tuple[Run, tuple[dict[str, Any], ...]]:
+    """The run with this result accounted (bytes, evidence), and the history row that records a
+    command's exit status (when the line credits an `allowed_commands` entry)."""
+    from ..policy.evidence import credited_entries, observe
+
+    entries = credited_entries(line, state.allowed_commands) if (
+        line is not None and state.allowed_commands) else ()
+    ctx = observe(run.context, tool=result.tool_name, is_error=result.is_error,
+                  exit_code=result.exit_code, entries=entries, files=files, at=now)
+    new = run.with_(bytes_read=run.bytes_read + nbytes, context=ctx)
+    if entries and (result.is_error or result.exit_code is not None):
+        ev = {"kind": "observed", "actor": SYSTEM,
+              "data": {"tool": result.tool_name, "commands": list(entries),
+                       "ok": not result.is_error and result.exit_code == 0,
+                       "exit_code": result.exit_code}}
+        return new, (ev,)
+    return new, ()
+
+
+def shell_line(rt: Runtime, tool_name: str, tool_input: Any) -> str | None:
+    """The shell line a call runs (Bash's `command`, or the argument `statewright.json`'s
+    `shell_tools` names), else None."""
+    if not isinstance(tool_input, dict):
+        return None
+    key = "command" if tool_name == "Bash" else rt.config.shell_tools.get(tool_name)
+    line = tool_input.get(key) if key else None
+    return line if isinstance(line, str) and line.strip() else None
 
 
 def changed_files(rt: Runtime, result: ToolResult) -> list[str]:

@@ -19,7 +19,7 @@ def apply_outcome(tx: Tx, before: Run | None, out: engine.Outcome, now: float, *
     run (`engine.stop`); its parent is not moved on by that."""
     run = out.run
     if out.accepted and before is not None and run is not before:
-        tx.save_run(run, expected_version=before.version)
+        tx.save_run(run, expected_version=before.version, before=before)
     versions = {run.run_id: (run.version, run.state)}
     for child in out.children:
         tx.insert_run(child.run, child.compiled)

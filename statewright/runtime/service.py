@@ -25,6 +25,7 @@ from ..errors import (
     StatewrightError,
 )
 from ..lean import TYPE_CHECKING
+from ..names import STORE_FILE
 from ..store import Store, Tx
 from .answer import answer_for_run, ended_answer, run_summary, state_answer
 from .chain import DEFAULT_SESSION, active_chain, chain_of, effective_in, session_top, top_of
@@ -40,6 +41,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from .enforcement import RecordOutcome
 
     Chain = list[tuple[Run, CompiledWorkflow]]
+
+
+AGENT_CALL_TTL_S = 120.0  # how long the proxy honours the hook's note of a sub-agent's call
 
 
 def new_id(prefix: str) -> str:
@@ -64,18 +68,23 @@ def _enforcement() -> Any:
 
 class Runtime:
     def __init__(self, root: str | os.PathLike[str], config: Config | None = None, *,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, resident: bool = False) -> None:
         self.root_dir = os.fspath(root)  # the project root as a str (hot paths use this)
         self._root: Path | None = None
         self.config = config if config is not None else load_config(self.root_dir)
         self.clock = clock
+        self.resident = resident  # a long-running process (serve, ui): see `Store`
         self._store: Store | None = None
+        self._store_dir: str | None = None  # (where the store lives is read once: hot paths)
+        # the session a file watcher of this process (serve's watchdog) fires interrupts for:
+        # its calls leave out the per-call comparison of file marks (`runtime.watch`)
+        self.watching: str | None = None
 
     @classmethod
     def open(cls, project: str | os.PathLike[str] | None = None,
-             cwd: str | os.PathLike[str] | None = None) -> Runtime:
+             cwd: str | os.PathLike[str] | None = None, *, resident: bool = False) -> Runtime:
         root = project_root_dir(project, cwd)
-        return cls(root, load_config(root))
+        return cls(root, load_config(root), resident=resident)
 
     @property
     def root(self) -> Path:
@@ -87,9 +96,21 @@ class Runtime:
         return self._root
 
     @property
+    def store_dir(self) -> str:
+        """The store's directory (`config.store_dir_str`, read once)."""
+        d = self._store_dir
+        if d is None:
+            d = self._store_dir = self.config.store_dir_str
+        return d
+
+    @property
+    def store_file(self) -> str:
+        return os.path.join(self.store_dir, STORE_FILE)
+
+    @property
     def store(self) -> Store:
         if self._store is None:
-            self._store = Store.open(self.config.store_file)
+            self._store = Store.open(self.store_file, resident=self.resident)
         return self._store
 
     # -- sessions and workflows -------------------------------------------------------------
@@ -137,7 +158,8 @@ class Runtime:
     def has_store(self) -> bool:
         """Whether the project has a store file. Reading needs none: a project without one has
         no runs, and nothing that only reads creates it (DESIGN section 5)."""
-        return os.path.exists(self.config.store_file)
+        store = self._store
+        return os.path.exists(store.file if store is not None else self.store_file)
 
     def protected_files(self) -> set[str]:
         """Workflow source files of the runs in use (running or paused, any session)."""
@@ -165,7 +187,15 @@ class Runtime:
                 if last is not None and last.status in FINISHED:
                     return ended_answer(tx, last)
             top, chain = active_chain(tx, session)
-            return state_answer(tx, chain, top)
+            answer = state_answer(tx, chain, top)
+            status = tx.definition_status(answer["run_id"])
+            if status is not None:
+                answer["definition"] = status
+                if status["changed_since_start"]:
+                    answer["definition"]["advice"] = (
+                        f"{status['source_path']} changed since this run started: the run keeps "
+                        "the definition it started with; new runs use the file as it is now")
+            return answer
 
     # -- starting ---------------------------------------------------------------------------
     def _refuse_if_running(self, tx: Tx, session: str) -> None:
@@ -194,33 +224,57 @@ class Runtime:
                       branch: str | None = None, input: Any = None,
                       actor: str = AGENT) -> dict[str, Any]:
         if branch is not None:
-            return self._bind_branch(name, self.resolve_session(session), branch)
+            if not isinstance(name, str) or not name:
+                raise StatewrightError(INVALID_ARGUMENTS, "a workflow name is required")
+            return self.fork(session, branch, actor=actor, workflow=name)
         if resume:
             return self.resume(name, session, actor=actor)
         return self.start(name, session, input=input, actor=actor)
 
-    def _bind_branch(self, name: str, session: str, branch: str) -> dict[str, Any]:
-        now = self.clock()
+    # -- sub-agents calling statewright's own tools through the proxy --------------------------
+    def note_agent_call(self, session: str, agent_key: str, tool: str, args: Any) -> None:
+        """The hook saw a sub-agent call one of statewright's own tools; the proxy answering it
+        sees only the session (one MCP connection), so the key is left for it."""
+        from . import forks
+
+        call = forks.call_key(tool, args)
+        if call is None or not self.has_store():
+            return
         with self.store.transaction() as tx:
-            candidates = []
-            top = session_top(tx, session)
-            if top is not None:
-                candidates += [r for r, _ in chain_of(tx, top)]
-            if top is None or top.status != RUNNING:
-                # A session that a running run governs may only bind to a branch of a fork in
-                # that run's own chain: binding elsewhere would trade its rules for another's.
-                candidates += [r for r in tx.running_runs() if r.workflow == name]
-            for r in candidates:
-                f = r.fork
-                if r.workflow == name and f is not None and not f.joined and branch in f.branches:
-                    b = f.branches[branch]
-                    if b.status != RUNNING:
-                        raise StatewrightError(INVALID_ARGUMENTS,
-                                               f"branch '{branch}' of run {r.run_id} is {b.status}")
-                    tx.bind(session, b.run_id, now)
-                    return answer_for_run(tx, tx.require_run(b.run_id))
-            raise StatewrightError(NO_ACTIVE_RUN, f"no running run of '{name}' has an active fork "
-                                   f"with a branch named '{branch}'")
+            tx.put_agent_call(session, call, agent_key, self.clock())
+
+    def agent_for_call(self, session: str, tool: str, args: Any) -> str:
+        """The key the proxy acts for: the sub-agent the hook saw make this exact call (oldest
+        first, within `AGENT_CALL_TTL_S`), else the session."""
+        from . import forks
+
+        call = forks.call_key(tool, args)
+        if call is None or not self.has_store():
+            return session
+        with self.store.transaction() as tx:
+            agent = tx.take_agent_call(session, call, self.clock() - AGENT_CALL_TTL_S)
+        return agent or session
+
+    def fork(self, session: str | None = None, branch: str | None = None, actor: str = AGENT,
+             workflow: str | None = None) -> dict[str, Any]:
+        """Without `branch`: the fork the session's run waits on or works in, its branches and
+        who works each. With `branch`: bind the caller (a session, or a sub-agent's key) to
+        it; its calls obey the branch's rules from then on (`runtime.forks`). A session that a
+        running run governs may only bind to a branch of a fork in that run's own chain:
+        binding elsewhere would trade its rules for another's."""
+        from . import forks
+
+        session = self.resolve_session(session)
+        if branch is None:
+            if not self.has_store():
+                raise StatewrightError(NO_ACTIVE_RUN, "no runs yet in this project")
+            with self.store.read() as tx:
+                return forks.fork_overview(tx, session)
+        with self.store.transaction() as tx:
+            answer, error = forks.bind(tx, session, branch, self.clock(), actor, workflow)
+        if error is not None:
+            raise error
+        return answer
 
     # -- moving the run ---------------------------------------------------------------------
     def transition(self, session: str | None, event: str, data: Any = None,
@@ -298,18 +352,28 @@ class Runtime:
         error = None if out.accepted else StatewrightError(out.code, out.message, state=answer)
         return answer, error
 
-    def resume(self, name: str, session: str | None = None,
+    def resume(self, name: str | None, session: str | None = None,
                actor: str = AGENT) -> dict[str, Any]:
+        """Resume the newest paused run of workflow `name` (else start it fresh); without a
+        name, the session's own paused run (NO_ACTIVE_RUN when it has none)."""
         session = self.resolve_session(session)
         now = self.clock()
         with self.store.transaction() as tx:
             self._refuse_if_running(tx, session)
-            paused = tx.newest_paused(name)
+            if name is None:
+                paused = session_top(tx, session)
+                if paused is None or paused.status != PAUSED:
+                    raise StatewrightError(NO_ACTIVE_RUN, f"session '{session}' has no paused "
+                                           "run; name the workflow to resume (its newest "
+                                           "paused run, else a fresh one)")
+            else:
+                paused = tx.newest_paused(name)
             if paused is not None:
                 c = tx.definition_of(paused.run_id)
                 out = engine.resume(c, paused, now=now, actor=actor, session=session)
                 apply_outcome(tx, paused, out, now)
                 return answer_for_run(tx, out.run)
+        assert name is not None  # (without a name, a paused run was found or refused above)
         return self.start(name, session, actor=actor)  # no paused run: start fresh
 
     def force_state(self, session: str | None, state: str, context: Any = None,
@@ -406,7 +470,9 @@ class Runtime:
 
     def fire_interrupt_in(self, tx: Tx, session: str, relpath: str,
                           now: float) -> dict[str, Any] | None:
-        """`fire_interrupt` inside an open write transaction."""
+        """`fire_interrupt` inside an open write transaction. An interrupt that matches while
+        another's handler is active is queued (`engine.fire_interrupt`); the answer then says
+        so under `queued` (the run has not moved)."""
         from ..policy.paths import glob_match
 
         top = session_top(tx, session)
@@ -414,10 +480,16 @@ class Runtime:
             return None
         run, c = chain_of(tx, top)[-1]
         for i in c.interrupts:
-            if glob_match(i.file_pattern, relpath) and engine.can_interrupt(c, run, i):
-                out = engine.fire_interrupt(c, run, i, now=now, path=relpath)
-                apply_outcome(tx, run, out, now)
-                return answer_for_run(tx, tx.require_run(top.run_id))
+            if not glob_match(i.file_pattern, relpath):
+                continue
+            out = engine.fire_interrupt(c, run, i, now=now, path=relpath)
+            if not out.accepted:
+                continue
+            apply_outcome(tx, run, out, now)
+            answer = answer_for_run(tx, tx.require_run(top.run_id))
+            if out.run.interrupt != i.name:
+                answer["queued"] = {"interrupt": i.name, "file": relpath}
+            return answer
         return None
 
     # -- listing ----------------------------------------------------------------------------

@@ -3,16 +3,20 @@
 Layout (schema version `SCHEMA_VERSION`, kept in `PRAGMA user_version`; the file is marked as
 ours with `PRAGMA application_id`):
 
-- `definitions(digest PK, workflow, source_path, body)` — compiled workflows (JSON of
-  `CompiledWorkflow.to_dict`), keyed by the sha256 of that JSON. A run points at the definition
-  it started with, so it keeps its rules when the file changes.
+- `definitions(digest PK, workflow, source_path, body, source_sha256)` — compiled workflows
+  (JSON of `CompiledWorkflow.to_dict`), keyed by the sha256 of that JSON, with the sha256 of the
+  source file's bytes (schema 3). A run points at the definition it started with, so it keeps
+  its rules when the file changes (`definition_status` tells).
 - `runs(run_id PK, workflow, session, status, parent_run, version, def_digest, snapshot,
   created_at, updated_at)` — `snapshot` is `Run.to_dict()` as JSON; the other columns are
   copies for lookups.
 - `events(seq PK, run_id, at, actor, kind, version, state, data)` — append-only history.
 - `approvals(approval_id PK, run_id, event, message, target, data, status, requested_at,
   decided_at, decided_by, reason)` — `status` is pending / approved / rejected / dropped.
-- `bindings(session PK, run_id, bound_at)` — a session bound to a fork branch's child run.
+- `bindings(session PK, run_id, bound_at)` — a session (or a sub-agent's key) bound to a fork
+  branch's child run.
+- `marks(run_id PK, marks, notices)` (schema 3) — the files matching a run's interrupt patterns
+  as last seen by the hook's processes (`runtime.watch`), and interrupt messages not yet told.
 
 Schema 2 adds the indexes the web page reads by: runs newest first (`runs_by_created`) and
 the pending approvals (`approvals_by_status`); a store of schema 1 is migrated on open.
@@ -32,82 +36,21 @@ from __future__ import annotations
 import os
 
 from ..definition.compiled import CompiledWorkflow
-from ..engine.run import PAUSED, RUNNING, PendingApproval, Run
+from ..engine.run import PAUSED, RUNNING, Run
 from ..errors import STORE_ERROR, UNKNOWN_RUN, StatewrightError
 from ..lean import TYPE_CHECKING, allocate_lock, sqlite3, thread_local
 from ..lean import dumps as _json_dumps
 from ..lean import loads as _loads
+from .cache import RowCache
+from .schema import APPLICATION_ID, BUSY_TIMEOUT_MS, MIGRATIONS, SCHEMA_VERSION
+from .tables import TxTables
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterable
     from typing import Any
 
-SCHEMA_VERSION = 2
-APPLICATION_ID = 0x53775772  # "SwWr": marks a state.db as statewright's
-BUSY_TIMEOUT_MS = 30_000
 
-_SCHEMA_V1 = """
-CREATE TABLE definitions (
-    digest TEXT PRIMARY KEY,
-    workflow TEXT NOT NULL,
-    source_path TEXT,
-    body TEXT NOT NULL
-);
-CREATE TABLE runs (
-    run_id TEXT PRIMARY KEY,
-    workflow TEXT NOT NULL,
-    session TEXT NOT NULL,
-    status TEXT NOT NULL,
-    parent_run TEXT,
-    version INTEGER NOT NULL,
-    def_digest TEXT NOT NULL REFERENCES definitions(digest),
-    snapshot TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL
-);
-CREATE INDEX runs_by_session ON runs(session, parent_run, created_at);
-CREATE INDEX runs_by_workflow ON runs(workflow, status, updated_at);
-CREATE INDEX runs_by_parent ON runs(parent_run);
-CREATE TABLE events (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    run_id TEXT NOT NULL,
-    at REAL NOT NULL,
-    actor TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    state TEXT,
-    data TEXT NOT NULL
-);
-CREATE INDEX events_by_run ON events(run_id, seq);
-CREATE TABLE approvals (
-    approval_id TEXT PRIMARY KEY,
-    run_id TEXT NOT NULL,
-    event TEXT NOT NULL,
-    message TEXT,
-    target TEXT,
-    data TEXT NOT NULL,
-    status TEXT NOT NULL,
-    requested_at REAL NOT NULL,
-    decided_at REAL,
-    decided_by TEXT,
-    reason TEXT
-);
-CREATE INDEX approvals_by_run ON approvals(run_id, status);
-CREATE TABLE bindings (
-    session TEXT PRIMARY KEY,
-    run_id TEXT NOT NULL,
-    bound_at REAL NOT NULL
-);
-"""
-
-# the web page lists runs newest first and the approvals waiting for a human
-_SCHEMA_V2 = """
-CREATE INDEX IF NOT EXISTS runs_by_created ON runs(created_at);
-CREATE INDEX IF NOT EXISTS approvals_by_status ON approvals(status, requested_at)
-"""
-
-# version -> DDL that upgrades from version-1. Append, never edit.
-MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1, 2: _SCHEMA_V2}
+CHECKPOINT_EVERY_S = 0.5  # a resident store's background checkpoint interval
 
 _INSERT_EVENT = ("INSERT INTO events(run_id, at, actor, kind, version, state, data)"
                  " VALUES (?,?,?,?,?,?,?)")
@@ -123,6 +66,19 @@ def definition_digest(compiled: CompiledWorkflow) -> tuple[str, str]:
 
     body = _dumps(compiled.to_dict())
     return hashlib.sha256(body.encode()).hexdigest(), body
+
+
+def file_sha256(path: str | None) -> str | None:
+    """The sha256 of a file's bytes; None when there is no such file."""
+    if not path:
+        return None
+    import hashlib
+
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()
+    except OSError:
+        return None
 
 
 def _dumps(v: Any) -> str:
@@ -143,12 +99,13 @@ def _store_error(path: str | os.PathLike[str], exc: BaseException) -> Statewrigh
     return StatewrightError(STORE_ERROR, f"{path}: {msg} — {hint}")
 
 
-class Tx:
+class Tx(TxTables):
     """Operations inside one open transaction (see `Store.transaction`)."""
 
-    def __init__(self, store: Store, conn: sqlite3.Connection) -> None:
+    def __init__(self, store: Store, conn: sqlite3.Connection, cache: RowCache) -> None:
         self.store = store
         self.conn = conn
+        self.cache = cache
         self._digests: dict[str, str] = {}  # run_id -> definition digest, seen in this transaction
 
     def _run_row(self, row: Any) -> Run | None:
@@ -156,10 +113,21 @@ class Tx:
             return None
         run = Run.from_dict(_loads(row[0]))
         self._digests[run.run_id] = row[1]
+        self.cache.runs[run.run_id] = (run, row[1])
         return run
+
+    def _cached(self, run_id: str) -> Run | None:
+        hit = self.cache.runs.get(run_id)
+        if hit is None:
+            return None
+        self._digests[run_id] = hit[1]
+        return hit[0]
 
     # -- runs -------------------------------------------------------------------------------
     def get_run(self, run_id: str) -> Run | None:
+        hit = self._cached(run_id)
+        if hit is not None:
+            return hit
         return self._run_row(self.conn.execute(
             "SELECT snapshot, def_digest FROM runs WHERE run_id=?", (run_id,)).fetchone())
 
@@ -192,12 +160,25 @@ class Tx:
             _DEF_CACHE[digest] = c
         return c
 
+    def definition_status(self, run_id: str) -> dict[str, Any] | None:
+        """Whether the workflow file of run `run_id`'s definition changed since the run started
+        (DESIGN section 3): `{source_path, changed_since_start}`; None without a source file."""
+        row = self.conn.execute(
+            "SELECT d.source_path, d.source_sha256 FROM runs r JOIN definitions d"
+            " ON d.digest = r.def_digest WHERE r.run_id=?", (run_id,)).fetchone()
+        if row is None or not row[0] or row[1] is None:
+            return None  # (no source file, or stored before schema 3: unknown)
+        now = file_sha256(row[0])
+        return {"source_path": row[0], "changed_since_start": now != row[1],
+                "exists": now is not None}
+
     def put_definition(self, compiled: CompiledWorkflow) -> str:
         digest, body = definition_digest(compiled)
         self.conn.execute(
-            "INSERT OR IGNORE INTO definitions(digest, workflow, source_path, body)"
-            " VALUES (?,?,?,?)",
-            (digest, compiled.id, compiled.source_path, body))
+            "INSERT OR IGNORE INTO definitions(digest, workflow, source_path, body, source_sha256)"
+            " VALUES (?,?,?,?,?)",
+            (digest, compiled.id, compiled.source_path, body,
+             file_sha256(compiled.source_path)))
         with _DEF_LOCK:
             _DEF_CACHE.setdefault(digest, compiled)
         return digest
@@ -205,6 +186,8 @@ class Tx:
     def insert_run(self, run: Run, compiled: CompiledWorkflow) -> None:
         digest = self.put_definition(compiled)
         self._digests[run.run_id] = digest
+        self.cache.runs[run.run_id] = (run, digest)
+        self.cache.lookups_changed()
         self.conn.execute(
             "INSERT INTO runs(run_id, workflow, session, status, parent_run, version, def_digest,"
             " snapshot, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -222,6 +205,8 @@ class Tx:
             sql = "UPDATE runs SET snapshot=? WHERE run_id=?"
             args: tuple[Any, ...] = (_dumps(run.to_dict()), run.run_id)
         else:
+            if before is None or before.status != run.status or before.session != run.session:
+                self.cache.lookups_changed()
             sql = ("UPDATE runs SET session=?, status=?, version=?, snapshot=?, updated_at=? "
                    "WHERE run_id=?")
             args = (run.session, run.status, run.version, _dumps(run.to_dict()),
@@ -233,6 +218,11 @@ class Tx:
         if cur.rowcount != 1:
             raise StatewrightError(STORE_ERROR, f"run {run.run_id} changed underneath this "
                                    "transaction (lost update prevented); retry")
+        digest = self._digests.get(run.run_id)
+        if digest is not None:
+            self.cache.runs[run.run_id] = (run, digest)
+        else:
+            self.cache.runs.pop(run.run_id, None)
 
     def save_with_events(self, run: Run, new: Run | None, events: Iterable[Any],
                          now: float | None = None) -> Run:
@@ -266,6 +256,12 @@ class Tx:
     def resolve_session_run(self, session: str, fallback: str | None) -> Run | None:
         """In one query: the running/paused run `session` is bound to (a fork branch), else the
         session's newest running/paused top-level run, else `fallback`'s."""
+        key = (session, fallback)
+        if key in self.cache.sessions:
+            rid = self.cache.sessions[key]
+            hit = self._cached(rid) if rid is not None else None
+            if rid is None or hit is not None:
+                return hit
         row = self.conn.execute(
             "SELECT snapshot, def_digest FROM ("
             " SELECT r.snapshot, r.def_digest, 0 AS prio, 0 AS t, 0 AS rid FROM bindings b"
@@ -278,7 +274,9 @@ class Tx:
             "  WHERE session = ?2 AND parent_run IS NULL AND status IN (?3, ?4)"
             ") ORDER BY prio, t DESC, rid DESC LIMIT 1",
             (session, fallback if fallback is not None else session, RUNNING, PAUSED)).fetchone()
-        return self._run_row(row)
+        run = self._run_row(row)
+        self.cache.sessions[key] = run.run_id if run is not None else None
+        return run
 
     def latest_session_run(self, session: str) -> Run | None:
         row = self.conn.execute(
@@ -358,48 +356,14 @@ class Tx:
 
     def source_paths_in_use(self) -> set[str]:
         """Source files of the definitions that running or paused runs use."""
+        if self.cache.sources is not None:
+            return set(self.cache.sources)
         rows = self.conn.execute(
             "SELECT DISTINCT d.source_path FROM runs r"
             " JOIN definitions d ON d.digest = r.def_digest"
             " WHERE r.status IN (?, ?) AND d.source_path IS NOT NULL", (RUNNING, PAUSED)).fetchall()
-        return {r[0] for r in rows}
-
-    # -- approvals --------------------------------------------------------------------------
-    def put_approval(self, run_id: str, pa: PendingApproval) -> None:
-        self.conn.execute(
-            "INSERT OR REPLACE INTO approvals(approval_id, run_id, event, message, target, data,"
-            " status, requested_at) VALUES (?,?,?,?,?,?,'pending',?)",
-            (pa.approval_id, run_id, pa.event, pa.message, pa.target, _dumps(pa.data or {}),
-             pa.requested_at or 0.0))
-
-    def decide_approval(self, approval_id: str, status: str, at: float, by: str,
-                        reason: str | None = None) -> None:
-        self.conn.execute(
-            "UPDATE approvals SET status=?, decided_at=?, decided_by=?, reason=? "
-            "WHERE approval_id=? AND status='pending'", (status, at, by, reason, approval_id))
-
-    def pending_approvals(self) -> list[dict[str, Any]]:
-        rows = self.conn.execute(
-            "SELECT approval_id, run_id, event, message, target, requested_at FROM approvals "
-            "WHERE status='pending' ORDER BY requested_at").fetchall()
-        return [{"approval_id": r[0], "run_id": r[1], "event": r[2], "message": r[3],
-                 "target": r[4], "requested_at": r[5]} for r in rows]
-
-    def approval(self, approval_id: str) -> dict[str, Any] | None:
-        r = self.conn.execute(
-            "SELECT approval_id, run_id, event, message, target, status, reason FROM approvals "
-            "WHERE approval_id=?", (approval_id,)).fetchone()
-        if r is None:
-            return None
-        return {"approval_id": r[0], "run_id": r[1], "event": r[2], "message": r[3],
-                "target": r[4], "status": r[5], "reason": r[6]}
-
-    # -- bindings ---------------------------------------------------------------------------
-    def bind(self, session: str, run_id: str, at: float) -> None:
-        self.conn.execute(
-            "INSERT OR REPLACE INTO bindings(session, run_id, bound_at) VALUES (?,?,?)",
-            (session, run_id, at))
-
+        self.cache.sources = {r[0] for r in rows}
+        return set(self.cache.sources)
 
 
 #: the store directory's own `.gitignore` (DESIGN section 5): git counts everything in it as
@@ -423,17 +387,51 @@ def write_gitignore(directory: str) -> None:
 
 
 class Store:
-    """The project's state.db. Connections are per thread and opened lazily."""
+    """The project's state.db. Connections are per thread and opened lazily.
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    `resident=True` (a long-running process: `statewright serve`, `ui`): its connections never
+    checkpoint the WAL inside a commit; a background thread does (`PRAGMA wal_checkpoint
+    (PASSIVE)`, which waits for no one), so the fsyncs of a checkpoint are not paid on the path
+    of a decision or a transition. Durability is the same: a commit is in the WAL either way."""
+
+    def __init__(self, path: str | os.PathLike[str], resident: bool = False) -> None:
         self.file = os.fspath(path)  # the database file, as a str
         self._local = thread_local()
+        self.resident = resident
+        self._checkpointer: Any = None
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str]) -> Store:
-        store = cls(path)
+    def open(cls, path: str | os.PathLike[str], resident: bool = False) -> Store:
+        store = cls(path, resident)
         store._conn()  # validate now: a damaged file is reported at open
+        if resident:
+            store._start_checkpointer()
         return store
+
+    def _start_checkpointer(self) -> None:
+        import threading  # (only long-running processes: the hook never gets here)
+
+        stop = threading.Event()
+
+        def loop() -> None:
+            conn = None
+            try:
+                conn = sqlite3.connect(self.file, timeout=BUSY_TIMEOUT_MS / 1000,
+                                       isolation_level=None, check_same_thread=False)
+                while not stop.wait(CHECKPOINT_EVERY_S):
+                    try:
+                        conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                    except sqlite3.Error:
+                        pass  # busy or gone: the next round, or another process, does it
+            except sqlite3.Error:
+                pass
+            finally:
+                if conn is not None:
+                    conn.close()
+
+        t = threading.Thread(target=loop, name="statewright-checkpoint", daemon=True)
+        t.start()
+        self._checkpointer = stop
 
     # -- connection -------------------------------------------------------------------------
     def _conn(self) -> sqlite3.Connection:
@@ -442,6 +440,7 @@ class Store:
             return conn
         conn = self._connect()
         self._local.conn = conn
+        self._local.cache = RowCache()
         return conn
 
     def _connect(self) -> sqlite3.Connection:
@@ -466,6 +465,8 @@ class Store:
                 write_gitignore(parent)
             # WAL survives process crashes with NORMAL; the journal mode itself is persistent.
             conn.execute("PRAGMA synchronous=NORMAL")
+            if self.resident:
+                conn.execute("PRAGMA wal_autocheckpoint=0")  # the checkpointer thread does it
         except StatewrightError:
             conn.close()
             raise
@@ -506,6 +507,9 @@ class Store:
             conn.execute("PRAGMA journal_mode=DELETE")
 
     def close(self) -> None:
+        if self._checkpointer is not None:
+            self._checkpointer.set()
+            self._checkpointer = None
         conn = getattr(self._local, "conn", None)
         if conn is not None:
             conn.close()
@@ -535,12 +539,20 @@ class _Transaction:
     def __enter__(self) -> Tx:
         store = self.store
         conn = store._conn()
+        cache = store._local.cache
         try:
             conn.execute("BEGIN IMMEDIATE" if self.write else "BEGIN")
+            # another connection committed since this one last looked: forget what it read
+            version = conn.execute("PRAGMA data_version").fetchone()[0]
         except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise _store_error(store.file, exc) from None
+        if version != cache.data_version:
+            cache.clear()
+            cache.data_version = version
         self.conn = conn
-        return Tx(store, conn)
+        return Tx(store, conn, cache)
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: object) -> None:  # (None: an exception inside the block propagates)
@@ -548,6 +560,9 @@ class _Transaction:
         self.conn = None
         assert conn is not None, "__exit__ without __enter__"
         if exc_type is not None:
+            cache = self.store._local.cache
+            cache.clear()  # what this transaction wrote was rolled back
+            cache.data_version = None
             try:
                 conn.execute("ROLLBACK")
             except sqlite3.Error:
@@ -558,6 +573,9 @@ class _Transaction:
         try:
             conn.execute("COMMIT")
         except sqlite3.Error as exc2:
+            cache = self.store._local.cache
+            cache.clear()
+            cache.data_version = None
             try:
                 conn.execute("ROLLBACK")
             except sqlite3.Error:

@@ -18,7 +18,7 @@ from statewright.engine import (
     resume,
     transitions,
 )
-from statewright.engine.run import COMPLETED, FAILED, PAUSED, RUNNING
+from statewright.engine.run import COMPLETED, FAILED, PAUSED, RUNNING, Run
 
 from .wf import EXAMPLES, begin, example, kinds, wf
 
@@ -182,15 +182,31 @@ def test_interrupt_fires_from_handlerless_states_and_is_suppressed_in_its_handle
     assert out.accepted and r.state == mig.target and r.interrupt == mig.name
     assert r.interrupt_return == "implementing" and r.iterations == 0
     assert kinds(out) == ["interrupted"] and r.version == 2
-    # a second match (same or another interrupt) while the handler is active does not fire
+    # the same interrupt again while its handler is active: nothing (no re-entry)
     assert not fire_interrupt(c, r, mig, now=3).accepted
-    assert not fire_interrupt(c, r, sec, now=3).accepted
     back = fire(c, r, "VALIDATED", now=4)
     assert back.accepted and back.run.state == "implementing" and kinds(back) == ["returned"]
     assert back.run.interrupt is None and back.run.interrupt_return is None
     # from another handler-less state it fires again
     t = fire(c, back.run, "DONE", now=5).run
     assert fire_interrupt(c, t, sec, now=6).run.interrupt_return == "testing"
+
+
+def test_another_interrupt_while_a_handler_is_active_is_queued_and_fires_at_return():
+    c = example("guarded-edits")
+    mig = next(i for i in c.interrupts if i.name == "migration_changed")
+    sec = next(i for i in c.interrupts if i.name == "secrets_touched")
+    r = fire_interrupt(c, begin(c), mig, now=2, path="db/migrations/001.sql").run
+    q = fire_interrupt(c, r, sec, now=3, path=".env")
+    assert q.accepted and kinds(q) == ["interrupt_queued"] and q.run.state == mig.target
+    assert q.run.interrupt_queue == (("secrets_touched", ".env"),)
+    assert q.run.version == r.version  # queued, not moved
+    assert not fire_interrupt(c, q.run, sec, now=3).accepted  # queued once
+    back = fire(c, q.run, "VALIDATED", now=4)  # $return: the queued one fires at once
+    assert kinds(back) == ["returned", "interrupted"]
+    assert back.run.state == sec.target and back.run.interrupt == sec.name
+    assert back.run.interrupt_return == "implementing" and back.run.interrupt_queue == ()
+    assert Run.from_dict(q.run.to_dict()) == q.run
 
 
 def test_return_without_interrupt_is_rejected():

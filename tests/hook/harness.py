@@ -80,6 +80,15 @@ class Project:
                                                        tool_response=response,
                                                        tool_use_id="toolu_01"))
 
+    def failure(self, tool: str, tool_input: dict, error: str, session: str = SESSION,
+                **extra: Any) -> dict | None:
+        """PostToolUseFailure, as Claude Code sends it for a call that failed (for Bash: a line
+        that exited non-zero, `error` starting with `Exit code N`)."""
+        return self.hook("post-tool-use-failure",
+                         self.payload("PostToolUseFailure", session, tool_name=tool,
+                                      tool_input=tool_input, error=error,
+                                      tool_use_id="toolu_01", **extra))
+
     def path(self, rel: str) -> str:
         return str(self.root / rel)
 

@@ -39,8 +39,12 @@ CORE = frozenset({
     "statewright.runtime.enforcement", "statewright.runtime.marker",
     "statewright.runtime.messages",
     "statewright.runtime.persist", "statewright.runtime.service", "statewright.runtime.state_text",
-    "statewright.store", "statewright.store.db",
+    "statewright.store", "statewright.store.db", "statewright.store.schema",
+    "statewright.store.tables", "statewright.store.cache",
 })
+# Recording a result (PostToolUse / PostToolUseFailure) adds the evidence it records
+# (`_observed`, DESIGN section 3): a small pure module.
+RECORD = CORE | {"statewright.policy.evidence"}
 # A shell line adds the analysis: tree-sitter's C extensions (not their packages), the shell
 # and programs packages, and self-protection of shell lines.
 SHELL = CORE | {
@@ -112,21 +116,39 @@ def _split(mods: set[str]) -> tuple[set[str], set[str]]:
     return ours, mods - ours
 
 
-@pytest.mark.parametrize("event,hook_event,fields", [
-    ("pre-tool-use", "PreToolUse", {"tool_name": "Read", "tool_input": {"file_path": "app.py"}}),
-    ("pre-tool-use", "PreToolUse",
-     {"tool_name": "Edit", "tool_input": {"file_path": "app.py", "old_string": "a = 1",
-                                          "new_string": "a = 2"}}),
-    ("post-tool-use", "PostToolUse",
-     {"tool_name": "Edit", "tool_input": {"file_path": "app.py", "old_string": "a = 1",
-                                          "new_string": "a = 2"}, "tool_response": {}}),
-    ("stop", "Stop", {}),
-], ids=["pre-Read", "pre-Edit", "post-Edit", "stop"])
+_EDIT = {"file_path": "app.py", "old_string": "a = 1", "new_string": "a = 2"}
+
+
+@pytest.mark.parametrize("event,hook_event,fields,expected", [
+    ("pre-tool-use", "PreToolUse", {"tool_name": "Read", "tool_input": {"file_path": "app.py"}},
+     CORE),
+    ("pre-tool-use", "PreToolUse", {"tool_name": "Edit", "tool_input": _EDIT}, CORE),
+    ("post-tool-use", "PostToolUse", {"tool_name": "Edit", "tool_input": _EDIT,
+                                      "tool_response": {}}, RECORD),
+    ("post-tool-use-failure", "PostToolUseFailure", {"tool_name": "Edit", "tool_input": _EDIT,
+                                                     "error": "no match"}, RECORD),
+    ("stop", "Stop", {}, CORE),
+], ids=["pre-Read", "pre-Edit", "post-Edit", "failure-Edit", "stop"])
 def test_a_per_call_event_imports_exactly_the_core(proj: Project, event: str, hook_event: str,
-                                                   fields: dict) -> None:
+                                                   fields: dict, expected: frozenset) -> None:
     ours, other = _split(_imports(proj, event, proj.payload(hook_event, **fields)))
-    assert ours == CORE, {"added": sorted(ours - CORE), "missing": sorted(CORE - ours)}
+    assert ours == expected, {"added": sorted(ours - expected),
+                              "missing": sorted(expected - ours)}
     assert other <= STDLIB, sorted(other - STDLIB)
+
+
+def test_recording_a_shell_line_adds_the_analysis_and_the_evidence(proj: Project) -> None:
+    ours, other = _split(_imports(proj, "post-tool-use", proj.payload(
+        "PostToolUse", tool_name="Bash", tool_input={"command": "pytest -q"},
+        tool_response={"stdout": "", "stderr": "", "interrupted": False})))
+    # (self-protection of shell lines is the decision's, not the record's)
+    expected = (SHELL | RECORD) - {"statewright.policy.protect.cli",
+                                   "statewright.policy.protect.line",
+                                   "statewright.policy.channels", "statewright.policy.lines",
+                                   "statewright.policy.programs.worktree"}
+    assert ours == expected, {"added": sorted(ours - expected),
+                              "missing": sorted(expected - ours)}
+    assert other <= STDLIB_SHELL, sorted(other - STDLIB_SHELL)
 
 
 def test_a_shell_line_adds_only_the_shell_analysis(proj: Project) -> None:
@@ -147,3 +169,21 @@ def test_no_event_imports_the_heavy_dependencies(proj: Project, event: str, hook
     assert "statewright.runtime.service" in mods
     heavy = sorted(m for m in mods if m.split(".")[0] in NEVER)
     assert not heavy, heavy
+
+
+def test_watched_files_add_only_the_comparison_of_marks(tmp_path: Path) -> None:
+    """A workflow whose interrupts watch files: deciding a call compares the marks of those
+    files (`runtime.watch`), without `re` (`glob_match` matches segment by segment)."""
+    p = Project(tmp_path / "watched")
+    p.write_workflow({**WF, "id": "watched",
+                      "interrupts": {"cfg": {"trigger": {"file_pattern": "config/**/*.yml"},
+                                             "target": "end"},
+                                     "env": {"trigger": {"file_pattern": "**/*.env*"},
+                                             "target": "end"}}})
+    p.start("watched")
+    Path(p.path("app.py")).write_text("a = 1\n")
+    payload = p.payload("PreToolUse", tool_name="Read", tool_input={"file_path": "app.py"})
+    ours, other = _split(_imports(p, "pre-tool-use", payload))
+    expected = CORE | {"statewright.runtime.watch"}
+    assert ours == expected, {"added": sorted(ours - expected), "missing": sorted(expected - ours)}
+    assert other <= STDLIB, sorted(other - STDLIB)

@@ -33,6 +33,8 @@ CLI_LEGIT = [
     "statewright --help",
     "statewright",
     "statewright transition TESTS_PASS",
+    "statewright fork",
+    "statewright fork lint --json",
     "statewright transition DONE --data '{\"ok\": true}'",
     ".venv/bin/statewright status",
     "uv run statewright status",

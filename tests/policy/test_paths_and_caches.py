@@ -131,3 +131,29 @@ def test_same_line_different_working_directory(proj):
     d = gate(state, Counters(), call_wf, ctx)
     assert not d.allowed and d.rule == "self_protection"
     assert gate(state, Counters(), call_root, ctx).allowed
+
+
+def test_glob_match_without_re_agrees_with_the_compiled_glob() -> None:
+    """`glob_match` matches common patterns segment by segment (no `re` import in a hook that
+    watches files); it must say exactly what the regular expression of `compile_glob` says."""
+    import random
+
+    from statewright.policy.paths import compile_glob, glob_match
+
+    rng = random.Random(13)
+    checked = 0
+    for chars, path_chars in (("ab*?/.", "ab/."), ("a*/", "a/"), ("ab*?/", "ab/")):
+        for _ in range(20_000):
+            pattern = "".join(rng.choice(chars) for _ in range(rng.randint(1, 8)))
+            path = "".join(rng.choice(path_chars) for _ in range(rng.randint(0, 8)))
+            if pattern.endswith("/") or pattern.startswith("./"):
+                continue
+            assert glob_match(pattern, path) == (compile_glob(pattern).match(path) is not None), (
+                pattern, path)
+            checked += 1
+    for pattern, path, expected in [
+            ("**/*.env*", ".env", True), ("**/*.env*", "a/b/.env.local", True),
+            ("*.js", "src/app.js", False), ("*.js", "app.js", True), ("src/**", "src", False),
+            ("src/**", "src/a/b.py", True), ("config/**/*.yml", "config/app.yml", True)]:
+        assert glob_match(pattern, path) is expected, (pattern, path)
+    assert checked > 40_000

@@ -32,7 +32,7 @@ from .workflows import DEBUG, GOV
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("proxy_e2e")]
 
 OWN = {"statewright_get_state", "statewright_list_workflows", "statewright_load_workflow",
-       "statewright_transition", "statewright_pause"}
+       "statewright_transition", "statewright_pause", "statewright_resume", "statewright_fork"}
 
 
 @pytest.fixture(scope="module")

@@ -29,7 +29,10 @@ def test_state_answer_shape(rt):
     assert a["counters"]["max_iterations"] == 10 and a["allowed_tools"] == ["Read", "Grep", "Glob"]
     t = a["transitions"][0]
     assert set(t) >= {"event", "target", "guards", "requires_approval", "passes"}
-    assert rt.get_state(None) == a
+    # get_state adds whether the workflow file changed since the run started
+    state = rt.get_state(None)
+    assert state.pop("definition")["changed_since_start"] is False
+    assert state == a
 
 
 def test_no_active_run_and_session_fallback(rt, monkeypatch):

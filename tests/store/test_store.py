@@ -243,8 +243,9 @@ def test_sigkill_during_a_flurry_never_leaves_a_run_between_events(tmp_path):
 
 
 def test_a_schema_1_store_is_migrated_on_open_keeping_its_runs(tmp_path):
-    """Schema 2 adds the indexes the web page reads by; a store written by schema 1 gets them
-    when it is next opened, and its runs and history are kept."""
+    """Schema 2 adds the indexes the web page reads by, schema 3 the file marks and the workflow
+    file's hash; a store written by schema 1 gets them when it is next opened, and its runs and
+    history are kept."""
     from statewright.store.db import MIGRATIONS
 
     root = _project(tmp_path)
@@ -256,16 +257,21 @@ def test_a_schema_1_store_is_migrated_on_open_keeping_its_runs(tmp_path):
     conn = sqlite3.connect(db)
     for name in ("runs_by_created", "approvals_by_status"):
         conn.execute(f"DROP INDEX {name}")
+    conn.execute("DROP TABLE marks")
+    conn.execute("DROP TABLE agent_calls")
+    conn.execute("ALTER TABLE definitions DROP COLUMN source_sha256")
     conn.execute("PRAGMA user_version=1")  # as schema 1 left it
     conn.commit()
     conn.close()
-    assert SCHEMA_VERSION == 2 and set(MIGRATIONS) == {1, 2}
+    assert SCHEMA_VERSION == 3 and set(MIGRATIONS) == {1, 2, 3}
     rt2 = Runtime.open(root)
     assert rt2.run_view(run_id)["answer"]["state"] == "a"
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
     assert {"runs_by_created", "approvals_by_status"} <= indexes
+    assert conn.execute("SELECT count(*) FROM marks").fetchone()[0] == 0
+    assert conn.execute("SELECT source_sha256 FROM definitions").fetchall() == [(None,)]
     plan = " ".join(r[3] for r in conn.execute(
         "EXPLAIN QUERY PLAN SELECT snapshot FROM runs ORDER BY created_at DESC LIMIT 5"))
     assert "runs_by_created" in plan

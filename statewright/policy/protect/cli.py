@@ -23,9 +23,12 @@ from ..types import CACHE_MAX_LINE
 if TYPE_CHECKING:  # pragma: no cover
     from ..shell import Command, ShellAnalysis, Word
 
-#: `statewright <command>` an agent may run (read-only, plus firing an event)
+#: `statewright <command>` an agent may run (read-only, plus firing an event and taking a fork
+#: branch: what its MCP tools statewright_transition and statewright_fork do, for setups with
+#: hooks only)
 CLI_AGENT_COMMANDS = frozenset({"status", "check", "validate", "list", "show", "graph",
-                                "history", "runs", "transition", "--help", "-h", "--version"})
+                                "history", "runs", "transition", "fork", "--help", "-h",
+                                "--version"})
 #: known human-only commands (named in reasons; anything not in CLI_AGENT_COMMANDS is refused)
 CLI_HUMAN_COMMANDS = frozenset({"approve", "reject", "force-state", "pause", "resume", "start",
                                 "end", "install", "init", "schema", "hook", "serve", "ui"})

@@ -19,7 +19,13 @@ options (`git -c`, `sort -o`, `printenv`) is `policy.programs`.
 from __future__ import annotations
 
 from ..paths import has_surrogate
-from .commands import IMPLICIT_COMMANDS, check_commands, dangerous_assignment, match_prefix
+from .commands import (
+    IMPLICIT_COMMANDS,
+    check_commands,
+    dangerous_assignment,
+    match_prefix,
+    matching_prefixes,
+)
 from .env import check_env, rewrite_for_env
 from .records import Command, Redirect, ShellAnalysis, Verdict, Word
 from .walker import analyze
@@ -27,4 +33,5 @@ from .words import decode_ansi_c, literal_word, make_word
 
 __all__ = ["IMPLICIT_COMMANDS", "Command", "Redirect", "ShellAnalysis", "Verdict", "Word",
            "analyze", "check_commands", "check_env", "dangerous_assignment", "decode_ansi_c",
-           "has_surrogate", "literal_word", "make_word", "match_prefix", "rewrite_for_env"]
+           "has_surrogate", "literal_word", "make_word", "match_prefix", "matching_prefixes",
+           "rewrite_for_env"]

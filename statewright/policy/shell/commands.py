@@ -77,6 +77,20 @@ def match_prefix(argv: tuple[Word, ...], allowed: tuple[str, ...]) -> str | None
     return best
 
 
+def matching_prefixes(argv: tuple[Word, ...], allowed: tuple[str, ...]) -> tuple[str, ...]:
+    """Every allowed prefix that `argv` starts with (in the order given), by the rule of
+    `match_prefix`: `pytest -x tests` is matched by both `pytest` and `pytest -x`."""
+    if not argv or not argv[0].literal:
+        return ()
+    n = len(argv)
+    out = []
+    for p, toks in _prefix_index(tuple(allowed)).get(argv[0].value, ()):
+        k = len(toks)
+        if k <= n and all(argv[i].literal and argv[i].value == toks[i] for i in range(1, k)):
+            out.append(p)
+    return tuple(out)
+
+
 @lru_cache(maxsize=256)
 def _prefix_index(allowed: tuple[str, ...]) -> dict[str, tuple[tuple[str, tuple[str, ...]], ...]]:
     """Allowed prefixes grouped by their first token (in the order given)."""

@@ -119,7 +119,7 @@ class ShellAnalysis(Record):
 
     __slots__ = __match_args__ = _fields = ("source", "commands", "redirects", "assignments",
                                             "variables", "functions", "words", "problems",
-                                            "changes_dir", "hidden_code")
+                                            "changes_dir", "status_command", "hidden_code")
     source: str
     commands: tuple[Command, ...]
     redirects: tuple[Redirect, ...]
@@ -129,6 +129,7 @@ class ShellAnalysis(Record):
     words: tuple[Word, ...]
     problems: tuple[str, ...]
     changes_dir: bool
+    status_command: int
     hidden_code: tuple[str, ...]
 
     def __init__(self, source: str, commands: tuple[Command, ...] = (),
@@ -136,7 +137,8 @@ class ShellAnalysis(Record):
                  assignments: tuple[tuple[str, Word], ...] = (),
                  variables: tuple[str, ...] = (), functions: frozenset[str] = _EMPTY,
                  words: tuple[Word, ...] = (), problems: tuple[str, ...] = (),
-                 changes_dir: bool = False, hidden_code: tuple[str, ...] = ()) -> None:
+                 changes_dir: bool = False, status_command: int = -1,
+                 hidden_code: tuple[str, ...] = ()) -> None:
         set_field(self, "source", source)
         set_field(self, "commands", commands)
         set_field(self, "redirects", redirects)  # every redirection in the line
@@ -148,6 +150,10 @@ class ShellAnalysis(Record):
         # why the line cannot be trusted (parse errors, opaque code)
         set_field(self, "problems", problems)
         set_field(self, "changes_dir", changes_dir)  # contains cd/pushd/popd
+        # index of the command whose exit status is the line's own (the last top-level
+        # command, after `;` or `&&` only, not negated, backgrounded or piped onward); -1 when
+        # the line's status may come from elsewhere (`||`, `;` after it, `|`, `!`, `&`, ...)
+        set_field(self, "status_command", status_command)
         # code bash would run from text it evaluates as arithmetic or a subscript (`arith`);
         # also among `problems`
         set_field(self, "hidden_code", hidden_code)

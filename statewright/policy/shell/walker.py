@@ -64,7 +64,7 @@ def _analyze(command_line: str) -> ShellAnalysis:
         source=command_line, commands=tuple(w.commands), redirects=tuple(w.redirects),
         assignments=tuple(w.assignments), variables=tuple(w.variables),
         functions=frozenset(w.functions), words=tuple(w.words), problems=tuple(w.problems),
-        changes_dir=w.changes_dir, hidden_code=tuple(hidden),
+        changes_dir=w.changes_dir, status_command=w.status_command, hidden_code=tuple(hidden),
     )
 
 
@@ -84,6 +84,8 @@ class Walker:
         self.words: list[Word] = []
         self.problems: list[str] = []
         self.changes_dir = False
+        self.status_command = -1  # see ShellAnalysis.status_command
+        self._index_of: dict[int, int] = {}  # tree node id -> index of its Command
         # what bash evaluates as arithmetic or a name with a subscript (`arith`): uses,
         # variables holding text the line does not fix, variables declared `-i` or `-n`
         # (what is assigned to them is evaluated)
@@ -127,6 +129,10 @@ class Walker:
             self.problems.append(f"the command line does not parse cleanly ({where})")
         start = len(self.commands)
         self.node(root, context, depth, stdin="inherit")
+        if depth == 0 and parent is None:
+            status = status_node(root)
+            if status is not None:
+                self.status_command = self._index_of.get(status.id, -1)
         if parent is not None:
             # the top-level commands of re-parsed code belong to the command that runs it
             for i in range(start, len(self.commands)):
@@ -478,11 +484,52 @@ class Walker:
                       risks=programs.risks(name, tuple(argv[1:])) if name else ())
         idx = len(self.commands)
         self.commands.append(cmd)
+        self._index_of[node.id] = idx
         if name in DIR_CHANGERS:
             self.changes_dir = True
         if name:
             self._option_outputs(name, cmd.args)
         inner_commands(self, cmd, idx, depth)
+
+
+def status_node(root: Any) -> Any:
+    """The `command` node whose exit status is the whole line's, or None.
+
+    The line's last statement decides its status. It counts only when nothing after it can
+    change that status: no `&` (the line ends before it does), and inside it no `||` (a left
+    side that succeeds skips it), no negation, no later pipeline stage; `a && cmd` is fine (a
+    failing `a` skips `cmd` but then the line fails too), and so is a redirection around it.
+    Compound statements (subshells, braces, loops, conditionals) are not looked into."""
+    last = None
+    background = False
+    for ch in root.children:
+        if ch.type == "comment":
+            continue
+        if ch.is_named:
+            last, background = ch, False
+        elif ch.type == "&":
+            background = True
+    if last is None or background:
+        return None
+    node = last
+    while True:
+        t = node.type
+        if t == "command":
+            return node
+        if t == "redirected_statement":
+            named = node.named_children
+            body = node.child_by_field_name("body")
+            # a here-document with a pipeline hanging off it (`cat <<EOF | sh`) runs more
+            if body is None or any(ch.type == "pipeline" for ch in named):
+                return None
+            node = body
+        elif t == "list":
+            ops = [ch.type for ch in node.children if not ch.is_named]
+            if not ops or ops[-1] != "&&":
+                return None
+            node = node.named_children[-1]
+        else:
+            return None
 
 
 #: the other kinds of node that need more than a walk through their children

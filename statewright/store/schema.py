@@ -1,0 +1,88 @@
+"""The store's schema (DESIGN.md sections 1 and 3): the DDL of each version and the migrations
+that bring an older file up to date (`store.db` runs them). Append a version, never edit one."""
+
+SCHEMA_VERSION = 3
+APPLICATION_ID = 0x53775772  # "SwWr": marks a state.db as statewright's
+BUSY_TIMEOUT_MS = 30_000
+
+_SCHEMA_V1 = """
+CREATE TABLE definitions (
+    digest TEXT PRIMARY KEY,
+    workflow TEXT NOT NULL,
+    source_path TEXT,
+    body TEXT NOT NULL
+);
+CREATE TABLE runs (
+    run_id TEXT PRIMARY KEY,
+    workflow TEXT NOT NULL,
+    session TEXT NOT NULL,
+    status TEXT NOT NULL,
+    parent_run TEXT,
+    version INTEGER NOT NULL,
+    def_digest TEXT NOT NULL REFERENCES definitions(digest),
+    snapshot TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE INDEX runs_by_session ON runs(session, parent_run, created_at);
+CREATE INDEX runs_by_workflow ON runs(workflow, status, updated_at);
+CREATE INDEX runs_by_parent ON runs(parent_run);
+CREATE TABLE events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    at REAL NOT NULL,
+    actor TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    state TEXT,
+    data TEXT NOT NULL
+);
+CREATE INDEX events_by_run ON events(run_id, seq);
+CREATE TABLE approvals (
+    approval_id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    event TEXT NOT NULL,
+    message TEXT,
+    target TEXT,
+    data TEXT NOT NULL,
+    status TEXT NOT NULL,
+    requested_at REAL NOT NULL,
+    decided_at REAL,
+    decided_by TEXT,
+    reason TEXT
+);
+CREATE INDEX approvals_by_run ON approvals(run_id, status);
+CREATE TABLE bindings (
+    session TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    bound_at REAL NOT NULL
+);
+"""
+
+# the web page lists runs newest first and the approvals waiting for a human
+_SCHEMA_V2 = """
+CREATE INDEX IF NOT EXISTS runs_by_created ON runs(created_at);
+CREATE INDEX IF NOT EXISTS approvals_by_status ON approvals(status, requested_at)
+"""
+
+# what the hook's processes last saw of the files a run's interrupts watch (runtime.watch), and
+# the bytes of the workflow file a definition was compiled from (has the file changed since?)
+_SCHEMA_V3 = """
+ALTER TABLE definitions ADD COLUMN source_sha256 TEXT;
+CREATE TABLE marks (
+    run_id TEXT PRIMARY KEY,
+    marks TEXT NOT NULL,
+    notices TEXT NOT NULL DEFAULT '[]'
+);
+CREATE TABLE agent_calls (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    session TEXT NOT NULL,
+    call TEXT NOT NULL,
+    agent_key TEXT NOT NULL,
+    at REAL NOT NULL
+);
+CREATE INDEX agent_calls_by_call ON agent_calls(session, call, seq)
+"""
+
+# version -> DDL that upgrades from version-1. Append, never edit.
+MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1, 2: _SCHEMA_V2, 3: _SCHEMA_V3}
