@@ -86,6 +86,9 @@ class FastStdio:
         reader_file = os.fdopen(in_fd, "rb", buffering=0)
         writer_file = os.fdopen(out_fd, "wb", buffering=0)
         feed = LineFeed(self._hot, limit=MAX_LINE)
+        # what the early lane read comes first: queued before the pipe can deliver a new line
+        # (none of it is hot: its hook calls were answered, and it has no forwarded tools)
+        feed.feed(self.prefeed)
         r_transport, _ = await loop.connect_read_pipe(lambda: _FeedProtocol(feed), reader_file)
         feed.pause, feed.resume = r_transport.pause_reading, r_transport.resume_reading
         w_transport, w_protocol = await loop.connect_write_pipe(
@@ -95,8 +98,6 @@ class FastStdio:
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
-                if self.prefeed:
-                    feed.feed(self.prefeed)
                 tg.start_soon(self._read_loop, feed, read_send)
                 tg.start_soon(self._write_loop, write_recv)
                 yield read_recv, write_send
