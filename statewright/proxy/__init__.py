@@ -84,6 +84,6 @@ def serve_stdio(project: str | None = None, session: str | None = None, *,
         proxy.hook_tool = lane.hook_tool
         if lane.answered:
             proxy.mark_list_stale()
-        anyio.run(proxy.run_stdio, bytes(lane.replay), lane.drop_ids)
+        anyio.run(proxy.run_stdio, bytes(lane.replay), lane.drop_ids, lane.acked)
     else:
         anyio.run(proxy.run_stdio)

@@ -4,10 +4,12 @@ that).
 
 While a background thread imports the SDK, the main thread reads the pipe. The requests a host
 sends first are answered here from the same data the SDK server answers from (`tools.py`):
-`server/discover` (2026 era) or `initialize` (handshake era), `tools/list`, and calls of the hook
-tool (Claude Code's `mcp_tool` hooks, which only need the runtime). Every line except hook-tool
-calls is then replayed to the SDK server in order, so its connection state is exactly what it
-would have been, and its own answers to requests already answered here are dropped by id.
+`server/discover` (2026 era) or `initialize` (handshake era), the acknowledgement of a 2026-era
+`subscriptions/listen` (the host waits for it before listing tools), `tools/list`, and calls of
+the hook tool (Claude Code's `mcp_tool` hooks, which only need the runtime). Every line except
+hook-tool calls is then replayed to the SDK server in order, so its connection state is exactly
+what it would have been, and its own answers to requests already answered here (and its
+acknowledgement of a subscription acknowledged here) are dropped.
 A hook-tool call is answered once, here, and not replayed (it has effects: counters, records).
 
 The lane is used only when the project has no downstream servers: their capabilities and tools
@@ -34,6 +36,8 @@ MODERN_VERSIONS = ("2026-07-28",)
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 SERVER_NAME = "statewright"
 #: the capabilities the SDK server advertises for the proxy without downstream servers
 CAPABILITIES: dict[str, Any] = {"tools": {"listChanged": True}}
@@ -62,6 +66,8 @@ class EarlyLane:
         self.replay = bytearray()  # lines for the SDK server, in order
         self.drop_ids: set[Any] = set()  # requests answered here that the SDK will answer too
         self.answered = False  # a tools/list or hook call was answered here
+        self.acked: set[Any] = set()  # subscriptions/listen acknowledged here (the SDK's own
+        #                               acknowledgement of the replayed request is dropped)
         self.version = own.server_version()
 
     # -- the wire ----------------------------------------------------------------------------
@@ -88,6 +94,8 @@ class EarlyLane:
                 (modern != (self.era == "modern")):
             return None, True  # notifications, odd ids, the other era: the SDK answers
         result: dict[str, Any] | None = None
+        if method == "subscriptions/listen" and modern:
+            return self._acknowledge(rid, params.get("notifications")), True
         if method == "tools/call" and params.get("name") == HOOK_TOOL and \
                 isinstance(params.get("arguments", {}), dict):
             self.answered = True
@@ -113,6 +121,19 @@ class EarlyLane:
             return None, True
         self.drop_ids.add(rid)
         return self._reply(rid, result), True
+
+    def _acknowledge(self, rid: Any, asked: Any) -> bytes | None:
+        """The acknowledgement of a 2026-era `subscriptions/listen` (the host waits for it
+        before it lists tools), when all it asks for is what this proxy sends: tool-list
+        changes. The stream itself is the SDK server's, once loaded."""
+        if not isinstance(asked, dict) or set(asked) != {"toolsListChanged"} or \
+                asked["toolsListChanged"] is not True:
+            return None
+        self.acked.add(rid)
+        note = {"jsonrpc": "2.0", "method": ACKNOWLEDGED,
+                "params": {"_meta": {SUBSCRIPTION_KEY: rid},
+                           "notifications": {"toolsListChanged": True}}}
+        return json.dumps(note, separators=(",", ":")).encode() + b"\n"
 
     def _listed(self) -> list[str]:
         try:

@@ -31,7 +31,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..names import HOOK_TOOL
-from .early import pipes_usable
+from .early import ACKNOWLEDGED, SUBSCRIPTION_KEY, pipes_usable
 from .rawstdio import MAX_LINE, TOO_LARGE, LineFeed, dump_line, session_streams
 
 usable = pipes_usable  # the fast transport needs real pipes/sockets on fd 0 and 1
@@ -63,12 +63,14 @@ PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 
 
 class FastStdio:
-    def __init__(self, proxy: Any, prefeed: bytes = b"", drop_ids: set[Any] | None = None) -> None:
+    def __init__(self, proxy: Any, prefeed: bytes = b"", drop_ids: set[Any] | None = None,
+                 drop_acks: set[Any] | None = None) -> None:
         self.proxy = proxy
         # what the early lane read before the SDK was loaded, and the ids of the requests it
         # already answered (the SDK's answers to those are not written again)
         self.prefeed = prefeed
         self.drop_ids = drop_ids if drop_ids is not None else set()
+        self.drop_acks = drop_acks if drop_acks is not None else set()
         self.era: str | None = None  # "legacy" once `initialize` passed; "modern" for 2026 requests
         self.ready = False  # legacy connection initialized: the fast path may answer
         self._writer: asyncio.StreamWriter | None = None
@@ -126,10 +128,22 @@ class FastStdio:
                         self.drop_ids.discard(rid)
                         continue  # answered by the early lane already
                 body = sm.message.model_dump_json(by_alias=True, exclude_unset=True)
+                if self.drop_acks and ACKNOWLEDGED in body and self._acked_early(body):
+                    continue
                 try:
                     await self._write_line(body.encode() + b"\n")
                 except (ConnectionError, OSError):
                     return
+
+    def _acked_early(self, body: str) -> bool:
+        """Whether `body` is the SDK's acknowledgement of a subscription the early lane
+        acknowledged already (dropped, once)."""
+        msg = json.loads(body)
+        sub = ((msg.get("params") or {}).get("_meta") or {}).get(SUBSCRIPTION_KEY)
+        if msg.get("method") == ACKNOWLEDGED and sub in self.drop_acks:
+            self.drop_acks.discard(sub)
+            return True
+        return False
 
     def _hot(self, line: bytes) -> bool:
         """Called for every line as it arrives: a fast-path request is answered from here (a
@@ -282,11 +296,11 @@ class _FeedProtocol(asyncio.Protocol):
 
 
 @asynccontextmanager
-async def stdio_streams(proxy: Any, prefeed: bytes = b"", drop_ids: set[Any] | None = None
-                        ) -> AsyncIterator[tuple[Any, Any]]:
+async def stdio_streams(proxy: Any, prefeed: bytes = b"", drop_ids: set[Any] | None = None,
+                        drop_acks: set[Any] | None = None) -> AsyncIterator[tuple[Any, Any]]:
     """The fast transport when fd 0/1 are pipes or sockets, else the SDK's `stdio_server`."""
     if usable() and sys.platform != "win32":
-        async with FastStdio(proxy, prefeed, drop_ids).streams() as s:
+        async with FastStdio(proxy, prefeed, drop_ids, drop_acks).streams() as s:
             yield s
     else:
         from mcp.server.stdio import stdio_server

@@ -548,7 +548,8 @@ class Proxy:
         return start_watcher(self.rt, self.session, self.errlog,
                              on_message=lambda _m: setattr(self, "_quiet", False))
 
-    async def run_stdio(self, prefeed: bytes = b"", drop_ids: set[Any] | None = None) -> None:
+    async def run_stdio(self, prefeed: bytes = b"", drop_ids: set[Any] | None = None,
+                        drop_acks: set[Any] | None = None) -> None:
         """Serve stdio; `prefeed`/`drop_ids` continue what the early lane began (`early.py`)."""
         from .fastpath import stdio_streams
 
@@ -558,7 +559,7 @@ class Proxy:
             async with anyio.create_task_group() as tg:
                 await self.downstream.run(tg)
                 tg.start_soon(self.watch_store)
-                async with stdio_streams(self, prefeed, drop_ids) as (read, write):
+                async with stdio_streams(self, prefeed, drop_ids, drop_acks) as (read, write):
                     await self.server.run(read, write, self.init_options())
                 await self.downstream.stop()
                 tg.cancel_scope.cancel()

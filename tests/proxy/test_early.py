@@ -74,6 +74,8 @@ def test_2026_era_early_answers_equal_the_sdks(tmp_path: Path, debug_run: bool) 
     try:
         raw.send({"jsonrpc": "2.0", "id": "d1", "method": "server/discover",
                   "params": {"_meta": META}})
+        raw.send({"jsonrpc": "2.0", "id": "listen:0", "method": "subscriptions/listen",
+                  "params": {"_meta": META, "notifications": {"toolsListChanged": True}}})
         raw.send({"jsonrpc": "2.0", "id": "l1", "method": "tools/list", "params": {"_meta": META}})
         early_discover, d1 = raw.answer("d1")
         early_list, l1 = raw.answer("l1")
@@ -95,6 +97,13 @@ def test_2026_era_early_answers_equal_the_sdks(tmp_path: Path, debug_run: bool) 
     assert early_discover != sdk_discover and early_list != sdk_list
     ids = [json.loads(x).get("id") for x in lines]
     assert ids.count("d1") == 1 and ids.count("l1") == 1  # the SDK's own answers were dropped
+    # the subscription is acknowledged once (early; the SDK's own acknowledgement dropped), and
+    # the stream stays open (the SDK owns it: closing stdin ends it with an error answer)
+    acks = [json.loads(x) for x in lines
+            if json.loads(x).get("method") == "notifications/subscriptions/acknowledged"]
+    assert acks == [{"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                     "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": "listen:0"},
+                                "notifications": {"toolsListChanged": True}}}]
 
 
 def _legacy(raw: Raw) -> tuple[dict[str, Any], dict[str, Any]]:
