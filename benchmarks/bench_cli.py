@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from table import exit_status, print_rows
+
 PY = Path(sys.executable)
 CLI = PY.parent / "statewright"
 BUDGET = 5.0
@@ -89,15 +91,8 @@ def main(argv: list[str]) -> int:
         rows.append((f"statewright {name} (median)", round(med[name], 1), "ms", ""))
         rows.append((f"statewright {name} / python -c pass", round(med[name] / base, 2), "x",
                      budget))
-    width = max(len(r[0]) for r in rows)
-    for name, value, unit, budget in rows:
-        print(f"{name:<{width}} | {value:>8} | {unit:<2} | {budget}")
-    over = [name for name, value, unit, budget in rows if budget.startswith("<=")
-            and value > BUDGET]
-    if over:
-        print(f"over budget: {', '.join(over)}", file=sys.stderr)
-        return 1
-    return 0
+    print_rows(rows)
+    return exit_status(rows)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from table import exit_status, print_rows
+
 HERE = Path(__file__).resolve().parent
 PY = Path(sys.executable)
 HOOK = PY.parent / "statewright-hook"
@@ -192,24 +194,9 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
             rows.append((f"{what}: this / {other.name}",
                          round(med[f"this: {what}"] / med[f"other: {what}"], 2), "x", ""))
     print(f"runs per case: {runs} (interleaved)")
-    width = max(len(r[0]) for r in rows)
-    for name, value, unit, budget in rows:
-        print(f"{name:<{width}} | {value:>8} | {unit:<2} | {budget}")
-    sys.stdout.flush()
+    print_rows(rows)
     return rows
 
 
-def over_budget(rows: list[tuple[str, float, str, str]]) -> list[str]:
-    out = []
-    for name, value, _unit, budget in rows:
-        if budget.startswith("<="):
-            if value > float(budget[2:]):
-                out.append(f"{name}: {value} > {budget[2:]}")
-    return out
-
-
 if __name__ == "__main__":
-    over = over_budget(main())
-    if over:
-        print("OVER BUDGET: " + "; ".join(over), file=sys.stderr)
-    sys.exit(1 if over else 0)
+    sys.exit(exit_status(main()))

@@ -29,6 +29,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 from host.harness import Host  # noqa: E402 - the test harness is the one way to run the host
 from host.standin import Text, ToolUse  # noqa: E402
+from table import exit_status, print_rows  # noqa: E402
 
 WORKFLOW = {
     "id": "bench-host",
@@ -101,23 +102,10 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
         ("session start, process - none", round((med[("process", 0)] - med[("none", 0)]) * 1000),
          "ms", "(info)"),
     ]
-    width = max(len(r[0]) for r in rows)
     print(f"sessions of {n} and {big} Bash calls, {args.runs} runs each, medians")
-    for name, value, unit, budget in rows:
-        print(f"{name:<{width}} | {value:>8} | {unit:<2} | {budget}")
+    print_rows(rows)
     return rows
 
 
-def over_budget(rows: list[tuple[str, float, str, str]]) -> list[str]:
-    out = []
-    for name, value, _unit, budget in rows:
-        if budget.startswith("<=") and not value <= float(budget[2:]):
-            out.append(f"{name}: {value} > {budget[2:]}")
-    return out
-
-
 if __name__ == "__main__":
-    over = over_budget(main())
-    if over:
-        print("over budget: " + "; ".join(over), file=sys.stderr)
-    sys.exit(1 if over else 0)
+    sys.exit(exit_status(main()))

@@ -229,7 +229,7 @@ class Proxy:
             eff = self.rt.effective_run(self.session)
             if eff is not None:
                 run, wf = eff
-                debug = wf.debug and run.status == "running"
+                debug = own.debug_run(run, wf)
                 state = self.rt.enforced_state(run, wf)
                 if state is not None:
                     allowed = _name_filter(state)

@@ -212,11 +212,13 @@ def listed_names(debug: bool) -> list[str]:
 
 
 def debug_listed(rt: Any, session: str) -> bool:
-    """Whether force_state is listed: the session's effective run is a running debug run."""
+    """Whether force_state is listed for `session` (`debug_run` of its effective run)."""
     eff = rt.effective_run(session)
-    if eff is None:
-        return False
-    run, wf = eff
+    return eff is not None and debug_run(*eff)
+
+
+def debug_run(run: Any, wf: Any) -> bool:
+    """A running run of a debug workflow: the only one for which force_state is listed."""
     return bool(wf.debug and run.status == "running")
 
 

@@ -12,6 +12,8 @@ from typing import Any
 from conftest import EXAMPLES, bin_path, clean_env
 
 SESSION = "c0ffee00-1111-4222-8333-444455556666"
+#: what Claude Code sends as a Bash call's `tool_response` (no output)
+BASH_OK = {"stdout": "", "stderr": "", "interrupted": False, "isImage": False}
 
 
 class Project:

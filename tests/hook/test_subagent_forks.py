@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from conftest import VENV_BIN
 
+from .harness import BASH_OK as OK
 from .harness import SESSION, Project, allowed, denied
 
 pytestmark = pytest.mark.e2e
 
-OK = {"stdout": "", "stderr": "", "interrupted": False, "isImage": False}
 
 
 @pytest.fixture

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from .harness import BASH_OK as OK
 from .harness import Project, allowed, context, denied
 
 pytestmark = pytest.mark.e2e
 
-OK = {"stdout": "", "stderr": "", "interrupted": False, "isImage": False}
 
 
 @pytest.fixture

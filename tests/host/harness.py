@@ -65,6 +65,15 @@ class Host:
         r = self.cli("install", "claude", "--hooks", form, "--scope", scope)
         assert "installed in" in r.stdout, r.stdout
 
+    @classmethod
+    def existing(cls, root: Path, form: str, path: str | None = None) -> Host:
+        """A project already on disk (a clone), with a Claude Code config of its own."""
+        host = cls.__new__(cls)
+        host.root, host.form, host.path = root, form, path
+        host.config = root.parent / f"{root.name}-claude-config"
+        host.config.mkdir()
+        return host
+
     def env(self, **extra: str) -> dict[str, str]:
         if self.path is not None:
             extra = {"PATH": self.path, **extra}

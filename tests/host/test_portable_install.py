@@ -45,10 +45,7 @@ def clone(tmp_path: Path, path: str) -> Host:
     committed = (b_root / ".claude" / "settings.json").read_text() + \
         (b_root / ".mcp.json").read_text()
     assert str(tmp_path) not in committed and VENV_BIN not in committed
-    b = Host.__new__(Host)  # the clone, with its own Claude Code config (another machine)
-    b.root, b.form, b.path = b_root, "process", path
-    b.config = tmp_path / "b-claude-config"
-    b.config.mkdir()
+    b = Host.existing(b_root, "process", path)  # its own Claude Code config: another machine
     # the user of machine B approves the project's MCP server once (Claude Code asks)
     (b_root / ".claude" / "settings.local.json").write_text(
         json.dumps({"enableAllProjectMcpServers": True}))
