@@ -199,7 +199,7 @@ def _gate() -> Callable[..., Decision]:
 
 
 def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
-    store_file = rt.config.store_file
+    store_file = rt.store_file
     if not rt.has_store():
         gone = marker.missing_store(store_file, session)
         if gone is not None:
