@@ -34,7 +34,7 @@ from .messages import agent_events, briefing, budget_warnings, has_budget, inter
 from .messages import stop_text as _stop_text
 
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Callable
+    from collections.abc import Callable, Set
     from typing import Any
 
     from ..definition.compiled import CompiledWorkflow, State
@@ -153,7 +153,7 @@ def counters_of(run: Run) -> Counters:
                     bytes_read=run.bytes_read, denied=run.denied)
 
 
-def gate_context(rt: Runtime, state: State, protected: set[str] | None = None,
+def gate_context(rt: Runtime, state: State, protected: Set[str] | None = None,
                  tool_name: object = None) -> GateContext:
     """The gate's facts. `protected`: the workflow files in use, when the caller already read
     them (inside its transaction); else they are read here. `tool_name`: the call's; an MCP
@@ -166,7 +166,13 @@ def gate_context(rt: Runtime, state: State, protected: set[str] | None = None,
         from ..config import mcp_server_roots
 
         roots = mcp_server_roots(rt.config)
-    return GateContext(
+    else:
+        # the same state with the same files in use: the facts of the last call (a resident
+        # process decides call after call in one state; GateContext is immutable)
+        last = rt.gate_facts
+        if last is not None and last[0] is state and last[1] == protected:
+            return last[2]
+    ctx = GateContext(
         project_root=root,
         store_dir=rt.store_dir,
         protected_files=frozenset(protected),
@@ -175,6 +181,9 @@ def gate_context(rt: Runtime, state: State, protected: set[str] | None = None,
         read_text=file_reader(root),
         server_roots=roots,
     )
+    if roots is None:
+        rt.gate_facts = (state, ctx.protected_files, ctx)
+    return ctx
 
 
 def file_reader(root: str) -> Callable[[str], str | None]:
@@ -387,11 +396,10 @@ def _observed(run: Run, state: State, result: ToolResult, line: str | None, nbyt
               files: list[str], now: float) -> tuple[Run, tuple[dict[str, Any], ...]]:
     """The run with this result accounted (bytes, evidence), and the history row that records a
     command's exit status (when the line credits an `allowed_commands` entry)."""
-    from ..policy.evidence import credited_entries, observe
-
-    entries = credited_entries(line, state.allowed_commands) if (
+    evidence = _evidence()
+    entries = _credited(evidence, line, state.allowed_commands) if (
         line is not None and state.allowed_commands) else ()
-    ctx = observe(run.context, tool=result.tool_name, is_error=result.is_error,
+    ctx = evidence.observe(run.context, tool=result.tool_name, is_error=result.is_error,
                   exit_code=result.exit_code, entries=entries, files=files, at=now)
     new = run.with_(bytes_read=run.bytes_read + nbytes, context=ctx)
     if entries and (result.is_error or result.exit_code is not None):
@@ -401,6 +409,30 @@ def _observed(run: Run, state: State, result: ToolResult, line: str | None, nbyt
                        "exit_code": result.exit_code}}
         return new, (ev,)
     return new, ()
+
+
+_EVIDENCE: list[Any] = []  # policy.evidence, once imported (recording loads it, deciding not)
+_CREDITED: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}  # see `_credited`
+
+
+def _evidence() -> Any:
+    if not _EVIDENCE:
+        from ..policy import evidence
+
+        _EVIDENCE.append(evidence)
+    return _EVIDENCE[0]
+
+
+def _credited(evidence: Any, line: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
+    """`evidence.credited_entries`, remembered: a pure function of the line and the entries,
+    which an agent repeats (the same test command, run after run)."""
+    key = (line, allowed)
+    hit = _CREDITED.get(key)
+    if hit is None:
+        if len(_CREDITED) >= 512:
+            _CREDITED.clear()
+        hit = _CREDITED[key] = evidence.credited_entries(line, allowed)
+    return hit
 
 
 def shell_line(rt: Runtime, tool_name: str, tool_input: Any) -> str | None:

@@ -26,7 +26,6 @@ import os
 from ..config import active_marker_dir as marker_dir
 from ..errors import STORE_ERROR, StatewrightError
 
-
 _PATHS: dict[tuple[str, str, str | None, str | None], str] = {}  # see `marker_path`
 
 

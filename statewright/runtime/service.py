@@ -86,6 +86,8 @@ class Runtime:
         # the session a file watcher of this process (serve's watchdog) fires interrupts for:
         # its calls leave out the per-call comparison of file marks (`runtime.watch`)
         self.watching: str | None = None
+        # (state, files in use, GateContext) of the last call decided (`enforcement.gate_context`)
+        self.gate_facts: tuple[Any, frozenset[str], Any] | None = None
 
     @classmethod
     def open(cls, project: str | os.PathLike[str] | None = None,
@@ -176,7 +178,7 @@ class Runtime:
         if not self.has_store():
             return set()
         with self.store.read() as tx:
-            return tx.source_paths_in_use()
+            return set(tx.source_paths_in_use())
 
     # -- the state answer -------------------------------------------------------------------
     def get_state(self, session: str | None = None) -> dict[str, Any]:

@@ -244,6 +244,7 @@ class Tx(TxTables):
         nothing else did; the snapshot, the lookup columns and their indexes are left alone."""
         counters = (run.iterations, files_json(run.files_edited), run.bytes_read, run.denied,
                     run.stop_reminders)
+        args: tuple[Any, ...]
         if before is not None and _structure(before) == _structure(run):
             if run.context is before.context:  # (not ==: 1 == True, yet their JSON differs)
                 sql, args = _UPDATE_COUNTERS, (*counters, run.run_id)
@@ -313,16 +314,16 @@ class Tx(TxTables):
         self.cache.sessions[key] = run.run_id if run is not None else None
         return run
 
-    def source_paths_in_use(self) -> set[str]:
+    def source_paths_in_use(self) -> frozenset[str]:
         """Source files of the definitions that running or paused runs use."""
         if self.cache.sources is not None:
-            return set(self.cache.sources)
+            return self.cache.sources
         rows = self.conn.execute(
             "SELECT DISTINCT d.source_path FROM runs r"
             " JOIN definitions d ON d.digest = r.def_digest"
             " WHERE r.status IN (?, ?) AND d.source_path IS NOT NULL", (RUNNING, PAUSED)).fetchall()
-        self.cache.sources = {r[0] for r in rows}
-        return set(self.cache.sources)
+        self.cache.sources = frozenset(r[0] for r in rows)
+        return self.cache.sources
 
 
 #: the store directory's own `.gitignore` (DESIGN section 5): git counts everything in it as
