@@ -201,10 +201,19 @@ def file_reader(root: str) -> Callable[[str], str | None]:
     return read_text
 
 
-def _gate() -> Callable[..., Decision]:
-    from ..policy import gate  # (the policy layer loads on the first decision, not on import)
+# functions of the policy layer, imported on first use and kept: the policy layer loads on the
+# first decision (not on import), the shell analysis with the first shell line; a `from ..
+# import` inside a function goes through the import system on every call
+_LAZY: dict[str, Any] = {}
 
-    return gate
+
+def _gate() -> Callable[..., Decision]:
+    fn = _LAZY.get("gate")
+    if fn is None:
+        from ..policy import gate
+
+        fn = _LAZY["gate"] = gate
+    return fn
 
 
 def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
@@ -276,9 +285,12 @@ def _warm(rt: Runtime, call: ToolCall) -> None:
 
 def _warm_line(line: str) -> None:
     try:
-        from ..policy.shell import analyze
+        fn = _LAZY.get("analyze")
+        if fn is None:
+            from ..policy.shell import analyze
 
-        analyze(line)
+            fn = _LAZY["analyze"] = analyze
+        fn(line)
     except Exception:
         pass
 
@@ -448,9 +460,13 @@ def shell_line(rt: Runtime, tool_name: str, tool_input: Any) -> str | None:
 def changed_files(rt: Runtime, result: ToolResult) -> list[str]:
     """Project-relative files the call changed, as far as its input tells (the edit tools'
     path arguments, per `policy.edits`)."""
-    from ..policy.edits import edited_paths
-    from ..policy.paths import project_relative
+    fns = _LAZY.get("edits")
+    if fns is None:
+        from ..policy.edits import edited_paths
+        from ..policy.paths import project_relative
 
+        fns = _LAZY["edits"] = (edited_paths, project_relative)
+    edited_paths, project_relative = fns
     inp = result.tool_input if isinstance(result.tool_input, dict) else {}
     out: list[str] = []
     for raw in edited_paths(result.tool_name, inp):

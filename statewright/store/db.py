@@ -9,9 +9,10 @@ ours with `PRAGMA application_id`):
   its rules when the file changes (`definition_status` tells).
 - `runs(run_id PK, workflow, session, status, parent_run, version, def_digest, snapshot,
   created_at, updated_at, iterations, files_edited, bytes_read, denied, stop_reminders,
-  context)` — `snapshot` is `Run.to_dict()` as JSON without the counters and the context,
-  which have columns of their own (schema 4, `store.tables`: a call that only counts writes
-  no JSON); `workflow` ... `updated_at` are copies for lookups.
+  context, state, transition_count)` — `snapshot` is `Run.to_dict()` as JSON without the
+  fields that have columns of their own (schema 4, `store.tables`: a call that only counts
+  writes a few integers, a plain transition no JSON but the context); `workflow`,
+  `parent_run` and `created_at` are copies for lookups.
 - `events(seq PK, run_id, at, actor, kind, version, state, data)` — append-only history;
   `seq` is the rowid (schema 4 dropped AUTOINCREMENT, whose `sqlite_sequence` row was one more
   page written by every commit: rows are never deleted, so `seq` still only grows).
@@ -51,6 +52,7 @@ from .cache import RowCache
 from .schema import APPLICATION_ID, BUSY_TIMEOUT_MS, MIGRATIONS, SCHEMA_VERSION
 from .tables import (
     DIGEST_AT,
+    MOVES,
     R_RUN_COLUMNS,
     RUN_COLUMNS,
     STRUCTURE,
@@ -87,9 +89,13 @@ _SET_COUNTERS = "iterations=?, files_edited=?, bytes_read=?, denied=?, stop_remi
 # prepared statement); each checks the version read, `_VERSIONED` appended
 _UPDATE_COUNTERS = f"UPDATE runs SET {_SET_COUNTERS} WHERE run_id=?"
 _UPDATE_LIVE = f"UPDATE runs SET {_SET_COUNTERS}, context=? WHERE run_id=?"
-_UPDATE_ALL = ("UPDATE runs SET session=?, status=?, version=?, updated_at=?, snapshot=?, "
-               f"context=?, {_SET_COUNTERS} WHERE run_id=?")
-_VERSIONED = {sql: sql + " AND version=?" for sql in (_UPDATE_COUNTERS, _UPDATE_LIVE, _UPDATE_ALL)}
+_UPDATE_MOVED = ("UPDATE runs SET version=?, status=?, session=?, updated_at=?, state=?, "
+                 f"transition_count=?, context=?, {_SET_COUNTERS} WHERE run_id=?")
+_UPDATE_ALL = ("UPDATE runs SET version=?, status=?, session=?, updated_at=?, state=?, "
+               f"transition_count=?, context=?, {_SET_COUNTERS}, snapshot=? WHERE run_id=?")
+_VERSIONED = {sql: sql + " AND version=?"
+              for sql in (_UPDATE_COUNTERS, _UPDATE_LIVE, _UPDATE_MOVED, _UPDATE_ALL)}
+_moves = attrgetter(*MOVES)
 _structure = attrgetter(*STRUCTURE)
 
 _DEF_CACHE: dict[str, CompiledWorkflow] = {}  # digest -> compiled (immutable, safe to share)
@@ -230,32 +236,35 @@ class Tx(TxTables):
         self.conn.execute(
             "INSERT INTO runs(run_id, workflow, session, status, parent_run, version, def_digest,"
             " created_at, updated_at, snapshot, iterations, files_edited, bytes_read, denied,"
-            " stop_reminders, context) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " stop_reminders, context, state, transition_count)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (run.run_id, run.workflow, run.session, run.status, run.parent_run, run.version,
              digest, run.created_at, run.updated_at, snapshot_of(run), run.iterations,
              files_json(run.files_edited), run.bytes_read, run.denied, run.stop_reminders,
-             _dumps(run.context)))
+             _dumps(run.context), run.state, run.transition_count))
 
     def save_run(self, run: Run, expected_version: int | None = None,
                  before: Run | None = None) -> None:
         """Write `run` over its row. With `expected_version`, the stored version must match.
-        `before` (the run as stored, read in this transaction) says what changed: only the
-        counters (a call counted) and perhaps the context (evidence recorded) are written when
-        nothing else did; the snapshot, the lookup columns and their indexes are left alone."""
+        `before` (the run as stored, read in this transaction) says what changed, and only
+        that is written: the counters (a call counted), the context (evidence recorded), the
+        state, version and times (a plain transition), the snapshot only when something in it
+        changed (a fork, an approval, an interrupt, ...)."""
         counters = (run.iterations, files_json(run.files_edited), run.bytes_read, run.denied,
                     run.stop_reminders)
         args: tuple[Any, ...]
-        if before is not None and _structure(before) == _structure(run):
-            if run.context is before.context:  # (not ==: 1 == True, yet their JSON differs)
-                sql, args = _UPDATE_COUNTERS, (*counters, run.run_id)
-            else:
-                sql, args = _UPDATE_LIVE, (*counters, _dumps(run.context), run.run_id)
-        else:
-            if before is None or before.status != run.status or before.session != run.session:
-                self.cache.lookups_changed()
+        if before is None or _structure(before) != _structure(run):
             sql = _UPDATE_ALL
-            args = (run.session, run.status, run.version, run.updated_at, snapshot_of(run),
-                    _dumps(run.context), *counters, run.run_id)
+            args = (*_moves(run), _dumps(run.context), *counters, snapshot_of(run), run.run_id)
+        elif _moves(before) != _moves(run):
+            sql = _UPDATE_MOVED
+            args = (*_moves(run), _dumps(run.context), *counters, run.run_id)
+        elif run.context is not before.context:  # (not ==: 1 == True, yet their JSON differs)
+            sql, args = _UPDATE_LIVE, (*counters, _dumps(run.context), run.run_id)
+        else:
+            sql, args = _UPDATE_COUNTERS, (*counters, run.run_id)
+        if before is None or before.status != run.status or before.session != run.session:
+            self.cache.lookups_changed()
         if expected_version is not None:
             sql = _VERSIONED[sql]
             args += (expected_version,)

@@ -84,8 +84,9 @@ CREATE TABLE agent_calls (
 CREATE INDEX agent_calls_by_call ON agent_calls(session, call, seq)
 """
 
-# a run's counters and context in columns of their own (`store.tables`: a call that only counts
-# writes a few integers, not the run's JSON; `store.tables.split_run_rows` moves them out of the
+# a run's counters, context, state and number of transitions in columns of their own
+# (`store.tables`: a call that only counts writes a few integers, a plain transition no JSON
+# but the context; `store.tables.split_run_rows` moves them out of the
 # snapshots of the runs already there), and the history without AUTOINCREMENT (its
 # `sqlite_sequence` row was one more page in every commit; rows are never deleted, so the
 # rowid `seq` still only grows). The history is copied with its numbers.
@@ -96,6 +97,8 @@ ALTER TABLE runs ADD COLUMN bytes_read INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN denied INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN stop_reminders INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN context TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE runs ADD COLUMN state TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN transition_count INTEGER NOT NULL DEFAULT 0;
 CREATE TABLE events_v4 (
     seq INTEGER PRIMARY KEY,
     run_id TEXT NOT NULL,

@@ -28,15 +28,19 @@ def _dumps(v: Any) -> str:
 
 #: the counters of the current state (DESIGN section 3), each a column of the run's row
 COUNTERS = ("iterations", "files_edited", "bytes_read", "denied", "stop_reminders")
+#: what a plain transition changes besides counters and context, each a column too (the first
+#: four were already, as copies for lookups; they now are the run's own values)
+MOVES = ("version", "status", "session", "updated_at", "state", "transition_count")
 #: the fields kept outside `snapshot`
-SPLIT = frozenset((*COUNTERS, "context"))
-#: the fields `snapshot` holds: when none of them changed, it is not written again
+SPLIT = frozenset((*COUNTERS, "context", *MOVES))
+#: the fields `snapshot` holds (forks, approvals, interrupts, ...): written only when one of
+#: them changed
 STRUCTURE = tuple(f for f in Run._fields if f not in SPLIT)
 #: what a run is read from, in this order (`run_from_row`); `r.` for queries that join
 RUN_COLUMNS = ("snapshot, iterations, files_edited, bytes_read, denied, stop_reminders, "
-               "context")
+               "context, version, status, session, updated_at, state, transition_count")
 R_RUN_COLUMNS = ", ".join(f"r.{c.strip()}" for c in RUN_COLUMNS.split(","))
-DIGEST_AT = 7  # a query's row: RUN_COLUMNS, then def_digest
+DIGEST_AT = 13  # a query's row: RUN_COLUMNS, then def_digest
 
 
 def run_from_row(row: Any) -> Run:
@@ -49,11 +53,17 @@ def run_from_row(row: Any) -> Run:
     d["denied"] = row[4]
     d["stop_reminders"] = row[5]
     d["context"] = _loads(row[6])
+    d["version"] = row[7]
+    d["status"] = row[8]
+    d["session"] = row[9]
+    d["updated_at"] = row[10]
+    d["state"] = row[11]
+    d["transition_count"] = row[12]
     return Run.from_dict(d)
 
 
 def snapshot_of(run: Run) -> str:
-    """`snapshot`: the run's JSON without its counters and context."""
+    """`snapshot`: the run's JSON without the fields that have columns of their own."""
     d = run.to_dict()
     for f in SPLIT:
         del d[f]
@@ -65,16 +75,17 @@ def files_json(files: tuple[str, ...]) -> str:
 
 
 def split_run_rows(conn: sqlite3.Connection) -> None:
-    """Schema 4's migration of the runs already stored (inside its transaction): each run's
-    counters and context move from `snapshot` to their columns."""
+    """Schema 4's migration of the runs already stored (inside its transaction): the fields
+    with columns of their own move there from `snapshot`."""
     rows = conn.execute("SELECT run_id, snapshot FROM runs").fetchall()
     for run_id, snapshot in rows:
         run = Run.from_dict(_loads(snapshot))
         conn.execute(
             "UPDATE runs SET snapshot=?, iterations=?, files_edited=?, bytes_read=?, denied=?,"
-            " stop_reminders=?, context=? WHERE run_id=?",
+            " stop_reminders=?, context=?, state=?, transition_count=? WHERE run_id=?",
             (snapshot_of(run), run.iterations, files_json(run.files_edited), run.bytes_read,
-             run.denied, run.stop_reminders, _dumps(run.context), run_id))
+             run.denied, run.stop_reminders, _dumps(run.context), run.state,
+             run.transition_count, run_id))
 
 
 class TxTables:
