@@ -357,3 +357,48 @@ def test_an_older_store_is_migrated_on_open_keeping_its_runs(tmp_path, version):
         "EXPLAIN QUERY PLAN SELECT snapshot FROM runs ORDER BY created_at DESC LIMIT 5"))
     assert "runs_by_created" in plan
     conn.close()
+
+
+def _changed_fields():
+    """A new value for every field of a run that an update may change (schema 4 writes each
+    part of the row only when it changed: this checks that every field lands somewhere)."""
+    from statewright.engine.run import Fork, ForkBranch, Invoke, PendingApproval
+
+    fork = Fork("SPLIT", "all", "z", None, ("b1",),
+                {"b1": ForkBranch("run_child0000", "a", "z", holder="s#agent=x")}, parallel=True)
+    return {
+        "state": "z", "status": "paused", "session": "s2", "version": 9, "updated_at": 5.5,
+        "transition_count": 4, "context": {"k": [1, True], "_observed": {"last_tool": None}},
+        "iterations": 3, "files_edited": ("a.py", "b/c.py"), "bytes_read": 10, "denied": 2,
+        "stop_reminders": 1, "interrupt_return": "a", "interrupt": "env",
+        "pending_approval": PendingApproval("ap_1", "END", {"x": 1}, "why", "z", 2.0),
+        "fork": fork, "child_run": "run_child0001",
+        "invoke": Invoke("CALL", "loop", "a", None, "run_child0001"), "branch": "b1",
+        "branch_terminal": "z", "interrupt_queue": (("env", ".env"),),
+    }
+
+
+@pytest.mark.parametrize("field", sorted(_changed_fields()))
+def test_every_field_of_a_run_is_stored_whatever_else_changed(tmp_path, field):
+    """Change one field (then that field with a counter, then with the context) and read the
+    run back through a new connection: it is the run that was saved."""
+    from statewright.engine.run import Run
+
+    root = _project(tmp_path)
+    rt = Runtime.open(root)
+    rid = rt.start("loop", "s", input={"k": 0})["run_id"]
+    value = _changed_fields()[field]
+    for extra in ({}, {"iterations": 7}, {"context": {"other": "x"}}):
+        with rt.store.transaction() as tx:
+            run = tx.require_run(rid)
+            changes = {**extra, field: value}
+            new = tx.save_with_events(run, run.with_(**changes), ())
+        with Store.open(rt.store_file).read() as tx:  # (a new connection: nothing cached)
+            stored = tx.require_run(rid)
+        assert stored == new and isinstance(stored, Run)
+        assert getattr(stored, field) == value
+        rt.store.close()
+        # back to where it was, for the next round
+        with rt.store.transaction() as tx:
+            cur = tx.require_run(rid)
+            tx.save_with_events(cur, run, ())
