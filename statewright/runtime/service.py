@@ -58,17 +58,11 @@ def _views() -> Any:
     return views
 
 
-_ENFORCEMENT: list[Any] = []  # the module, once imported (every call goes through it)
-
-
 def _enforcement() -> Any:
     # the policy layer loads with the first tool call decided: `import statewright.runtime`
     # alone (the CLI's run commands) never needs it
-    if _ENFORCEMENT:
-        return _ENFORCEMENT[0]
     from . import enforcement
 
-    _ENFORCEMENT.append(enforcement)
     return enforcement
 
 
@@ -82,7 +76,6 @@ class Runtime:
         self.resident = resident  # a long-running process (serve, ui): see `Store`
         self._store: Store | None = None
         self._store_dir: str | None = None  # (where the store lives is read once: hot paths)
-        self._store_file: str | None = None
         # the session a file watcher of this process (serve's watchdog) fires interrupts for:
         # its calls leave out the per-call comparison of file marks (`runtime.watch`)
         self.watching: str | None = None
@@ -114,10 +107,7 @@ class Runtime:
 
     @property
     def store_file(self) -> str:
-        f = self._store_file
-        if f is None:
-            f = self._store_file = os.path.join(self.store_dir, STORE_FILE)
-        return f
+        return os.path.join(self.store_dir, STORE_FILE)
 
     @property
     def store(self) -> Store:
