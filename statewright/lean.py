@@ -35,18 +35,21 @@ these names. `tests/hook/test_imports.py` lists every module the hook may import
   up along the class's MRO for every field.
 
 `functools` needs no trick: `_sqlite3` imports it, so the hook has it anyway.
-Stdlib only; nothing is imported at module level but the C modules `_json`, `_sqlite3` and
-`_thread`.
+Stdlib only; nothing is imported at module level but the C modules `_json` and `_thread`.
+`sqlite3` is loaded when first asked for (a module `__getattr__`): the hook process that only
+forwards its input to the resident hook server (`statewright.hook.resident`) never opens the
+store, and `_sqlite3` with the `functools` it imports is a quarter of a bare interpreter's
+start-up.
 """
 
 from __future__ import annotations
 
 import _json as _cjson
-import _sqlite3 as sqlite3
 import _thread
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import _sqlite3 as sqlite3
     import re
     from collections.abc import Callable
     from types import ModuleType
@@ -60,6 +63,16 @@ __all__ = [
 
 thread_local = _thread._local
 allocate_lock = _thread.allocate_lock
+
+
+def __getattr__(name: str) -> Any:
+    # `sqlite3` (the C module `_sqlite3`) on first use, then kept as a module global
+    if name != "sqlite3":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import _sqlite3
+
+    globals()["sqlite3"] = _sqlite3
+    return _sqlite3
 
 
 # -- records ----------------------------------------------------------------------------------
