@@ -13,15 +13,17 @@ the hook process decides itself, as before. The resident server never widens any
 the same decision, made in another process.
 
 This module is the hook process's side, and the wire format. It imports only what a bare
-interpreter already holds (`os`, `sys`, `time`) and three small C modules (`_socket`,
-`_sha256`, and `fcntl` when it starts a server); the store, the runtime and the policy are not
-imported at all when the server answers.
+interpreter already holds (`os`, `sys`, `time`), `statewright.lean` (its HMAC on the C module
+`_sha256`) and `_socket` (`fcntl` too when it starts a server); the store, the runtime and the
+policy are not imported at all when the server answers.
 
-**Which server.** One per project, Python, installed package and environment: its name is a
-digest of all four, so a hook whose environment or code differs never talks to a server that
-would decide differently. Claude Code gives every session a few variables of its own
-(`PER_SESSION_ENV`, none of which statewright reads); they are left out of the name and sent
-with each request instead, and the server sets them for that request. The server exits after
+**Which server.** One per project, Python, installed package and the environment variables
+that shape a process for good (`names_server`: statewright's own, the home, temp and XDG
+directories, `PATH`, Python's and the locale's): its name is a digest of all of them, so a hook
+whose code or lasting environment differs never talks to a server that would decide
+differently. Every other variable (Claude Code gives each session a few of its own) is sent
+with each request, and the server's environment is set to exactly the hook's for that
+request. The server exits after
 `IDLE_ENV` seconds without a request (default 600), when its files are taken away, or when the
 code it runs changed on disk.
 
@@ -45,9 +47,9 @@ from __future__ import annotations
 import os
 import sys
 import time
-from _sha256 import sha256  # type: ignore[import-not-found]  # (C, no stubs; `hashlib` is heavy)
 
-TYPE_CHECKING = False
+from ..lean import TYPE_CHECKING, hmac_sha256, same_bytes, sha256
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
@@ -64,23 +66,20 @@ MAX_REQUEST_BYTES = 256 * 1024 * 1024
 DISABLE_ENV = "STATEWRIGHT_HOOK_RESIDENT"
 IDLE_ENV = "STATEWRIGHT_HOOK_IDLE"
 DEFAULT_IDLE_S = 600.0
-#: variables Claude Code sets per session (verified in 2.1.330); statewright reads none of them
-#: on the hook's path. Sent with each request rather than naming the server, so every session
-#: of a project shares one server. (`PWD`, `OLDPWD`, `SHLVL`, `_` are set by whichever shell
-#: started the hook.)
-PER_SESSION_ENV = ("CLAUDE_CODE_SESSION_ID", "CLAUDE_PID", "CLAUDE_CODE_MESSAGING_SOCKET",
-                   "CLAUDE_CODE_MESSAGING_TOKEN", "CLAUDE_CODE_CHILD_NOTES_DIR",
-                   "CLAUDE_CODE_CHILD_SESSION", "PWD", "OLDPWD", "SHLVL", "_")
+#: variables that name a server rather than travel with each request: read once per process
+#: (the home and temp directories behind cached paths, the locale, Python's own) or
+#: statewright's (`STATEWRIGHT_*`, the project and Claude Code's config directory)
+NAMING_ENV = frozenset({"CLAUDE_PROJECT_DIR", "CLAUDE_CONFIG_DIR", "HOME", "PATH", "TMPDIR",
+                        "TMP", "TEMP", "LANG"})
+NAMING_PREFIXES = ("STATEWRIGHT_", "XDG_", "PYTHON", "LC_")
+
+
+def names_server(var: str) -> bool:
+    return var in NAMING_ENV or var.startswith(NAMING_PREFIXES)
+
+
 _SEP_FIELD, _SEP_ITEM, _SEP_PAIR = b"\0", b"\x1e", b"\x1f"
 _SEPARATORS = ("\0", "\x1e", "\x1f")
-
-
-def hmac_sha256(key: bytes, msg: bytes) -> bytes:
-    """HMAC-SHA-256 (RFC 2104) on the C module `_sha256`: `hmac` imports `hashlib`, which loads
-    OpenSSL (~3 ms, paid by every hook process). Checked against `hmac` by the tests."""
-    block = key.ljust(64, b"\0") if len(key) <= 64 else sha256(key).digest().ljust(64, b"\0")
-    inner = sha256(bytes(b ^ 0x36 for b in block) + msg).digest()
-    return sha256(bytes(b ^ 0x5C for b in block) + inner).digest()
 
 
 class Endpoint:
@@ -127,7 +126,7 @@ def endpoint(environ: Mapping[str, str] | None = None) -> Endpoint | None:
         return None
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     parts = [str(os.getuid()), sys.executable, here, root]
-    parts += sorted(f"{k}={v}" for k, v in env.items() if k not in PER_SESSION_ENV)
+    parts += sorted(f"{k}={v}" for k, v in env.items() if names_server(k))
     digest = sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
     return Endpoint(root, state_dir, run_dir(env), digest[:32])
 
@@ -135,9 +134,10 @@ def endpoint(environ: Mapping[str, str] | None = None) -> Endpoint | None:
 # -- the hook process's side -------------------------------------------------------------------
 
 def request_body(args: list[str], stdin: bytes, environ: Mapping[str, str]) -> bytes | None:
-    """The arguments, the per-session variables and the hook input, as the server reads them;
-    None when one cannot be framed (a separator inside it: then the hook decides itself)."""
-    pairs = [(k, environ[k]) for k in PER_SESSION_ENV if k in environ]
+    """The arguments, the variables that do not name the server and the hook input, as the
+    server reads them; None when one cannot be framed (a separator inside it: then the hook
+    decides itself)."""
+    pairs = [(k, v) for k, v in environ.items() if not names_server(k)]
     texts = [*args, *(t for kv in pairs for t in kv)]
     if any(sep in t for t in texts for sep in _SEPARATORS):
         return None
@@ -149,8 +149,9 @@ def request_body(args: list[str], stdin: bytes, environ: Mapping[str, str]) -> b
 
 def ask(args: list[str], stdin: bytes) -> str | None:
     """The resident server's answer to this hook event (the text to print, '' for nothing),
-    or None when the hook process must decide itself. Starts the server when there is none.
-    Never raises."""
+    or None when the hook process must decide itself. Starts the server when there is none,
+    except on SessionStart: in the `mcp` form it is the only process hook, and a server would
+    only compete with the session's start for the CPU. Never raises."""
     try:
         ep = endpoint()
         if ep is None:
@@ -163,13 +164,16 @@ def ask(args: list[str], stdin: bytes) -> str | None:
 def _ask(ep: Endpoint, args: list[str], stdin: bytes) -> str | None:
     import _socket
 
+    start = not args or args[0].replace("-", "").replace("_", "").lower() != "sessionstart"
+
     try:
         with open(ep.key_file, "rb") as f:
             key = f.read()
     except OSError:
         key = b""
     if len(key) != KEY_BYTES or not private_dir_ok(ep.run_dir):
-        _start_server(ep)
+        if start:
+            _start_server(ep)
         return None
     body = request_body(args, stdin, os.environ)
     if body is None:
@@ -184,7 +188,8 @@ def _ask(ep: Endpoint, args: list[str], stdin: bytes) -> str | None:
         try:
             s.connect(ep.socket)
         except (FileNotFoundError, ConnectionRefusedError):
-            _start_server(ep)
+            if start:
+                _start_server(ep)
             return None
         s.sendall(frame)
         s.shutdown(_socket.SHUT_WR)
@@ -198,19 +203,9 @@ def _ask(ep: Endpoint, args: list[str], stdin: bytes) -> str | None:
         s.close()
     reply = b"".join(chunks)
     mac, out = reply[len(MAGIC):len(MAGIC) + MAC_BYTES], reply[len(MAGIC) + MAC_BYTES:]
-    if not reply.startswith(MAGIC) or not _same(mac, hmac_sha256(key, b"A" + nonce + out)):
+    if not reply.startswith(MAGIC) or not same_bytes(mac, hmac_sha256(key, b"A" + nonce + out)):
         return None  # no answer, a refusal to serve, or not the server's: decide here
     return out.decode("ascii")
-
-
-def _same(a: bytes, b: bytes) -> bool:
-    """Constant-time comparison (`hmac.compare_digest` without importing `hmac`)."""
-    if len(a) != len(b):
-        return False
-    diff = 0
-    for x, y in zip(a, b, strict=True):
-        diff |= x ^ y
-    return diff == 0
 
 
 def _start_server(ep: Endpoint) -> None:

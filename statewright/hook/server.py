@@ -24,6 +24,7 @@ import sys
 import time
 from typing import Any
 
+from ..lean import hmac_sha256
 from .resident import (
     DEFAULT_IDLE_S,
     IDLE_ENV,
@@ -33,17 +34,16 @@ from .resident import (
     MAX_REQUEST_BYTES,
     MAX_SKEW_S,
     NONCE_BYTES,
-    PER_SESSION_ENV,
     Endpoint,
     endpoint,
-    hmac_sha256,
+    names_server,
     private_dir_ok,
 )
 
 _HEAD = len(MAGIC) + NONCE_BYTES + 8
 #: how often (seconds) the server looks whether it was taken away while no request comes
 TICK_S = 1.0
-#: at most this many runtimes are kept (one per session's environment, normally one or two)
+#: at most this many runtimes are kept (one per environment: a session's, normally one or two)
 MAX_RUNTIMES = 8
 READ_TIMEOUT_S = 5.0
 
@@ -68,7 +68,9 @@ class Server:
             self.idle = DEFAULT_IDLE_S
         self.key = b""
         self.nonces: dict[bytes, float] = {}
-        self.runtimes: dict[tuple[str, ...], tuple[Any, tuple[Any, ...]]] = {}
+        self.runtimes: dict[tuple[Any, ...], tuple[Any, tuple[Any, ...]]] = {}
+        self.request_env: dict[str, str] | None = None
+        self.env_key: tuple[Any, ...] = ()
         self.code: list[tuple[str, int]] = []
         self.socket_id: tuple[int, int] | None = None
 
@@ -202,10 +204,10 @@ class Server:
         parsed = self.verify(frame) if frame is not None else None
         if parsed is None:
             return True  # not served: the hook decides itself
-        nonce, args, session_env, stdin = parsed
+        nonce, args, request_env, stdin = parsed
         if self.code_changed():
             return False  # not served; the next hook event starts a server with the new code
-        out = self.decide(args, session_env, stdin)
+        out = self.decide(args, request_env, stdin)
         data = out.encode("ascii")
         try:
             conn.sendall(MAGIC + hmac_sha256(self.key, b"A" + nonce + data) + data)
@@ -214,7 +216,8 @@ class Server:
         return True
 
     def verify(self, frame: bytes) -> tuple[bytes, list[str], dict[str, str], bytes] | None:
-        """(nonce, args, per-session variables, hook input) of a request made with this
+        """(nonce, args, the hook's environment but the naming variables, hook input) of a
+        request made with this
         server's key, fresh and not seen before; None otherwise."""
         if len(frame) < _HEAD + MAC_BYTES or not frame.startswith(MAGIC):
             return None
@@ -236,31 +239,32 @@ class Server:
             enc = "utf-8", "surrogateescape"
             args = [a.decode(*enc) for a in argv.split(b"\x1e")] if argv else []
             pairs = [p.split(b"\x1f", 1) for p in env.split(b"\x1e")] if env else []
-            session_env = {k.decode(*enc): v.decode(*enc) for k, v in pairs}
+            request_env = {k.decode(*enc): v.decode(*enc) for k, v in pairs}
         except ValueError:
             return None
-        if not set(session_env) <= set(PER_SESSION_ENV):
-            return None
-        return nonce, args, session_env, stdin
+        if any(names_server(k) for k in request_env):
+            return None  # (its name says what these are: a hook never sends them)
+        return nonce, args, request_env, stdin
 
-    def decide(self, args: list[str], session_env: dict[str, str], stdin: bytes) -> str:
-        """The hook's answer, under the request's per-session variables."""
+    def decide(self, args: list[str], request_env: dict[str, str], stdin: bytes) -> str:
+        """The hook's answer, with the server's environment made the hook's."""
         from .handlers import crash_output, handle
 
-        for k in PER_SESSION_ENV:
-            v = session_env.get(k)
-            if v is None:
-                os.environ.pop(k, None)
-            elif os.environ.get(k) != v:
-                os.environ[k] = v
-        key = tuple(f"{k}={session_env.get(k, '')}" for k in PER_SESSION_ENV)
+        if request_env != self.request_env:
+            for k in [k for k in os.environ if not names_server(k) and k not in request_env]:
+                del os.environ[k]
+            for k, v in request_env.items():
+                if os.environ.get(k) != v:
+                    os.environ[k] = v
+            self.request_env = request_env
+            self.env_key = tuple(sorted(request_env.items()))
         try:
-            return handle(args, stdin, lambda data: self.runtime(key, data))
+            return handle(args, stdin, lambda data: self.runtime(self.env_key, data))
         except BaseException as exc:  # (as `statewright.hook.main` does)
             return crash_output(args, stdin, exc)
 
-    def runtime(self, key: tuple[str, ...], data: dict[str, Any] | None) -> Any:
-        """The runtime for this request: one per project root and session environment, opened
+    def runtime(self, key: tuple[Any, ...], data: dict[str, Any] | None) -> Any:
+        """The runtime for this request: one per project root and environment, opened
         again when the config or the store file on disk is not the one it opened."""
         from ..config import project_root_dir
         from ..runtime import Runtime

@@ -23,6 +23,7 @@ import pytest
 from conftest import stop_resident_servers
 
 from statewright.hook import resident
+from statewright.lean import hmac_sha256, same_bytes
 
 from .harness import BASH_OK, Project, allowed, denied
 
@@ -157,7 +158,7 @@ def _frame(key: bytes, body: bytes, nonce: bytes | None = None, at: float | None
     nonce = nonce or os.urandom(resident.NONCE_BYTES)
     stamp = int((time.time() if at is None else at) * 1000).to_bytes(8, "big")
     head = resident.MAGIC + nonce + stamp
-    return head + resident.hmac_sha256(key, b"Q" + head + body) + body
+    return head + hmac_sha256(key, b"Q" + head + body) + body
 
 
 def _send(ep: resident.Endpoint, frame: bytes) -> bytes:
@@ -319,11 +320,16 @@ def test_no_server_is_used_from_a_directory_others_can_write(tmp_path: Path) -> 
     assert list((run / f"statewright-{os.getuid()}").iterdir()) == []
 
 
-def test_switched_off_and_without_a_store_no_server_starts(tmp_path: Path) -> None:
+def test_switched_off_without_a_store_or_at_session_start_no_server_starts(
+        tmp_path: Path) -> None:
     run = tmp_path / "run"
     p = _project(tmp_path, XDG_RUNTIME_DIR=str(run), STATEWRIGHT_HOOK_RESIDENT="0")
     for _ in range(2):
         denied(p.pre("Bash", {"command": "rm -rf build"}))
+    p.env.pop("STATEWRIGHT_HOOK_RESIDENT")
+    for _ in range(2):  # the mcp form's only process hook: no server for it
+        out = p.hook("session-start", p.payload("SessionStart", source="startup"))
+        assert "state 'work'" in json.dumps(out)
     bare = Project(tmp_path / "bare")
     bare.env["XDG_RUNTIME_DIR"] = str(run)
     assert bare.pre("Bash", {"command": "rm -rf build"}) is None
@@ -333,4 +339,7 @@ def test_switched_off_and_without_a_store_no_server_starts(tmp_path: Path) -> No
 
 def test_the_hmac_is_rfc_2104() -> None:
     for key, msg in [(b"k", b""), (os.urandom(32), os.urandom(1000)), (b"x" * 100, b"m")]:
-        assert resident.hmac_sha256(key, msg) == hmac.new(key, msg, "sha256").digest()
+        assert hmac_sha256(key, msg) == hmac.new(key, msg, "sha256").digest()
+    a = os.urandom(32)
+    assert same_bytes(a, a) and not same_bytes(a, a[:-1] + bytes([a[-1] ^ 1]))
+    assert not same_bytes(a, a[:16])
