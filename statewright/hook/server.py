@@ -72,6 +72,7 @@ class Server:
         self.request_env: dict[str, str] | None = None
         self.env_key: tuple[Any, ...] = ()
         self.code: list[tuple[str, int]] = []
+        self.modules_seen = 0
         self.socket_id: tuple[int, int] | None = None
 
     # -- life -------------------------------------------------------------------------------
@@ -105,9 +106,18 @@ class Server:
         from . import handlers  # noqa: F401
 
         analyze("true")
+        self.note_code()
+
+    def note_code(self) -> None:
+        """Remember the files of the modules of ours loaded since the last look (a decision may
+        load more: a program's rules, the definition pipeline), to notice an upgrade."""
+        if len(sys.modules) == self.modules_seen:
+            return
+        self.modules_seen = len(sys.modules)
+        known = {path for path, _ in self.code}
         for name, mod in list(sys.modules.items()):
             path = getattr(mod, "__file__", None)
-            if name.startswith("statewright") and path:
+            if name.startswith("statewright") and path and path not in known:
                 try:
                     self.code.append((path, os.stat(path).st_mtime_ns))
                 except OSError:
@@ -208,6 +218,7 @@ class Server:
         if self.code_changed():
             return False  # not served; the next hook event starts a server with the new code
         out = self.decide(args, request_env, stdin)
+        self.note_code()
         data = out.encode("ascii")
         try:
             conn.sendall(MAGIC + hmac_sha256(self.key, b"A" + nonce + data) + data)
