@@ -7,8 +7,8 @@ stand-in of tests/host, in one project with a running workflow, under four wirin
 - `none`: no statewright at all (the reference);
 - `mcp`: the default install (`mcp_tool` hooks answered by `statewright serve`);
 - `process`: `install claude --hooks process` (a `statewright-hook` process per event);
-- `floor`: command hooks running `python -c pass` for PreToolUse and PostToolUse, the floor of
-  any process hook, measured the same way.
+- `floor`: the process form's wiring with `python -c pass` as every hook's program, the floor
+  of any process hook, measured the same way.
 Each wiring runs sessions of N and 4N Bash calls, interleaved, R times; the marginal time per
 call is the difference of the medians over 3N calls, so every fixed cost (start, first request,
 exit) cancels. Session start is the time from the host's spawn to the model's first request
@@ -52,15 +52,17 @@ WIRINGS = ("none", "mcp", "process", "floor")
 def make_host(base: Path, wiring: str) -> Host:
     form = "process" if wiring in ("none", "floor") else wiring
     host = Host(base / wiring, form, workflows={"bench-host": WORKFLOW})
-    if wiring in ("none", "floor"):
+    if wiring == "none":
         host.cli("install", "claude", "--uninstall")
     if wiring == "floor":
-        py = sys.executable
-        hook = {"type": "command", "command": py, "args": ["-c", "pass"], "timeout": 30}
-        settings = {"hooks": {ev: [{"matcher": "*", "hooks": [hook]}]
-                              for ev in ("PreToolUse", "PostToolUse")}}
-        (host.root / ".claude").mkdir(exist_ok=True)
-        (host.root / ".claude" / "settings.local.json").write_text(json.dumps(settings))
+        # the process form's wiring (the proxy included), each hook's program `python -c pass`
+        settings_file = host.root / ".claude" / "settings.local.json"
+        settings = json.loads(settings_file.read_text())
+        for groups in settings["hooks"].values():
+            for group in groups:
+                for hook in group["hooks"]:
+                    hook["command"], hook["args"] = sys.executable, ["-c", "pass"]
+        settings_file.write_text(json.dumps(settings))
     host.start("bench-host")
     return host
 
