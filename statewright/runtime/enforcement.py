@@ -246,6 +246,8 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
         if d.allowed and not d.counts_iteration:
             return d  # statewright's own tools: not counted, nothing written
         if not d.allowed:
+            if eff[1].interrupts:  # type: ignore[index]
+                d = _with_notices(tx, run.run_id, d)
             new = run.with_(denied=run.denied + 1)
             ev = _event("tool_denied", {"tool": call.tool_name, "rule": d.rule,
                                         "reason": d.reason, "source": call.source})
@@ -259,6 +261,18 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
             ev = _event("tool_allowed", data)
         tx.save_with_events(run, new, (ev,), rt.clock())
         return d
+
+
+def _with_notices(tx: Any, run_id: str, d: Decision) -> Decision:
+    """A refusal that also tells the interrupts not told yet (fired by this call's look at the
+    files, or by serve's watcher): the call after a file changed is refused under the handler's
+    rules, and its answer is where the agent learns why (DESIGN section 3: "with the tool result
+    or at its next call"). They are told once: taken from the run's notices."""
+    marks, notices = tx.marks(run_id)
+    if not notices:
+        return d
+    tx.put_marks(run_id, marks or {}, [])
+    return d.replace(reason="\n".join([*notices, d.reason]))
 
 
 def _no_run() -> Decision:
