@@ -205,9 +205,9 @@ def mcp_server_roots(config: Config, max_age: float = 0.0) -> dict[str, tuple[st
     command line (a filesystem server resolves `notes.txt` against its allowed directories,
     not against the agent's cwd). DESIGN section 4 "Paths": a path is judged against each.
 
-    `max_age` (seconds; long-running processes, which judge every forwarded call): the answer
-    for the same config is reused that long while `.mcp.json` is unchanged (its stat), instead
-    of resolving every directory again on each call. 0: computed afresh."""
+    `max_age` (seconds): the answer for the same config is reused that long while `.mcp.json`
+    is unchanged (its stat), instead of resolving every directory again on each call (serve
+    judges every forwarded call with them). 0: computed afresh."""
     mcp = os.path.join(config.root_dir, ".mcp.json")
     if max_age <= 0:
         return _server_roots(config, mcp)

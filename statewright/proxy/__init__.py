@@ -52,7 +52,7 @@ def serve_stdio(project: str | None = None, session: str | None = None, *,
     from ..runtime import Runtime
     from . import early
 
-    rt = Runtime.open(project=project, resident=True)
+    rt = Runtime.open(project=project)
     specs = parse_servers(rt.config.mcp_servers, root=str(rt.root))
     lane = None
     if not specs and early.pipes_usable():
