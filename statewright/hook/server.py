@@ -46,6 +46,8 @@ TICK_S = 1.0
 #: at most this many runtimes are kept (one per environment: a session's, normally one or two)
 MAX_RUNTIMES = 8
 READ_TIMEOUT_S = 5.0
+#: `STATEWRIGHT_HOOK_LOG=path`: the server appends what it does there (docs/hooks.md)
+LOG_ENV = "STATEWRIGHT_HOOK_LOG"
 
 
 def main() -> None:
@@ -72,6 +74,7 @@ class Server:
         self.request_env: dict[str, str] | None = None
         self.env_key: tuple[Any, ...] = ()
         self.code: list[tuple[str, int]] = []
+        self.modules_seen = 0
         self.socket_id: tuple[int, int] | None = None
 
     # -- life -------------------------------------------------------------------------------
@@ -105,9 +108,18 @@ class Server:
         from . import handlers  # noqa: F401
 
         analyze("true")
+        self.note_code()
+
+    def note_code(self) -> None:
+        """Remember the files of the modules of ours loaded since the last look (a decision may
+        load more: a program's rules, the definition pipeline), to notice an upgrade."""
+        if len(sys.modules) == self.modules_seen:
+            return
+        self.modules_seen = len(sys.modules)
+        known = {path for path, _ in self.code}
         for name, mod in list(sys.modules.items()):
             path = getattr(mod, "__file__", None)
-            if name.startswith("statewright") and path:
+            if name.startswith("statewright") and path and path not in known:
                 try:
                     self.code.append((path, os.stat(path).st_mtime_ns))
                 except OSError:
@@ -140,21 +152,36 @@ class Server:
         return listener
 
     def loop(self, listener: Any) -> None:
+        self.log(f"started for {self.ep.root}")
         last = time.monotonic()
         while True:
             try:
                 conn, _ = listener.accept()
             except TimeoutError:
-                if time.monotonic() - last > self.idle or not self.still_ours():
-                    return
+                if time.monotonic() - last > self.idle:
+                    return self.log(f"stopped: no request for {self.idle:g} s")
+                if not self.still_ours():
+                    return self.log("stopped: its socket, key or store directory is gone")
                 continue
             last = time.monotonic()
             with conn:
                 try:
                     if not self.answer(conn):
-                        return
-                except Exception:  # (one bad connection never takes the server down)
-                    continue
+                        return self.log("stopped: its code changed on disk")
+                except Exception as exc:  # (one bad connection never takes the server down)
+                    self.log(f"a request failed: {type(exc).__name__}: {exc}")
+
+    def log(self, line: str) -> None:
+        """Append a line to `$STATEWRIGHT_HOOK_LOG` when it is set (what the server did, for
+        whoever wonders which process answered); never fails."""
+        path = os.environ.get(LOG_ENV)
+        if not path:
+            return
+        try:
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} [{os.getpid()}] {line}\n")
+        except OSError:
+            pass
 
     def still_ours(self) -> bool:
         """Whether the server can still be reached and trusted where it started."""
@@ -203,11 +230,18 @@ class Server:
             return True
         parsed = self.verify(frame) if frame is not None else None
         if parsed is None:
-            return True  # not served: the hook decides itself
+            self.log("not served: a request without a valid key, fresh time and new nonce")
+            return True  # the hook decides itself
         nonce, args, request_env, stdin = parsed
         if self.code_changed():
             return False  # not served; the next hook event starts a server with the new code
+        t0 = time.perf_counter()
         out = self.decide(args, request_env, stdin)
+        self.note_code()
+        if os.environ.get(LOG_ENV):
+            verdict = "refused" if '"deny"' in out else "answered"
+            self.log(f"served {' '.join(args) or '(event in input)'}: {verdict} in "
+                     f"{(time.perf_counter() - t0) * 1000:.2f} ms")
         data = out.encode("ascii")
         try:
             conn.sendall(MAGIC + hmac_sha256(self.key, b"A" + nonce + data) + data)
