@@ -15,6 +15,7 @@ This module only translates: interpolated fields -> the hook input dict -> the s
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from ..config import project_root_dir
@@ -63,10 +64,19 @@ class HookTool:
     def __init__(self, rt: Any) -> None:
         self.rt = rt
         self._runtimes: dict[str, Any] = {rt.root_dir: rt}
+        self._env_roots: dict[str, str] = {}
 
     def open(self, data: dict[str, Any] | None) -> Any:
-        cwd = (data or {}).get("cwd")
-        root = project_root_dir(None, cwd if isinstance(cwd, str) and cwd else None)
+        # Claude Code gives the servers it starts $CLAUDE_PROJECT_DIR, and with it set the root
+        # is that directory whatever the cwd (`project_root_dir`): resolved once per value,
+        # not on every hook call
+        env = os.environ.get("CLAUDE_PROJECT_DIR")
+        root = self._env_roots.get(env) if env else None
+        if root is None:
+            cwd = (data or {}).get("cwd")
+            root = project_root_dir(None, cwd if isinstance(cwd, str) and cwd else None)
+            if env:
+                self._env_roots = {env: root}
         rt = self._runtimes.get(root)
         if rt is None:
             from ..runtime import Runtime
