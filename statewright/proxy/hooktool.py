@@ -14,15 +14,17 @@ This module only translates: interpolated fields -> the hook input dict -> the s
 
 from __future__ import annotations
 
-import json
 import os
-from typing import Any
 
 from ..config import project_root_dir
 from ..errors import INVALID_ARGUMENTS, StatewrightError
 from ..hook import PRE_TOOL_USE, normalize_event
 from ..hook.handlers import HookInputError, dispatch, failure_output
+from ..lean import TYPE_CHECKING, loads
 from ..names import HOOK_TOOL
+
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["HOOK_TOOL", "JSON_FIELDS", "HookTool"]
 
@@ -47,7 +49,7 @@ def hook_data(arguments: Any) -> tuple[str, dict[str, Any]]:
             continue  # a field the event does not have arrives empty
         if key in JSON_FIELDS and isinstance(value, str):
             try:
-                value = json.loads(value)
+                value = loads(value)
             except ValueError:
                 if key == "tool_input":
                     raise HookInputError(f"{key} is not JSON text") from None

@@ -8,7 +8,10 @@ and which events exist) instead of retrying the same call.
 
 from __future__ import annotations
 
-from typing import Any
+from ..lean import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 INSTRUCTIONS = (
     "statewright keeps this session on a declared workflow. Call statewright_get_state to see "
