@@ -51,7 +51,7 @@ def _pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, int(p * len(xs)))]
 
 
-async def _measure(project: Path, calls: int, reps: int,
+async def _measure(projects: dict[str, Path], calls: int, reps: int,
                    compare: str | None = None) -> list[dict[str, list[float]]]:
     import anyio
     from mcp import Client, StdioServerParameters
@@ -61,9 +61,10 @@ async def _measure(project: Path, calls: int, reps: int,
     direct = StdioServerParameters(command=node, args=[str(EVERYTHING), "stdio"], env=env)
 
     def serve(session: str, python: str = sys.executable) -> StdioServerParameters:
+        project = str(projects[session])
         return StdioServerParameters(command=python,
-                                     args=["-m", "statewright", "serve", "--project", str(project)],
-                                     env={**env, "STATEWRIGHT_SESSION": session}, cwd=str(project))
+                                     args=["-m", "statewright", "serve", "--project", project],
+                                     env={**env, "STATEWRIGHT_SESSION": session}, cwd=project)
 
     out: list[dict[str, list[float]]] = []
     with open(os.devnull, "w") as devnull:
@@ -108,6 +109,18 @@ async def _measure(project: Path, calls: int, reps: int,
     return out
 
 
+def _project(project: Path) -> Path:
+    """One project per proxy, as in real use: a proxy's store commits and file watcher never
+    meet another proxy's (with a shared project, every commit of one proxy would wake the
+    others' watchers, and the proxies' row caches would keep invalidating each other)."""
+    (project / "workflows").mkdir(parents=True)
+    (project / "workflows" / "bench-proxy.json").write_text(json.dumps(WORKFLOW))
+    (project / "statewright.json").write_text(json.dumps(
+        {"mcpServers": {"every": {"command": shutil.which("node"),
+                                  "args": [str(EVERYTHING), "stdio"]}}}))
+    return project
+
+
 def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
     import anyio
 
@@ -121,13 +134,8 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
         raise SystemExit(2)
     tmp = Path(tempfile.mkdtemp(prefix="sw-bench-proxy-"))
     try:
-        project = tmp / "proj"
-        (project / "workflows").mkdir(parents=True)
-        (project / "workflows" / "bench-proxy.json").write_text(json.dumps(WORKFLOW))
-        (project / "statewright.json").write_text(json.dumps(
-            {"mcpServers": {"every": {"command": shutil.which("node"),
-                                      "args": [str(EVERYTHING), "stdio"]}}}))
-        res = anyio.run(_measure, project, calls, reps, compare)
+        projects = {session: _project(tmp / session) for session in ("bench", "idle", "compare")}
+        res = anyio.run(_measure, projects, calls, reps, compare)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     med = statistics.median

@@ -195,14 +195,43 @@ def load_config(root: str | os.PathLike[str]) -> Config:
                   fail_open=fail_open, shell_tools=dict(shell_tools))
 
 
-def mcp_server_roots(config: Config) -> dict[str, tuple[str, ...]]:
+#: id(config) -> (config, .mcp.json's stat, when, roots): `mcp_server_roots(max_age=...)`
+_ROOTS: dict[int, tuple[Config, Any, float, dict[str, tuple[str, ...]]]] = {}
+
+
+def mcp_server_roots(config: Config, max_age: float = 0.0) -> dict[str, tuple[str, ...]]:
     """For each MCP server the project wires (`statewright.json` `mcpServers`, which the proxy
     forwards, and `.mcp.json`, which Claude Code calls directly), the directories it may
     resolve a relative path against: its working directory and every directory named on its
     command line (a filesystem server resolves `notes.txt` against its allowed directories,
-    not against the agent's cwd). DESIGN section 4 "Paths": a path is judged against each."""
-    servers: dict[str, Any] = {}
+    not against the agent's cwd). DESIGN section 4 "Paths": a path is judged against each.
+
+    `max_age` (seconds): the answer for the same config is reused that long while `.mcp.json`
+    is unchanged (its stat), instead of resolving every directory again on each call (serve
+    judges every forwarded call with them). 0: computed afresh."""
     mcp = os.path.join(config.root_dir, ".mcp.json")
+    if max_age <= 0:
+        return _server_roots(config, mcp)
+    from time import monotonic
+
+    try:
+        st = os.stat(mcp)
+        sig: Any = (st.st_mtime_ns, st.st_size, st.st_ino)
+    except OSError:
+        sig = None
+    now = monotonic()
+    hit = _ROOTS.get(id(config))
+    if hit is not None and hit[0] is config and hit[1] == sig and now - hit[2] < max_age:
+        return hit[3]
+    roots = _server_roots(config, mcp)
+    if len(_ROOTS) > 16:
+        _ROOTS.clear()
+    _ROOTS[id(config)] = (config, sig, now, roots)
+    return roots
+
+
+def _server_roots(config: Config, mcp: str) -> dict[str, tuple[str, ...]]:
+    servers: dict[str, Any] = {}
     if os.path.isfile(mcp):
         try:
             with open(mcp, encoding="utf-8") as fh:

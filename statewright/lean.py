@@ -34,9 +34,11 @@ these names. `tests/hook/test_imports.py` lists every module the hook may import
   decision (`policy.types.Decision`): half the cost of `set_field`, which looks the descriptor
   up along the class's MRO for every field.
 
-- `hmac_sha256` / `sha256` / `same_bytes`: HMAC-SHA-256 (RFC 2104) and a constant-time
-  comparison on the C module `_sha256`, for the hook process that hands its input to the
-  resident hook server (`statewright.hook.resident`): `hmac` and `hashlib` load OpenSSL (~3 ms).
+- `hmac_sha256` / `sha256` / `same_bytes` / `unix_request`: HMAC-SHA-256 (RFC 2104), a
+  constant-time comparison and a Unix-socket round trip on the C modules `_sha256` and
+  `_socket`, for the hook process that hands its input to the resident hook server
+  (`statewright.hook.resident`): `hmac` and `hashlib` load OpenSSL (~3 ms), `socket` imports
+  `selectors` and `enum`.
 
 `functools` needs no trick: `_sqlite3` imports it, so the hook has it anyway.
 Stdlib only; nothing is imported at module level but the C modules `_json` and `_thread`.
@@ -62,7 +64,7 @@ if TYPE_CHECKING:
 __all__ = [
     "TYPE_CHECKING", "FrozenInstanceError", "LazyRe", "Record", "allocate_lock", "dumps",
     "exit_now", "field_setters", "hmac_sha256", "lazy_attributes", "load_extension", "loads",
-    "same_bytes", "set_field", "sha256", "sqlite3", "thread_local",
+    "same_bytes", "set_field", "sha256", "sqlite3", "thread_local", "unix_request",
 ]
 
 thread_local = _thread._local
@@ -354,6 +356,29 @@ def same_bytes(a: bytes, b: bytes) -> bool:
     for x, y in zip(a, b, strict=True):
         diff |= x ^ y
     return diff == 0
+
+
+def unix_request(path: str, data: bytes, timeout: float) -> bytes:
+    """Send `data` over a Unix stream socket at `path`, end the sending side, and return all
+    that comes back until the other side closes (`socket` imports `selectors` and `enum`; the
+    C module `_socket` is all this needs). Raises OSError: FileNotFoundError or
+    ConnectionRefusedError when nothing listens there, TimeoutError past `timeout`."""
+    import _socket
+
+    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        s.settimeout(timeout)
+        s.connect(path)
+        s.sendall(data)
+        s.shutdown(_socket.SHUT_WR)
+        chunks: list[bytes] = []
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        s.close()
 
 
 def exit_now(status: int) -> None:

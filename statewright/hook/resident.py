@@ -13,9 +13,9 @@ the hook process decides itself, as before. The resident server never widens any
 the same decision, made in another process.
 
 This module is the hook process's side, and the wire format. It imports only what a bare
-interpreter already holds (`os`, `sys`, `time`), `statewright.lean` (its HMAC on the C module
-`_sha256`) and `_socket` (`fcntl` too when it starts a server); the store, the runtime and the
-policy are not imported at all when the server answers.
+interpreter already holds (`os`, `sys`, `time`) and `statewright.lean` (its HMAC and socket
+round trip on the C modules `_sha256` and `_socket`; `fcntl` too when it starts a server); the
+store, the runtime and the policy are not imported at all when the server answers.
 
 **Which server.** One per project, Python, installed package and the environment variables
 that shape a process for good (`names_server`: statewright's own, the home, temp and XDG
@@ -49,7 +49,7 @@ import os
 import sys
 import time
 
-from ..lean import TYPE_CHECKING, hmac_sha256, same_bytes, sha256
+from ..lean import TYPE_CHECKING, hmac_sha256, same_bytes, sha256, unix_request
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -138,7 +138,8 @@ def endpoint(environ: Mapping[str, str] | None = None) -> Endpoint | None:
     if not os.path.isfile(os.path.join(state_dir, STORE_FILE)):
         return None
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    parts = [str(os.getuid()), sys.executable, here, root]
+    # the interpreter by what it is (`python` and `python3` in a venv are one), and its venv
+    parts = [str(os.getuid()), os.path.realpath(sys.executable), sys.prefix, here, root]
     parts += sorted(f"{k}={v}" for k, v in env.items() if names_server(k))
     digest = sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
     return Endpoint(root, state_dir, run_dir(env), digest[:32])
@@ -175,8 +176,6 @@ def ask(args: list[str], stdin: bytes) -> str | None:
 
 
 def _ask(ep: Endpoint, args: list[str], stdin: bytes) -> str | None:
-    import _socket
-
     start = not args or args[0].replace("-", "").replace("_", "").lower() != "sessionstart"
 
     try:
@@ -195,26 +194,12 @@ def _ask(ep: Endpoint, args: list[str], stdin: bytes) -> str | None:
     stamp = int(time.time() * 1000).to_bytes(8, "big")
     head = MAGIC + nonce + stamp
     frame = head + hmac_sha256(key, b"Q" + head + body) + body
-    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        s.settimeout(ANSWER_TIMEOUT_S)
-        try:
-            s.connect(ep.socket)
-        except (FileNotFoundError, ConnectionRefusedError):
-            if start:
-                _start_server(ep)
-            return None
-        s.sendall(frame)
-        s.shutdown(_socket.SHUT_WR)
-        chunks = []
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        s.close()
-    reply = b"".join(chunks)
+        reply = unix_request(ep.socket, frame, ANSWER_TIMEOUT_S)
+    except (FileNotFoundError, ConnectionRefusedError):
+        if start:
+            _start_server(ep)
+        return None
     mac, out = reply[len(MAGIC):len(MAGIC) + MAC_BYTES], reply[len(MAGIC) + MAC_BYTES:]
     if not reply.startswith(MAGIC) or not same_bytes(mac, hmac_sha256(key, b"A" + nonce + out)):
         return None  # no answer, a refusal to serve, or not the server's: decide here

@@ -19,16 +19,18 @@ are unknown until they have started, so with downstreams everything waits for th
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import stat
 import threading
-from typing import Any
 
+from ..lean import TYPE_CHECKING, dumps, loads
 from ..names import HOOK_TOOL
 from . import tools as own
 from .hooktool import HookTool
+
+if TYPE_CHECKING:
+    from typing import Any
 
 #: the protocol versions of the two eras, as the SDK's `mcp_types.version` lists them
 #: (tests/proxy/test_early.py checks they agree)
@@ -80,7 +82,7 @@ class EarlyLane:
 
     def _answer(self, line: bytes) -> tuple[bytes | None, bool]:
         try:
-            msg = json.loads(line)
+            msg = loads(line)
         except ValueError:
             return None, True
         if not isinstance(msg, dict) or not isinstance(msg.get("method"), str):
@@ -133,7 +135,7 @@ class EarlyLane:
         note = {"jsonrpc": "2.0", "method": ACKNOWLEDGED,
                 "params": {"_meta": {SUBSCRIPTION_KEY: rid},
                            "notifications": {"toolsListChanged": True}}}
-        return json.dumps(note, separators=(",", ":")).encode() + b"\n"
+        return dumps(note, separators=(",", ":")).encode() + b"\n"
 
     def _listed(self) -> list[str]:
         try:
@@ -151,7 +153,7 @@ class EarlyLane:
             result = {**result, "resultType": "complete",
                       "_meta": {SERVER_INFO_KEY: {"name": SERVER_NAME, "version": self.version}}}
         body = {"jsonrpc": "2.0", "id": rid, "result": result}
-        return json.dumps(body, separators=(",", ":")).encode() + b"\n"
+        return dumps(body, separators=(",", ":")).encode() + b"\n"
 
 
 def serve_early(lane: EarlyLane, loaded: threading.Event, fd_in: int = 0,

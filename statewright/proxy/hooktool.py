@@ -14,14 +14,17 @@ This module only translates: interpolated fields -> the hook input dict -> the s
 
 from __future__ import annotations
 
-import json
-from typing import Any
+import os
 
 from ..config import project_root_dir
 from ..errors import INVALID_ARGUMENTS, StatewrightError
 from ..hook import PRE_TOOL_USE, normalize_event
 from ..hook.handlers import HookInputError, dispatch, failure_output
+from ..lean import TYPE_CHECKING, loads
 from ..names import HOOK_TOOL
+
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["HOOK_TOOL", "JSON_FIELDS", "HookTool"]
 
@@ -46,7 +49,7 @@ def hook_data(arguments: Any) -> tuple[str, dict[str, Any]]:
             continue  # a field the event does not have arrives empty
         if key in JSON_FIELDS and isinstance(value, str):
             try:
-                value = json.loads(value)
+                value = loads(value)
             except ValueError:
                 if key == "tool_input":
                     raise HookInputError(f"{key} is not JSON text") from None
@@ -63,10 +66,19 @@ class HookTool:
     def __init__(self, rt: Any) -> None:
         self.rt = rt
         self._runtimes: dict[str, Any] = {rt.root_dir: rt}
+        self._env_roots: dict[str, str] = {}
 
     def open(self, data: dict[str, Any] | None) -> Any:
-        cwd = (data or {}).get("cwd")
-        root = project_root_dir(None, cwd if isinstance(cwd, str) and cwd else None)
+        # Claude Code gives the servers it starts $CLAUDE_PROJECT_DIR, and with it set the root
+        # is that directory whatever the cwd (`project_root_dir`): resolved once per value,
+        # not on every hook call
+        env = os.environ.get("CLAUDE_PROJECT_DIR")
+        root = self._env_roots.get(env) if env else None
+        if root is None:
+            cwd = (data or {}).get("cwd")
+            root = project_root_dir(None, cwd if isinstance(cwd, str) and cwd else None)
+            if env:
+                self._env_roots = {env: root}
         rt = self._runtimes.get(root)
         if rt is None:
             from ..runtime import Runtime

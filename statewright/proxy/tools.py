@@ -8,7 +8,10 @@ and which events exist) instead of retrying the same call.
 
 from __future__ import annotations
 
-from typing import Any
+from ..lean import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 INSTRUCTIONS = (
     "statewright keeps this session on a declared workflow. Call statewright_get_state to see "
@@ -271,6 +274,8 @@ def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> list[s
     if entry is None or entry[0] is not schema:
         import jsonschema
 
+        from .argcheck import plain_check
+
         try:
             cls = jsonschema.validators.validator_for(
                 schema, default=jsonschema.Draft202012Validator)
@@ -278,12 +283,14 @@ def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> list[s
             validator = cls(schema)
         except Exception:
             validator = None
-        entry = (schema, validator)
+        entry = (schema, validator, plain_check(schema) if validator is not None else None)
         if len(_validators) > 2048:
             _validators.clear()
         _validators[key] = entry
-    validator = entry[1]
-    if validator is None or validator.is_valid(arguments):
+    validator, plain = entry[1], entry[2]
+    if validator is None or (plain is not None and plain(arguments)):
+        return []  # (`plain` says yes only to arguments that are certainly valid)
+    if validator.is_valid(arguments):
         return []
     out = []
     for err in validator.iter_errors(arguments):

@@ -43,6 +43,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from .service import Runtime
 
 STOP_REMINDERS_PER_STATE = 3
+#: the MCP servers' directories are resolved again at most this often, and at once when
+#: `.mcp.json` changes (`config.mcp_server_roots`): serve judges every forwarded call with them
+SERVER_ROOTS_MAX_AGE = 1.0
 
 
 class RecordOutcome:
@@ -165,7 +168,7 @@ def gate_context(rt: Runtime, state: State, protected: Set[str] | None = None,
     if isinstance(tool_name, str) and tool_name.startswith("mcp__"):
         from ..config import mcp_server_roots
 
-        roots = mcp_server_roots(rt.config)
+        roots = mcp_server_roots(rt.config, SERVER_ROOTS_MAX_AGE)
     else:
         # the same state with the same files in use: the facts of the last call (a resident
         # process decides call after call in one state; GateContext is immutable)

@@ -43,7 +43,13 @@ class FileWatcher:
         self._workflow_dirs: list[str] = []
 
     def start(self) -> None:
-        from watchdog.events import FileSystemEventHandler
+        from watchdog.events import (
+            FileClosedEvent,
+            FileCreatedEvent,
+            FileDeletedEvent,
+            FileMovedEvent,
+            FileSystemEventHandler,
+        )
         from watchdog.observers import Observer
 
         watcher = self
@@ -62,8 +68,14 @@ class FileWatcher:
                   and not any(d.startswith(r + os.sep) or d == r for r in roots)]
         observer = Observer()
         handler = Handler()
+        # A file counts as changed when it is created, deleted, moved, or closed after being
+        # written: not on every write. The store's own WAL is written on every commit and never
+        # closed by this process, so its writes wake no watcher thread (two per forwarded call,
+        # each waking three threads competing for the GIL). A writer that keeps a file open
+        # fires when it closes it (at the latest when it exits).
+        events: list[Any] = [FileCreatedEvent, FileDeletedEvent, FileMovedEvent, FileClosedEvent]
         for r in roots:
-            observer.schedule(handler, r, recursive=True)
+            observer.schedule(handler, r, recursive=True, event_filter=events)
         observer.daemon = True
         observer.start()
         self._observer = observer

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -147,3 +148,15 @@ def test_with_downstream_servers_everything_waits_for_the_sdk(tmp_path: Path) ->
     finally:
         raw.close()
     assert any(t["name"].startswith("every__") for t in listed["result"]["tools"])
+
+
+def test_the_early_lane_answers_before_the_heavy_modules_load() -> None:
+    """`statewright serve` on stdio answers its first requests from the early lane while the
+    SDK loads in a thread: what the lane needs imports none of the slow standard modules (the
+    SDK thread pays for them, off the host's path) nor the CLI's typer app."""
+    code = ("import sys; import statewright.cli.fast, statewright.proxy, statewright.proxy.early,"
+            " statewright.runtime; heavy = [m for m in ('typing', 'dataclasses', 'json', 're',"
+            " 'hashlib', 'typer', 'mcp') if m in sys.modules]; print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True).stdout.strip()
+    assert out == "[]", out

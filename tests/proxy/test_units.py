@@ -101,3 +101,31 @@ def test_the_event_store_replays_one_stream_after_an_id_and_forgets_the_oldest()
         assert await store.replay_events_after(prime, send) is None  # dropped (4 kept)
 
     anyio.run(run)
+
+
+def test_server_roots_are_reused_briefly_and_follow_mcp_json(tmp_path):
+    import json as _json
+    import time
+
+    from statewright.config import load_config, mcp_server_roots
+
+    (tmp_path / "statewright.json").write_text(_json.dumps(
+        {"mcpServers": {"fs": {"command": "node", "args": ["srv.js", "data"]}}}))
+    config = load_config(str(tmp_path))
+    root = str(tmp_path.resolve())
+    assert mcp_server_roots(config, 60.0) == {"fs": (root,)}
+    (tmp_path / "data").mkdir()
+    # within max_age and with .mcp.json unchanged: the answer computed before
+    assert mcp_server_roots(config, 60.0) == {"fs": (root,)}
+    assert mcp_server_roots(config) == {"fs": (root, f"{root}/data")}  # max_age 0: afresh
+    # .mcp.json appearing (or changing) is seen at once
+    (tmp_path / ".mcp.json").write_text(_json.dumps(
+        {"mcpServers": {"git": {"command": "git-mcp", "args": ["data"]}}}))
+    assert mcp_server_roots(config, 60.0) == {"fs": (root, f"{root}/data"),
+                                              "git": (root, f"{root}/data")}
+    # and anything else once the answer is older than max_age
+    (tmp_path / "srv.js").mkdir()
+    first = mcp_server_roots(config, 0.05)
+    time.sleep(0.1)
+    again = mcp_server_roots(config, 0.05)
+    assert again is not first and again["fs"] == (root, f"{root}/srv.js", f"{root}/data")
