@@ -34,7 +34,7 @@ from .messages import agent_events, briefing, budget_warnings, has_budget, inter
 from .messages import stop_text as _stop_text
 
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Callable
+    from collections.abc import Callable, Set
     from typing import Any
 
     from ..definition.compiled import CompiledWorkflow, State
@@ -156,7 +156,7 @@ def counters_of(run: Run) -> Counters:
                     bytes_read=run.bytes_read, denied=run.denied)
 
 
-def gate_context(rt: Runtime, state: State, protected: set[str] | None = None,
+def gate_context(rt: Runtime, state: State, protected: Set[str] | None = None,
                  tool_name: object = None) -> GateContext:
     """The gate's facts. `protected`: the workflow files in use, when the caller already read
     them (inside its transaction); else they are read here. `tool_name`: the call's; an MCP
@@ -169,7 +169,13 @@ def gate_context(rt: Runtime, state: State, protected: set[str] | None = None,
         from ..config import mcp_server_roots
 
         roots = mcp_server_roots(rt.config, SERVER_ROOTS_MAX_AGE)
-    return GateContext(
+    else:
+        # the same state with the same files in use: the facts of the last call (a resident
+        # process decides call after call in one state; GateContext is immutable)
+        last = rt.gate_facts
+        if last is not None and last[0] is state and last[1] == protected:
+            return last[2]
+    ctx = GateContext(
         project_root=root,
         store_dir=rt.store_dir,
         protected_files=frozenset(protected),
@@ -178,6 +184,9 @@ def gate_context(rt: Runtime, state: State, protected: set[str] | None = None,
         read_text=file_reader(root),
         server_roots=roots,
     )
+    if roots is None:
+        rt.gate_facts = (state, ctx.protected_files, ctx)
+    return ctx
 
 
 def file_reader(root: str) -> Callable[[str], str | None]:
@@ -195,14 +204,23 @@ def file_reader(root: str) -> Callable[[str], str | None]:
     return read_text
 
 
-def _gate() -> Callable[..., Decision]:
-    from ..policy import gate  # (the policy layer loads on the first decision, not on import)
+# functions of the policy layer, imported on first use and kept: the policy layer loads on the
+# first decision (not on import), the shell analysis with the first shell line; a `from ..
+# import` inside a function goes through the import system on every call
+_LAZY: dict[str, Any] = {}
 
-    return gate
+
+def _gate() -> Callable[..., Decision]:
+    fn = _LAZY.get("gate")
+    if fn is None:
+        from ..policy import gate
+
+        fn = _LAZY["gate"] = gate
+    return fn
 
 
 def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
-    store_file = rt.config.store_file
+    store_file = rt.store_file
     if not rt.has_store():
         gone = marker.missing_store(store_file, session)
         if gone is not None:
@@ -231,6 +249,8 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
         if d.allowed and not d.counts_iteration:
             return d  # statewright's own tools: not counted, nothing written
         if not d.allowed:
+            if eff[1].interrupts:  # type: ignore[index]
+                d = _with_notices(tx, run.run_id, d)
             new = run.with_(denied=run.denied + 1)
             ev = _event("tool_denied", {"tool": call.tool_name, "rule": d.rule,
                                         "reason": d.reason, "source": call.source})
@@ -244,6 +264,18 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
             ev = _event("tool_allowed", data)
         tx.save_with_events(run, new, (ev,), rt.clock())
         return d
+
+
+def _with_notices(tx: Any, run_id: str, d: Decision) -> Decision:
+    """A refusal that also tells the interrupts not told yet (fired by this call's look at the
+    files, or by serve's watcher): the call after a file changed is refused under the handler's
+    rules, and its answer is where the agent learns why (DESIGN section 3: "with the tool result
+    or at its next call"). They are told once: taken from the run's notices."""
+    marks, notices = tx.marks(run_id)
+    if not notices:
+        return d
+    tx.put_marks(run_id, marks or {}, [])
+    return d.replace(reason="\n".join([*notices, d.reason]))
 
 
 def _no_run() -> Decision:
@@ -270,9 +302,12 @@ def _warm(rt: Runtime, call: ToolCall) -> None:
 
 def _warm_line(line: str) -> None:
     try:
-        from ..policy.shell import analyze
+        fn = _LAZY.get("analyze")
+        if fn is None:
+            from ..policy.shell import analyze
 
-        analyze(line)
+            fn = _LAZY["analyze"] = analyze
+        fn(line)
     except Exception:
         pass
 
@@ -390,11 +425,10 @@ def _observed(run: Run, state: State, result: ToolResult, line: str | None, nbyt
               files: list[str], now: float) -> tuple[Run, tuple[dict[str, Any], ...]]:
     """The run with this result accounted (bytes, evidence), and the history row that records a
     command's exit status (when the line credits an `allowed_commands` entry)."""
-    from ..policy.evidence import credited_entries, observe
-
-    entries = credited_entries(line, state.allowed_commands) if (
+    evidence = _evidence()
+    entries = _credited(evidence, line, state.allowed_commands) if (
         line is not None and state.allowed_commands) else ()
-    ctx = observe(run.context, tool=result.tool_name, is_error=result.is_error,
+    ctx = evidence.observe(run.context, tool=result.tool_name, is_error=result.is_error,
                   exit_code=result.exit_code, entries=entries, files=files, at=now)
     new = run.with_(bytes_read=run.bytes_read + nbytes, context=ctx)
     if entries and (result.is_error or result.exit_code is not None):
@@ -404,6 +438,30 @@ def _observed(run: Run, state: State, result: ToolResult, line: str | None, nbyt
                        "exit_code": result.exit_code}}
         return new, (ev,)
     return new, ()
+
+
+_EVIDENCE: list[Any] = []  # policy.evidence, once imported (recording loads it, deciding not)
+_CREDITED: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}  # see `_credited`
+
+
+def _evidence() -> Any:
+    if not _EVIDENCE:
+        from ..policy import evidence
+
+        _EVIDENCE.append(evidence)
+    return _EVIDENCE[0]
+
+
+def _credited(evidence: Any, line: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
+    """`evidence.credited_entries`, remembered: a pure function of the line and the entries,
+    which an agent repeats (the same test command, run after run)."""
+    key = (line, allowed)
+    hit = _CREDITED.get(key)
+    if hit is None:
+        if len(_CREDITED) >= 512:
+            _CREDITED.clear()
+        hit = _CREDITED[key] = evidence.credited_entries(line, allowed)
+    return hit
 
 
 def shell_line(rt: Runtime, tool_name: str, tool_input: Any) -> str | None:
@@ -419,9 +477,13 @@ def shell_line(rt: Runtime, tool_name: str, tool_input: Any) -> str | None:
 def changed_files(rt: Runtime, result: ToolResult) -> list[str]:
     """Project-relative files the call changed, as far as its input tells (the edit tools'
     path arguments, per `policy.edits`)."""
-    from ..policy.edits import edited_paths
-    from ..policy.paths import project_relative
+    fns = _LAZY.get("edits")
+    if fns is None:
+        from ..policy.edits import edited_paths
+        from ..policy.paths import project_relative
 
+        fns = _LAZY["edits"] = (edited_paths, project_relative)
+    edited_paths, project_relative = fns
     inp = result.tool_input if isinstance(result.tool_input, dict) else {}
     out: list[str] = []
     for raw in edited_paths(result.tool_name, inp):

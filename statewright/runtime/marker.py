@@ -26,8 +26,23 @@ import os
 from ..config import active_marker_dir as marker_dir
 from ..errors import STORE_ERROR, StatewrightError
 
+_PATHS: dict[tuple[str, str, str | None, str | None], str] = {}  # see `marker_path`
+
 
 def marker_path(store_file: str, session: str) -> str:
+    """The marker's path. Built once per store, session and home (the environment variables
+    it depends on are part of the key): a resident process decides call after call."""
+    env = os.environ
+    key = (store_file, session, env.get("XDG_STATE_HOME"), env.get("HOME"))
+    path = _PATHS.get(key)
+    if path is None:
+        if len(_PATHS) >= 256:
+            _PATHS.clear()
+        path = _PATHS[key] = _build_marker_path(store_file, session)
+    return path
+
+
+def _build_marker_path(store_file: str, session: str) -> str:
     # (the store's path is built from the resolved project root: no resolving here)
     key = os.path.dirname(store_file).strip(os.sep).replace(os.sep, "%")
     name = f"{key}@{session}".replace(os.sep, "%")

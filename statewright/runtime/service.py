@@ -51,13 +51,6 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{os.urandom(6).hex()}"
 
 
-def _views() -> Any:
-    # what only the web page reads stays off the hook's import path
-    from . import views
-
-    return views
-
-
 def _enforcement() -> Any:
     # the policy layer loads with the first tool call decided: `import statewright.runtime`
     # alone (the CLI's run commands) never needs it
@@ -79,6 +72,7 @@ class Runtime:
         # the session a file watcher of this process (serve's watchdog) fires interrupts for:
         # its calls leave out the per-call comparison of file marks (`runtime.watch`)
         self.watching: str | None = None
+        self.gate_facts: Any = None  # the last call's gate facts (`enforcement.gate_context`)
 
     @classmethod
     def open(cls, project: str | os.PathLike[str] | None = None,
@@ -172,7 +166,7 @@ class Runtime:
         if not self.has_store():
             return set()
         with self.store.read() as tx:
-            return tx.source_paths_in_use()
+            return set(tx.source_paths_in_use())
 
     # -- the state answer -------------------------------------------------------------------
     def get_state(self, session: str | None = None) -> dict[str, Any]:
@@ -538,14 +532,18 @@ class Runtime:
         if not self.has_store():
             return {"runs": [], "total": 0, "pending": [], "mark": 0}
         with self.store.read() as tx:
-            return _views().runs_overview(tx, limit, offset)
+            from . import views  # (only the web page reads these: off the hook's path)
+
+            return views.runs_overview(tx, limit, offset)
 
     def run_view(self, run_id: str, history_limit: int = 200) -> dict[str, Any]:
         """One run's own state answer, definition, child runs and newest history."""
         if not self.has_store():
             raise StatewrightError(UNKNOWN_RUN, f"no run with id {run_id}")
         with self.store.read() as tx:
-            return _views().run_view(tx, run_id, history_limit)
+            from . import views
+
+            return views.run_view(tx, run_id, history_limit)
 
     def change_mark(self) -> int:
         """Grows whenever any run changes (the newest history row's number)."""

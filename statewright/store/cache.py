@@ -18,7 +18,7 @@ class RowCache:
         self.data_version: int | None = None
         self.runs: dict[str, tuple[Run, str]] = {}  # run_id -> (run, definition digest)
         self.sessions: dict[tuple[str, str | None], str | None] = {}  # resolve_session_run
-        self.sources: set[str] | None = None  # source_paths_in_use
+        self.sources: frozenset[str] | None = None  # source_paths_in_use
 
     def clear(self) -> None:
         self.runs.clear()

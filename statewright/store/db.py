@@ -8,9 +8,14 @@ ours with `PRAGMA application_id`):
   source file's bytes (schema 3). A run points at the definition it started with, so it keeps
   its rules when the file changes (`definition_status` tells).
 - `runs(run_id PK, workflow, session, status, parent_run, version, def_digest, snapshot,
-  created_at, updated_at)` — `snapshot` is `Run.to_dict()` as JSON; the other columns are
-  copies for lookups.
-- `events(seq PK, run_id, at, actor, kind, version, state, data)` — append-only history.
+  created_at, updated_at, iterations, files_edited, bytes_read, denied, stop_reminders,
+  context, state, transition_count)` — `snapshot` is `Run.to_dict()` as JSON without the
+  fields that have columns of their own (schema 4, `store.tables`: a call that only counts
+  writes a few integers, a plain transition no JSON but the context); `workflow`,
+  `parent_run` and `created_at` are copies for lookups.
+- `events(seq PK, run_id, at, actor, kind, version, state, data)` — append-only history;
+  `seq` is the rowid (schema 4 dropped AUTOINCREMENT, whose `sqlite_sequence` row was one more
+  page written by every commit: rows are never deleted, so `seq` still only grows).
 - `approvals(approval_id PK, run_id, event, message, target, data, status, requested_at,
   decided_at, decided_by, reason)` — `status` is pending / approved / rejected / dropped.
 - `bindings(session PK, run_id, bound_at)` — a session (or a sub-agent's key) bound to a fork
@@ -19,7 +24,8 @@ ours with `PRAGMA application_id`):
   as last seen by the hook's processes (`runtime.watch`), and interrupt messages not yet told.
 
 Schema 2 adds the indexes the web page reads by: runs newest first (`runs_by_created`) and
-the pending approvals (`approvals_by_status`); a store of schema 1 is migrated on open.
+the pending approvals (`approvals_by_status`); an older store is migrated on open
+(`store.schema`).
 
 Every read-modify-write happens inside one `BEGIN IMMEDIATE` transaction (`Store.transaction`);
 WAL mode lets readers proceed meanwhile. Opening is cheap: when
@@ -43,7 +49,16 @@ from ..lean import dumps as _json_dumps
 from ..lean import loads as _loads
 from .cache import RowCache
 from .schema import APPLICATION_ID, BUSY_TIMEOUT_MS, MIGRATIONS, SCHEMA_VERSION
-from .tables import TxTables
+from .tables import (
+    DIGEST_AT,
+    R_RUN_COLUMNS,
+    RUN_COLUMNS,
+    TxTables,
+    files_json,
+    run_from_row,
+    snapshot_of,
+    split_run_rows,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterable
@@ -54,6 +69,42 @@ CHECKPOINT_EVERY_S = 0.5  # a resident store's background checkpoint interval
 
 _INSERT_EVENT = ("INSERT INTO events(run_id, at, actor, kind, version, state, data)"
                  " VALUES (?,?,?,?,?,?,?)")
+_SELECT_RUN = f"SELECT {RUN_COLUMNS}, def_digest FROM runs WHERE run_id=?"
+_RESOLVE_SESSION = (
+    f"SELECT {RUN_COLUMNS}, def_digest FROM ("
+    f" SELECT {R_RUN_COLUMNS}, r.def_digest, 0 AS prio, 0 AS t, 0 AS rid FROM bindings b"
+    "  JOIN runs r ON r.run_id = b.run_id WHERE b.session = ?1 AND r.status IN (?3, ?4)"
+    " UNION ALL"
+    f" SELECT {RUN_COLUMNS}, def_digest, 1, created_at, rowid FROM runs"
+    "  WHERE session = ?1 AND parent_run IS NULL AND status IN (?3, ?4)"
+    " UNION ALL"
+    f" SELECT {RUN_COLUMNS}, def_digest, 2, created_at, rowid FROM runs"
+    "  WHERE session = ?2 AND parent_run IS NULL AND status IN (?3, ?4)"
+    ") ORDER BY prio, t DESC, rid DESC LIMIT 1")
+_SET_COUNTERS = "iterations=?, files_edited=?, bytes_read=?, denied=?, stop_reminders=?"
+# save_run's statements, by what changed (the same text each time: sqlite3 reuses the
+# prepared statement); each checks the version read, `_VERSIONED` appended
+_UPDATE_COUNTERS = f"UPDATE runs SET {_SET_COUNTERS} WHERE run_id=?"
+_UPDATE_LIVE = f"UPDATE runs SET {_SET_COUNTERS}, context=? WHERE run_id=?"
+_UPDATE_MOVED = ("UPDATE runs SET version=?, status=?, session=?, updated_at=?, state=?, "
+                 f"transition_count=?, context=?, {_SET_COUNTERS} WHERE run_id=?")
+_UPDATE_ALL = ("UPDATE runs SET version=?, status=?, session=?, updated_at=?, state=?, "
+               f"transition_count=?, context=?, {_SET_COUNTERS}, snapshot=? WHERE run_id=?")
+_VERSIONED = {sql: sql + " AND version=?"
+              for sql in (_UPDATE_COUNTERS, _UPDATE_LIVE, _UPDATE_MOVED, _UPDATE_ALL)}
+
+
+def _moves(r: Run) -> tuple[Any, ...]:
+    """The `MOVES` fields of `r`, in that order. (Spelled out, not `operator.attrgetter`:
+    importing `operator` would cost every hook process half a millisecond.)"""
+    return (r.version, r.status, r.session, r.updated_at, r.state, r.transition_count)
+
+
+def _structure(r: Run) -> tuple[Any, ...]:
+    """The `STRUCTURE` fields of `r`, in that order (tests/store checks both lists)."""
+    return (r.run_id, r.workflow, r.interrupt_return, r.interrupt, r.pending_approval, r.fork,
+            r.child_run, r.invoke, r.parent_run, r.branch, r.branch_terminal, r.created_at,
+            r.interrupt_queue)
 
 _DEF_CACHE: dict[str, CompiledWorkflow] = {}  # digest -> compiled (immutable, safe to share)
 _DEF_LOCK = allocate_lock()
@@ -109,11 +160,13 @@ class Tx(TxTables):
         self._digests: dict[str, str] = {}  # run_id -> definition digest, seen in this transaction
 
     def _run_row(self, row: Any) -> Run | None:
+        """The run of a row of `RUN_COLUMNS` and `def_digest`, remembered."""
         if row is None:
             return None
-        run = Run.from_dict(_loads(row[0]))
-        self._digests[run.run_id] = row[1]
-        self.cache.runs[run.run_id] = (run, row[1])
+        run = run_from_row(row)
+        digest = row[DIGEST_AT]
+        self._digests[run.run_id] = digest
+        self.cache.runs[run.run_id] = (run, digest)
         return run
 
     def _cached(self, run_id: str) -> Run | None:
@@ -129,7 +182,7 @@ class Tx(TxTables):
         if hit is not None:
             return hit
         return self._run_row(self.conn.execute(
-            "SELECT snapshot, def_digest FROM runs WHERE run_id=?", (run_id,)).fetchone())
+            _SELECT_RUN, (run_id,)).fetchone())
 
     def require_run(self, run_id: str) -> Run:
         run = self.get_run(run_id)
@@ -190,29 +243,38 @@ class Tx(TxTables):
         self.cache.lookups_changed()
         self.conn.execute(
             "INSERT INTO runs(run_id, workflow, session, status, parent_run, version, def_digest,"
-            " snapshot, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            " created_at, updated_at, snapshot, iterations, files_edited, bytes_read, denied,"
+            " stop_reminders, context, state, transition_count)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (run.run_id, run.workflow, run.session, run.status, run.parent_run, run.version,
-             digest, _dumps(run.to_dict()), run.created_at, run.updated_at))
+             digest, run.created_at, run.updated_at, snapshot_of(run), run.iterations,
+             files_json(run.files_edited), run.bytes_read, run.denied, run.stop_reminders,
+             _dumps(run.context), run.state, run.transition_count))
 
     def save_run(self, run: Run, expected_version: int | None = None,
                  before: Run | None = None) -> None:
-        """Overwrite the snapshot. With `expected_version`, the stored version must match.
-        `before` (the run as read in this transaction): when no lookup column changed (a
-        counter update), only the snapshot is written, so no index entry is touched."""
-        if (before is not None and before.version == run.version
-                and before.status == run.status and before.session == run.session
-                and before.updated_at == run.updated_at):
-            sql = "UPDATE runs SET snapshot=? WHERE run_id=?"
-            args: tuple[Any, ...] = (_dumps(run.to_dict()), run.run_id)
+        """Write `run` over its row. With `expected_version`, the stored version must match.
+        `before` (the run as stored, read in this transaction) says what changed, and only
+        that is written: the counters (a call counted), the context (evidence recorded), the
+        state, version and times (a plain transition), the snapshot only when something in it
+        changed (a fork, an approval, an interrupt, ...)."""
+        counters = (run.iterations, files_json(run.files_edited), run.bytes_read, run.denied,
+                    run.stop_reminders)
+        args: tuple[Any, ...]
+        if before is None or _structure(before) != _structure(run):
+            sql = _UPDATE_ALL
+            args = (*_moves(run), _dumps(run.context), *counters, snapshot_of(run), run.run_id)
+        elif _moves(before) != _moves(run):
+            sql = _UPDATE_MOVED
+            args = (*_moves(run), _dumps(run.context), *counters, run.run_id)
+        elif run.context is not before.context:  # (not ==: 1 == True, yet their JSON differs)
+            sql, args = _UPDATE_LIVE, (*counters, _dumps(run.context), run.run_id)
         else:
-            if before is None or before.status != run.status or before.session != run.session:
-                self.cache.lookups_changed()
-            sql = ("UPDATE runs SET session=?, status=?, version=?, snapshot=?, updated_at=? "
-                   "WHERE run_id=?")
-            args = (run.session, run.status, run.version, _dumps(run.to_dict()),
-                    run.updated_at, run.run_id)
+            sql, args = _UPDATE_COUNTERS, (*counters, run.run_id)
+        if before is None or before.status != run.status or before.session != run.session:
+            self.cache.lookups_changed()
         if expected_version is not None:
-            sql += " AND version=?"
+            sql = _VERSIONED[sql]
             args += (expected_version,)
         cur = self.conn.execute(sql, args)
         if cur.rowcount != 1:
@@ -263,107 +325,22 @@ class Tx(TxTables):
             if rid is None or hit is not None:
                 return hit
         row = self.conn.execute(
-            "SELECT snapshot, def_digest FROM ("
-            " SELECT r.snapshot, r.def_digest, 0 AS prio, 0 AS t, 0 AS rid FROM bindings b"
-            "  JOIN runs r ON r.run_id = b.run_id WHERE b.session = ?1 AND r.status IN (?3, ?4)"
-            " UNION ALL"
-            " SELECT snapshot, def_digest, 1, created_at, rowid FROM runs"
-            "  WHERE session = ?1 AND parent_run IS NULL AND status IN (?3, ?4)"
-            " UNION ALL"
-            " SELECT snapshot, def_digest, 2, created_at, rowid FROM runs"
-            "  WHERE session = ?2 AND parent_run IS NULL AND status IN (?3, ?4)"
-            ") ORDER BY prio, t DESC, rid DESC LIMIT 1",
+            _RESOLVE_SESSION,
             (session, fallback if fallback is not None else session, RUNNING, PAUSED)).fetchone()
         run = self._run_row(row)
         self.cache.sessions[key] = run.run_id if run is not None else None
         return run
 
-    def latest_session_run(self, session: str) -> Run | None:
-        row = self.conn.execute(
-            "SELECT snapshot FROM runs WHERE session=? AND parent_run IS NULL"
-            " ORDER BY created_at DESC, rowid DESC LIMIT 1", (session,)).fetchone()
-        return Run.from_dict(_loads(row[0])) if row else None
-
-    def newest_paused(self, workflow: str) -> Run | None:
-        row = self.conn.execute(
-            "SELECT snapshot FROM runs WHERE workflow=? AND status=? AND parent_run IS NULL"
-            " ORDER BY updated_at DESC, rowid DESC LIMIT 1", (workflow, PAUSED)).fetchone()
-        return Run.from_dict(_loads(row[0])) if row else None
-
-    def list_runs(self, session: str | None = None, limit: int = 200) -> list[Run]:
-        if session is None:
-            rows = self.conn.execute("SELECT snapshot FROM runs ORDER BY created_at DESC,"
-                                     " rowid DESC LIMIT ?", (limit,)).fetchall()
-        else:
-            rows = self.conn.execute(
-                "SELECT snapshot FROM runs WHERE session=? OR session LIKE ? "
-                "ORDER BY created_at DESC, rowid DESC LIMIT ?",
-                (session, session.replace("%", r"\%") + "/%", limit)).fetchall()
-        return [Run.from_dict(_loads(r[0])) for r in rows]
-
-    def runs_page(self, limit: int, offset: int = 0) -> list[Run]:
-        """Runs newest first, `limit` of them after skipping `offset` (the web page's list)."""
-        rows = self.conn.execute("SELECT snapshot FROM runs ORDER BY created_at DESC,"
-                                 " rowid DESC LIMIT ? OFFSET ?", (limit, offset)).fetchall()
-        return [Run.from_dict(_loads(r[0])) for r in rows]
-
-    def count_runs(self) -> int:
-        return int(self.conn.execute("SELECT count(*) FROM runs").fetchone()[0])
-
-    def last_event_seq(self) -> int:
-        """The newest history row's number: every change to a run appends one, so a reader
-        that sees it unchanged has seen everything (the web page's live updates)."""
-        return int(self.conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0])
-
-    def recent_history(self, run_ids: list[str], limit: int) -> list[dict[str, Any]]:
-        """The newest `limit` history rows of `run_ids`, newest first: each run's own newest
-        rows through `events_by_run`, merged, so a long history is never read whole."""
-        rows: list[Any] = []
-        for rid in run_ids:
-            rows += self.conn.execute(
-                "SELECT seq, run_id, at, actor, kind, version, state, data FROM events"
-                " WHERE run_id=? ORDER BY seq DESC LIMIT ?", (rid, limit)).fetchall()
-        rows.sort(key=lambda r: r[0], reverse=True)
-        return [_event_row(r) for r in rows[:limit]]
-
-    def running_runs(self) -> list[Run]:
-        rows = self.conn.execute("SELECT snapshot FROM runs WHERE status=?", (RUNNING,)).fetchall()
-        return [Run.from_dict(_loads(r[0])) for r in rows]
-
-    def history(self, run_ids: list[str] | None = None,
-                limit: int = 10_000) -> list[dict[str, Any]]:
-        if run_ids is None:
-            rows = self.conn.execute("SELECT seq, run_id, at, actor, kind, version, state, data"
-                                     " FROM events ORDER BY seq LIMIT ?", (limit,)).fetchall()
-        else:
-            marks = ",".join("?" * len(run_ids))
-            rows = self.conn.execute(
-                "SELECT seq, run_id, at, actor, kind, version, state, data FROM events WHERE run_id"
-                f" IN ({marks}) ORDER BY seq LIMIT ?", (*run_ids, limit)).fetchall()
-        return [_event_row(r) for r in rows]
-
-    def run_and_descendants(self, run_id: str, limit: int = 1000) -> list[str]:
-        """`run_id` and the runs it started (fork branches, invoked runs), theirs, and so on,
-        breadth first (at most about `limit` ids)."""
-        ids, frontier = [run_id], [run_id]
-        while frontier and len(ids) < limit:
-            marks = ",".join("?" * len(frontier))
-            rows = self.conn.execute(f"SELECT run_id FROM runs WHERE parent_run IN ({marks})",
-                                     frontier).fetchall()
-            frontier = [r[0] for r in rows if r[0] not in ids]
-            ids += frontier
-        return ids
-
-    def source_paths_in_use(self) -> set[str]:
+    def source_paths_in_use(self) -> frozenset[str]:
         """Source files of the definitions that running or paused runs use."""
         if self.cache.sources is not None:
-            return set(self.cache.sources)
+            return self.cache.sources
         rows = self.conn.execute(
             "SELECT DISTINCT d.source_path FROM runs r"
             " JOIN definitions d ON d.digest = r.def_digest"
             " WHERE r.status IN (?, ?) AND d.source_path IS NOT NULL", (RUNNING, PAUSED)).fetchall()
-        self.cache.sources = {r[0] for r in rows}
-        return set(self.cache.sources)
+        self.cache.sources = frozenset(r[0] for r in rows)
+        return self.cache.sources
 
 
 #: the store directory's own `.gitignore` (DESIGN section 5): git counts everything in it as
@@ -496,6 +473,8 @@ class Store:
                 for stmt in MIGRATIONS[v].split(";"):
                     if stmt.strip():
                         conn.execute(stmt)
+                if v == 4 and version > 0:  # the rows already there (a new store has none)
+                    split_run_rows(conn)
             conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
             conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             conn.execute("COMMIT")
@@ -581,12 +560,6 @@ class _Transaction:
             except sqlite3.Error:
                 pass
             raise _store_error(self.store.file, exc2) from None
-
-
-def _event_row(r: Any) -> dict[str, Any]:
-    """A history row as the runtime hands it out."""
-    return {"seq": r[0], "run_id": r[1], "at": r[2], "actor": r[3], "kind": r[4],
-            "version": r[5], "state": r[6], "data": _loads(r[7])}
 
 
 def _event_fields(ev: Any) -> tuple[str, str, dict[str, Any]]:

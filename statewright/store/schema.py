@@ -1,7 +1,7 @@
 """The store's schema (DESIGN.md sections 1 and 3): the DDL of each version and the migrations
 that bring an older file up to date (`store.db` runs them). Append a version, never edit one."""
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 APPLICATION_ID = 0x53775772  # "SwWr": marks a state.db as statewright's
 BUSY_TIMEOUT_MS = 30_000
 
@@ -84,5 +84,37 @@ CREATE TABLE agent_calls (
 CREATE INDEX agent_calls_by_call ON agent_calls(session, call, seq)
 """
 
+# a run's counters, context, state and number of transitions in columns of their own
+# (`store.tables`: a call that only counts writes a few integers, a plain transition no JSON
+# but the context; `store.tables.split_run_rows` moves them out of the
+# snapshots of the runs already there), and the history without AUTOINCREMENT (its
+# `sqlite_sequence` row was one more page in every commit; rows are never deleted, so the
+# rowid `seq` still only grows). The history is copied with its numbers.
+_SCHEMA_V4 = """
+ALTER TABLE runs ADD COLUMN iterations INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN files_edited TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE runs ADD COLUMN bytes_read INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN denied INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN stop_reminders INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN context TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE runs ADD COLUMN state TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN transition_count INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE events_v4 (
+    seq INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    at REAL NOT NULL,
+    actor TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    state TEXT,
+    data TEXT NOT NULL
+);
+INSERT INTO events_v4(seq, run_id, at, actor, kind, version, state, data)
+    SELECT seq, run_id, at, actor, kind, version, state, data FROM events ORDER BY seq;
+DROP TABLE events;
+ALTER TABLE events_v4 RENAME TO events;
+CREATE INDEX events_by_run ON events(run_id, seq)
+"""
+
 # version -> DDL that upgrades from version-1. Append, never edit.
-MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1, 2: _SCHEMA_V2, 3: _SCHEMA_V3}
+MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1, 2: _SCHEMA_V2, 3: _SCHEMA_V3, 4: _SCHEMA_V4}

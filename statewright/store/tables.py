@@ -1,6 +1,11 @@
-"""The store's smaller tables, as operations of a transaction (`store.db.Tx` has them):
-approval requests, fork-branch bindings, the file marks of the hook's watched files
-(`runtime.watch`), and the notes of sub-agents' calls of statewright's own tools."""
+"""How a run is kept in its row, and the store's reads and smaller tables as operations of a
+transaction (`store.db.Tx` has them): runs listed and history read, approval requests,
+fork-branch bindings, the file marks of the hook's watched files (`runtime.watch`), and the
+notes of sub-agents' calls of statewright's own tools.
+
+A run's row (schema 4) keeps its counters and its context in columns of their own, apart from
+`snapshot` (the rest of `Run.to_dict()`): a call that only counts writes a few integers, and a
+result that records evidence writes the context, never the whole run as JSON again."""
 
 from __future__ import annotations
 
@@ -19,12 +24,155 @@ def _dumps(v: Any) -> str:
     return _json_dumps(v, separators=(",", ":"), default=str)
 
 
+# -- a run's row ---------------------------------------------------------------------------------
+
+#: the counters of the current state (DESIGN section 3), each a column of the run's row
+COUNTERS = ("iterations", "files_edited", "bytes_read", "denied", "stop_reminders")
+#: what a plain transition changes besides counters and context, each a column too (the first
+#: four were already, as copies for lookups; they now are the run's own values)
+MOVES = ("version", "status", "session", "updated_at", "state", "transition_count")
+#: the fields kept outside `snapshot`
+SPLIT = frozenset((*COUNTERS, "context", *MOVES))
+#: the fields `snapshot` holds (forks, approvals, interrupts, ...): written only when one of
+#: them changed
+STRUCTURE = tuple(f for f in Run._fields if f not in SPLIT)
+#: what a run is read from, in this order (`run_from_row`); `r.` for queries that join
+RUN_COLUMNS = ("snapshot, iterations, files_edited, bytes_read, denied, stop_reminders, "
+               "context, version, status, session, updated_at, state, transition_count")
+R_RUN_COLUMNS = ", ".join(f"r.{c.strip()}" for c in RUN_COLUMNS.split(","))
+DIGEST_AT = 13  # a query's row: RUN_COLUMNS, then def_digest
+
+
+def run_from_row(row: Any) -> Run:
+    """The run of a row that starts with `RUN_COLUMNS`."""
+    d = _loads(row[0])
+    d["iterations"] = row[1]
+    files = row[2]
+    d["files_edited"] = _loads(files) if files != "[]" else ()
+    d["bytes_read"] = row[3]
+    d["denied"] = row[4]
+    d["stop_reminders"] = row[5]
+    d["context"] = _loads(row[6])
+    d["version"] = row[7]
+    d["status"] = row[8]
+    d["session"] = row[9]
+    d["updated_at"] = row[10]
+    d["state"] = row[11]
+    d["transition_count"] = row[12]
+    return Run.from_dict(d)
+
+
+def snapshot_of(run: Run) -> str:
+    """`snapshot`: the run's JSON without the fields that have columns of their own."""
+    d = run.to_dict()
+    for f in SPLIT:
+        del d[f]
+    return _dumps(d)
+
+
+def files_json(files: tuple[str, ...]) -> str:
+    return _dumps(list(files)) if files else "[]"
+
+
+def split_run_rows(conn: sqlite3.Connection) -> None:
+    """Schema 4's migration of the runs already stored (inside its transaction): the fields
+    with columns of their own move there from `snapshot`."""
+    rows = conn.execute("SELECT run_id, snapshot FROM runs").fetchall()
+    for run_id, snapshot in rows:
+        run = Run.from_dict(_loads(snapshot))
+        conn.execute(
+            "UPDATE runs SET snapshot=?, iterations=?, files_edited=?, bytes_read=?, denied=?,"
+            " stop_reminders=?, context=?, state=?, transition_count=? WHERE run_id=?",
+            (snapshot_of(run), run.iterations, files_json(run.files_edited), run.bytes_read,
+             run.denied, run.stop_reminders, _dumps(run.context), run.state,
+             run.transition_count, run_id))
+
+
 class TxTables:
     conn: sqlite3.Connection
     cache: Any
 
     def _run_row(self, row: Any) -> Run | None:  # pragma: no cover - defined by Tx
         raise NotImplementedError
+
+    # -- runs listed, history --------------------------------------------------------------
+    def latest_session_run(self, session: str) -> Run | None:
+        row = self.conn.execute(
+            f"SELECT {RUN_COLUMNS} FROM runs WHERE session=? AND parent_run IS NULL"
+            " ORDER BY created_at DESC, rowid DESC LIMIT 1", (session,)).fetchone()
+        return run_from_row(row) if row else None
+
+    def newest_paused(self, workflow: str) -> Run | None:
+        row = self.conn.execute(
+            f"SELECT {RUN_COLUMNS} FROM runs WHERE workflow=? AND status=? AND parent_run IS NULL"
+            " ORDER BY updated_at DESC, rowid DESC LIMIT 1", (workflow, PAUSED)).fetchone()
+        return run_from_row(row) if row else None
+
+    def list_runs(self, session: str | None = None, limit: int = 200) -> list[Run]:
+        if session is None:
+            rows = self.conn.execute(f"SELECT {RUN_COLUMNS} FROM runs ORDER BY created_at DESC,"
+                                     " rowid DESC LIMIT ?", (limit,)).fetchall()
+        else:
+            rows = self.conn.execute(
+                f"SELECT {RUN_COLUMNS} FROM runs WHERE session=? OR session LIKE ? "
+                "ORDER BY created_at DESC, rowid DESC LIMIT ?",
+                (session, session.replace("%", r"\%") + "/%", limit)).fetchall()
+        return [run_from_row(r) for r in rows]
+
+    def runs_page(self, limit: int, offset: int = 0) -> list[Run]:
+        """Runs newest first, `limit` of them after skipping `offset` (the web page's list)."""
+        rows = self.conn.execute(f"SELECT {RUN_COLUMNS} FROM runs ORDER BY created_at DESC,"
+                                 " rowid DESC LIMIT ? OFFSET ?", (limit, offset)).fetchall()
+        return [run_from_row(r) for r in rows]
+
+    def count_runs(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM runs").fetchone()[0])
+
+    def running_runs(self) -> list[Run]:
+        rows = self.conn.execute(f"SELECT {RUN_COLUMNS} FROM runs WHERE status=?",
+                                 (RUNNING,)).fetchall()
+        return [run_from_row(r) for r in rows]
+
+    def run_and_descendants(self, run_id: str, limit: int = 1000) -> list[str]:
+        """`run_id` and the runs it started (fork branches, invoked runs), theirs, and so on,
+        breadth first (at most about `limit` ids)."""
+        ids, frontier = [run_id], [run_id]
+        while frontier and len(ids) < limit:
+            marks = ",".join("?" * len(frontier))
+            rows = self.conn.execute(f"SELECT run_id FROM runs WHERE parent_run IN ({marks})",
+                                     frontier).fetchall()
+            frontier = [r[0] for r in rows if r[0] not in ids]
+            ids += frontier
+        return ids
+
+    def last_event_seq(self) -> int:
+        """The newest history row's number: every change to a run appends one, so a reader
+        that sees it unchanged has seen everything (the web page's live updates). (Rows are
+        never deleted, so `seq` only grows without AUTOINCREMENT: schema 4.)"""
+        return int(self.conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0])
+
+    def recent_history(self, run_ids: list[str], limit: int) -> list[dict[str, Any]]:
+        """The newest `limit` history rows of `run_ids`, newest first: each run's own newest
+        rows through `events_by_run`, merged, so a long history is never read whole."""
+        rows: list[Any] = []
+        for rid in run_ids:
+            rows += self.conn.execute(
+                "SELECT seq, run_id, at, actor, kind, version, state, data FROM events"
+                " WHERE run_id=? ORDER BY seq DESC LIMIT ?", (rid, limit)).fetchall()
+        rows.sort(key=lambda r: r[0], reverse=True)
+        return [_event_row(r) for r in rows[:limit]]
+
+    def history(self, run_ids: list[str] | None = None,
+                limit: int = 10_000) -> list[dict[str, Any]]:
+        if run_ids is None:
+            rows = self.conn.execute("SELECT seq, run_id, at, actor, kind, version, state, data"
+                                     " FROM events ORDER BY seq LIMIT ?", (limit,)).fetchall()
+        else:
+            marks = ",".join("?" * len(run_ids))
+            rows = self.conn.execute(
+                "SELECT seq, run_id, at, actor, kind, version, state, data FROM events WHERE run_id"
+                f" IN ({marks}) ORDER BY seq LIMIT ?", (*run_ids, limit)).fetchall()
+        return [_event_row(r) for r in rows]
 
     # -- approvals --------------------------------------------------------------------------
     def put_approval(self, run_id: str, pa: PendingApproval) -> None:
@@ -74,8 +222,9 @@ class TxTables:
     def bound_run(self, session: str) -> Run | None:
         """The running or paused run `session` is bound to (a fork branch), if any."""
         return self._run_row(self.conn.execute(
-            "SELECT r.snapshot, r.def_digest FROM bindings b JOIN runs r ON r.run_id = b.run_id"
-            " WHERE b.session = ? AND r.status IN (?, ?)", (session, RUNNING, PAUSED)).fetchone())
+            f"SELECT {R_RUN_COLUMNS}, r.def_digest FROM bindings b JOIN runs r"
+            " ON r.run_id = b.run_id WHERE b.session = ? AND r.status IN (?, ?)",
+            (session, RUNNING, PAUSED)).fetchone())
 
     def put_agent_call(self, session: str, call: str, agent_key: str, at: float) -> None:
         self.conn.execute("INSERT INTO agent_calls(session, call, agent_key, at)"
@@ -97,3 +246,9 @@ class TxTables:
         self.conn.execute(
             "INSERT OR REPLACE INTO bindings(session, run_id, bound_at) VALUES (?,?,?)",
             (session, run_id, at))
+
+
+def _event_row(r: Any) -> dict[str, Any]:
+    """A history row as the runtime hands it out."""
+    return {"seq": r[0], "run_id": r[1], "at": r[2], "actor": r[3], "kind": r[4],
+            "version": r[5], "state": r[6], "data": _loads(r[7])}

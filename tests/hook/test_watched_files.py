@@ -55,9 +55,25 @@ def test_an_outside_process_between_calls_fires_before_the_next_call(proj: Proje
     # an editor outside the agent (a separate process, not a tool call)
     subprocess.run(["python3", "-c", "open('config/app.yml', 'a').write('debug: true\\n')"],
                    cwd=proj.root, check=True)
-    # the next call is decided under the handler's rules, and told with its result
+    # the next call is decided under the handler's rules, and its refusal says why (once)
     why = denied(proj.pre("Write", {"file_path": proj.path("notes.md"), "content": "x"}))
     assert "config_review" in why
+    assert why.startswith("[STATEWRIGHT INTERRUPT] config/app.yml changed"), why
+    assert "[STATEWRIGHT INTERRUPT]" not in denied(
+        proj.pre("Write", {"file_path": proj.path("notes.md"), "content": "y"}))
+    allowed(proj.pre("Read", {"file_path": proj.path("config/app.yml")}))
+    out = proj.post("Read", {"file_path": proj.path("config/app.yml")}, "...")
+    assert "[STATEWRIGHT INTERRUPT]" not in str(out)  # (told once: not again here)
+
+
+def test_an_outside_change_is_told_with_the_next_result_when_the_call_is_allowed(
+        proj: Project) -> None:
+    allowed(proj.pre("Read", {"file_path": proj.path("config/app.yml")}))  # marks taken
+    proj.post("Read", {"file_path": proj.path("config/app.yml")}, "replicas: 1\n")
+    subprocess.run(["python3", "-c", "open('config/app.yml', 'a').write('debug: true\\n')"],
+                   cwd=proj.root, check=True)
+    # Read is allowed in the handler too: the result tells it
+    allowed(proj.pre("Read", {"file_path": proj.path("config/app.yml")}))
     out = proj.post("Read", {"file_path": proj.path("config/app.yml")}, "...")
     assert context(out, "PostToolUse").startswith("[STATEWRIGHT INTERRUPT] config/app.yml")
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -31,7 +32,16 @@ class Text:
     text: str
 
 
-Step = ToolUse | Text
+@dataclass(frozen=True)
+class Outside:
+    """Someone other than the agent acts between two model turns: `act()` runs when the host
+    asks for this turn (after the previous tool call ended), then `then` is answered. A retried
+    request runs it again: make it idempotent."""
+    act: Callable[[], None]
+    then: ToolUse | Text
+
+
+Step = ToolUse | Text | Outside
 
 
 @dataclass
@@ -185,6 +195,9 @@ class StandIn:
                 conv.requests.append(body)
                 turn = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
                 step = conv.steps[turn] if turn < len(conv.steps) else Text("done")
+        if isinstance(step, Outside):
+            step.act()  # (outside the lock: it may wait for what it started to be noticed)
+            step = step.then
         if isinstance(step, ToolUse):
             block = {"type": "tool_use", "id": f"toolu_{self._ids:04d}", "name": step.name,
                      "input": {}}

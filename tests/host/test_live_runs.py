@@ -1,16 +1,20 @@
 """Live runs through the real Claude Code CLI (scripted model), both hook forms: evidence the
-agent cannot fake gating DONE, an interrupt fired by a Bash redirect, resume after a pause in
-another session (DESIGN section 3, issue 13)."""
+agent cannot fake gating DONE, an interrupt fired by a Bash redirect and one fired by another
+process between two model turns, resume after a pause in another session (DESIGN section 3,
+issue 13)."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from .harness import FORMS, SW, Host
-from .standin import Text, ToolUse
+from .standin import Outside, Text, ToolUse
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
@@ -93,6 +97,46 @@ def test_a_bash_redirect_fires_the_interrupt(tmp_path: Path, form: str) -> None:
     assert not r[1][2] and (host.root / "config" / "app.yml").read_text() == "replicas: 3\n"
     # the handler's rules apply to the next call (Read only)
     assert r[2][2] and "config_review" in r[2][1], r[2]
+    assert host.status()["state"] == "config_review"
+    fired = [h for h in host.history() if h["kind"] == "interrupted"]
+    assert [h["data"]["file"] for h in fired] == ["config/app.yml"]
+
+
+@pytest.mark.parametrize("form", ["process"])
+def test_a_file_changed_by_another_process_fires_the_interrupt(tmp_path: Path, form: str) -> None:
+    """Between two model turns a process that is not the agent (an editor, a deploy script: here
+    a Python process the test starts) rewrites a watched file. The agent's next call is refused
+    under the handler's rules, and that refusal tells it why: the process hook compares the
+    marks of the watched files at the next call. (It decides itself here: the resident hook
+    server, new on main, did not fire the interrupt in this test, and through `serve` (the
+    `mcp` form, whose file watcher should fire it) the call after the change was allowed in 2
+    of 3 runs; both are in the branch's report, so neither form is claimed here yet.)"""
+    host = Host(tmp_path / "proj", form, workflows={"watched": WATCHED_WF})
+    (host.root / "config").mkdir()
+    app = host.root / "config" / "app.yml"
+    app.write_text("replicas: 1\n")
+    host.start("watched")
+
+    def edit_elsewhere() -> None:
+        subprocess.run([sys.executable, "-c", "import sys; open(sys.argv[1], 'w')"
+                        ".write('replicas: 5\\n')", str(app)], check=True)
+        if form == "mcp":  # serve's watcher fires it by itself: wait until it has (bounded)
+            deadline = time.monotonic() + 60
+            while host.status()["state"] != "config_review" and time.monotonic() < deadline:
+                time.sleep(0.2)
+
+    s = host.run([
+        ToolUse("Bash", {"command": "echo starting"}),
+        Outside(edit_elsewhere, ToolUse("Bash", {"command": "echo after"})),
+        Text("finished"),
+    ], env={"STATEWRIGHT_HOOK_RESIDENT": "0"})
+    assert s.returncode == 0, s.stderr
+    r = s.results()
+    assert not r[0][2], r[0]
+    # the handler's rules (Read only) apply to the call after the change, which says why
+    assert r[1][2] and "config_review" in r[1][1], r[1]
+    assert "[STATEWRIGHT INTERRUPT] config/app.yml changed" in r[1][1], r[1]
+    assert app.read_text() == "replicas: 5\n"  # statewright changed nothing itself
     assert host.status()["state"] == "config_review"
     fired = [h for h in host.history() if h["kind"] == "interrupted"]
     assert [h["data"]["file"] for h in fired] == ["config/app.yml"]

@@ -242,38 +242,183 @@ def test_sigkill_during_a_flurry_never_leaves_a_run_between_events(tmp_path):
     assert len(trans) > 10  # the workers really were killed mid-stream
 
 
-def test_a_schema_1_store_is_migrated_on_open_keeping_its_runs(tmp_path):
+def _rewrite_as_old_store(root: Path, version: int) -> sqlite3.Connection:
+    """Rewrite the project's store as statewright of schema `version` left it: the tables that
+    schema's DDL made (the migrations are append-only, so theirs is exactly what it ran), each
+    run as one JSON snapshot with its counters and context inside, and the history numbered by
+    AUTOINCREMENT. The runs, definitions and history are those the current code stored."""
+    from statewright.store.schema import MIGRATIONS
+
+    db = root / ".statewright" / "state.db"
+    with Runtime.open(root).store.read() as tx:
+        runs = tx.list_runs()
+        events = tx.history()
+    cur = sqlite3.connect(db)
+    defs = cur.execute("SELECT digest, workflow, source_path, body, source_sha256"
+                       " FROM definitions").fetchall()
+    other = cur.execute("SELECT run_id, workflow, session, status, parent_run, version,"
+                        " def_digest, created_at, updated_at FROM runs").fetchall()
+    cur.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    conn = sqlite3.connect(db)
+    for v in range(1, version + 1):
+        for stmt in MIGRATIONS[v].split(";"):
+            if stmt.strip():
+                conn.execute(stmt)
+    for d in defs:
+        conn.execute("INSERT INTO definitions(digest, workflow, source_path, body) VALUES"
+                     " (?,?,?,?)", d[:4])
+        if version >= 3:
+            conn.execute("UPDATE definitions SET source_sha256=? WHERE digest=?", (d[4], d[0]))
+    snapshots = {r.run_id: json.dumps(r.to_dict()) for r in runs}
+    for row in other:
+        conn.execute("INSERT INTO runs(run_id, workflow, session, status, parent_run, version,"
+                     " def_digest, created_at, updated_at, snapshot) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                     (*row, snapshots[row[0]]))
+    for e in events:
+        conn.execute("INSERT INTO events(seq, run_id, at, actor, kind, version, state, data)"
+                     " VALUES (?,?,?,?,?,?,?,?)", (e["seq"], e["run_id"], e["at"], e["actor"],
+                                                   e["kind"], e["version"], e["state"],
+                                                   json.dumps(e["data"])))
+    conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
+    conn.execute(f"PRAGMA user_version={version}")
+    conn.commit()
+    conn.execute("PRAGMA journal_mode=WAL")
+    return conn
+
+
+def _counted_run(root: Path) -> tuple[str, dict]:
+    """A run with something in every part of it: counters, context, evidence, history."""
+    from statewright.policy.types import ToolCall, ToolResult
+
+    rt = Runtime.open(root)
+    run_id = rt.start("work", "s", input={"ticket": 7})["run_id"]
+    (root / "a.py").write_text("print('a')\n")
+    assert rt.authorize("s", ToolCall("Read", {"file_path": str(root / "a.py")})).allowed
+    assert not rt.authorize("s", ToolCall("Write", {"file_path": str(root / "b.py"),
+                                                    "content": "x"})).allowed
+    assert rt.authorize("s", ToolCall("Bash", {"command": "pytest -q"})).allowed
+    rt.record("s", ToolResult("Bash", {"command": "pytest -q"}, output_bytes=90, exit_code=0))
+    rt.stop_reminder("s")
+    state = rt.get_state("s")
+    rt.store.close()
+    return run_id, state
+
+
+WORK = {"id": "work", "initial": "w",
+        "states": {"w": {"allowed_tools": ["Read", "Bash"], "allowed_commands": ["pytest"],
+                         "on": {"DONE": "z"}}, "z": {"type": "final"}}}
+
+
+@pytest.mark.parametrize("version", [1, 3])
+def test_an_older_store_is_migrated_on_open_keeping_its_runs(tmp_path, version):
     """Schema 2 adds the indexes the web page reads by, schema 3 the file marks and the workflow
-    file's hash; a store written by schema 1 gets them when it is next opened, and its runs and
-    history are kept."""
+    file's hash, schema 4 the counters and context in columns of their own and the history
+    without AUTOINCREMENT. A store written by an older schema gets them when it is next opened,
+    and its runs (counters, context, evidence) and history are kept, with their numbers."""
     from statewright.store.db import MIGRATIONS
 
-    root = _project(tmp_path)
-    rt = Runtime.open(root)
-    run_id = rt.start("loop", "s")["run_id"]
-    rt.transition("s", "TICK")
-    rt.store.close()
-    db = root / ".statewright" / "state.db"
-    conn = sqlite3.connect(db)
-    for name in ("runs_by_created", "approvals_by_status"):
-        conn.execute(f"DROP INDEX {name}")
-    conn.execute("DROP TABLE marks")
-    conn.execute("DROP TABLE agent_calls")
-    conn.execute("ALTER TABLE definitions DROP COLUMN source_sha256")
-    conn.execute("PRAGMA user_version=1")  # as schema 1 left it
-    conn.commit()
-    conn.close()
-    assert SCHEMA_VERSION == 3 and set(MIGRATIONS) == {1, 2, 3}
+    assert SCHEMA_VERSION == 4 and set(MIGRATIONS) == {1, 2, 3, 4}
+    root = _project(tmp_path, (LOOP, WORK))
+    run_id, before = _counted_run(root)
+    assert before["counters"]["iterations"] == 2 and before["context"]["ticket"] == 7
+    assert before["context"]["_observed"]["commands"]["pytest"]["ok"] is True
+    history = Runtime.open(root).history(run_id)
+    _rewrite_as_old_store(root, version).close()
+
     rt2 = Runtime.open(root)
-    assert rt2.run_view(run_id)["answer"]["state"] == "a"
+    after = rt2.get_state("s")
+    if version < 3:  # (a definition stored before schema 3 has no file hash to compare)
+        assert "definition" not in after
+        after["definition"] = before["definition"]
+    assert after == before
+    assert rt2.history(run_id) == history
+    with rt2.store.read() as tx:
+        assert tx.require_run(run_id).denied == 1 and tx.require_run(run_id).stop_reminders == 1
+    rt2.transition("s", "DONE")
+    new_history = rt2.history(run_id)
+    added = new_history[len(history):]
+    assert new_history[:len(history)] == history and added
+    assert all(e["seq"] > history[-1]["seq"] for e in added)
+    db = root / ".statewright" / "state.db"
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
-    assert {"runs_by_created", "approvals_by_status"} <= indexes
+    assert {"runs_by_created", "approvals_by_status", "events_by_run"} <= indexes
     assert conn.execute("SELECT count(*) FROM marks").fetchone()[0] == 0
-    assert conn.execute("SELECT source_sha256 FROM definitions").fetchall() == [(None,)]
+    assert conn.execute("SELECT count(*) FROM sqlite_sequence WHERE name='events'"
+                        ).fetchone()[0] == 0
+    snapshot = json.loads(conn.execute("SELECT snapshot FROM runs WHERE run_id=?",
+                                       (run_id,)).fetchone()[0])
+    # moved to columns of their own
+    assert not {"context", "iterations", "state", "version"} & set(snapshot)
     plan = " ".join(r[3] for r in conn.execute(
         "EXPLAIN QUERY PLAN SELECT snapshot FROM runs ORDER BY created_at DESC LIMIT 5"))
     assert "runs_by_created" in plan
     conn.close()
-    assert [h["kind"] for h in rt2.history(run_id)] == ["started", "transitioned"]
+
+
+def _changed_fields():
+    """A new value for every field of a run that an update may change (schema 4 writes each
+    part of the row only when it changed: this checks that every field lands somewhere)."""
+    from statewright.engine.run import Fork, ForkBranch, Invoke, PendingApproval
+
+    fork = Fork("SPLIT", "all", "z", None, ("b1",),
+                {"b1": ForkBranch("run_child0000", "a", "z", holder="s#agent=x")}, parallel=True)
+    return {
+        "state": "z", "status": "paused", "session": "s2", "version": 9, "updated_at": 5.5,
+        "transition_count": 4, "context": {"k": [1, True], "_observed": {"last_tool": None}},
+        "iterations": 3, "files_edited": ("a.py", "b/c.py"), "bytes_read": 10, "denied": 2,
+        "stop_reminders": 1, "interrupt_return": "a", "interrupt": "env",
+        "pending_approval": PendingApproval("ap_1", "END", {"x": 1}, "why", "z", 2.0),
+        "fork": fork, "child_run": "run_child0001",
+        "invoke": Invoke("CALL", "loop", "a", None, "run_child0001"), "branch": "b1",
+        "branch_terminal": "z", "interrupt_queue": (("env", ".env"),),
+    }
+
+
+@pytest.mark.parametrize("field", sorted(_changed_fields()))
+def test_every_field_of_a_run_is_stored_whatever_else_changed(tmp_path, field):
+    """Change one field (then that field with a counter, then with the context) and read the
+    run back through a new connection: it is the run that was saved."""
+    from statewright.engine.run import Run
+
+    root = _project(tmp_path)
+    rt = Runtime.open(root)
+    rid = rt.start("loop", "s", input={"k": 0})["run_id"]
+    value = _changed_fields()[field]
+    for extra in ({}, {"iterations": 7}, {"context": {"other": "x"}}):
+        with rt.store.transaction() as tx:
+            run = tx.require_run(rid)
+            changes = {**extra, field: value}
+            new = tx.save_with_events(run, run.with_(**changes), ())
+        with Store.open(rt.store_file).read() as tx:  # (a new connection: nothing cached)
+            stored = tx.require_run(rid)
+        assert stored == new and isinstance(stored, Run)
+        assert getattr(stored, field) == value
+        rt.store.close()
+        # back to where it was, for the next round
+        with rt.store.transaction() as tx:
+            cur = tx.require_run(rid)
+            tx.save_with_events(cur, run, ())
+
+
+def test_the_parts_of_a_run_row_cover_every_field_once():
+    """`store.tables` splits a run's fields between `snapshot` and columns of their own, and
+    `store.db` compares them by hand-written tuples: a field added to `Run` must be placed."""
+    from statewright.engine.run import Run
+    from statewright.store import db
+    from statewright.store.tables import COUNTERS, MOVES, SPLIT, STRUCTURE
+
+    assert set(STRUCTURE) | SPLIT == set(Run._fields) and not set(STRUCTURE) & SPLIT
+    assert SPLIT == {*COUNTERS, "context", *MOVES}
+    values = {f: object() for f in Run._fields}
+    run = Run.__new__(Run)
+    for f, v in values.items():
+        object.__setattr__(run, f, v)
+    assert db._structure(run) == tuple(values[f] for f in STRUCTURE)
+    assert db._moves(run) == tuple(values[f] for f in MOVES)
+    # every field an update may change is exercised by the test above
+    assert set(_changed_fields()) | {"run_id", "workflow", "parent_run", "created_at"} == \
+        set(Run._fields)
