@@ -79,7 +79,27 @@ class FileWatcher:
         observer.daemon = True
         observer.start()
         self._observer = observer
+        # Changes made before the observer started (the SDK loads for a second or more while
+        # the early lane already serves calls, each comparing marks) are found by one last
+        # comparison; from here on the observer sees every change.
+        self.catch_up()
         self.rt.watching = self.session
+
+    def catch_up(self) -> None:
+        """Compare the watched files' marks once, as a decided call does (`look_at_files`)."""
+        from .chain import effective_in
+        from .enforcement import look_at_files
+
+        rt = self.rt
+        if not rt.has_store():
+            return
+        with rt.store.transaction() as tx:
+            eff = effective_in(tx, self.session)
+            if eff is None or not eff[1].interrupts:
+                return
+            told = look_at_files(rt, tx, self.session, eff[0], eff[1], rt.clock())
+        if told and self.on_message is not None:
+            self.on_message("")
 
     def stop(self) -> None:
         obs, self._observer = self._observer, None

@@ -102,15 +102,16 @@ def test_a_bash_redirect_fires_the_interrupt(tmp_path: Path, form: str) -> None:
     assert [h["data"]["file"] for h in fired] == ["config/app.yml"]
 
 
-@pytest.mark.parametrize("form", ["process"])
-def test_a_file_changed_by_another_process_fires_the_interrupt(tmp_path: Path, form: str) -> None:
+@pytest.mark.parametrize("form,resident", [("mcp", "1"), ("process", "1"), ("process", "0")],
+                         ids=["mcp", "process", "process-alone"])
+def test_a_file_changed_by_another_process_fires_the_interrupt(tmp_path: Path, form: str,
+                                                               resident: str) -> None:
     """Between two model turns a process that is not the agent (an editor, a deploy script: here
     a Python process the test starts) rewrites a watched file. The agent's next call is refused
-    under the handler's rules, and that refusal tells it why: the process hook compares the
-    marks of the watched files at the next call. (It decides itself here: the resident hook
-    server, new on main, did not fire the interrupt in this test, and through `serve` (the
-    `mcp` form, whose file watcher should fire it) the call after the change was allowed in 2
-    of 3 runs; both are in the branch's report, so neither form is claimed here yet.)"""
+    under the handler's rules, and that refusal tells it why. In the `mcp` form serve's file
+    watcher fires it (a change made while the SDK still loads is found when the watcher starts);
+    in the process form the hook compares the marks of the watched files at the next call,
+    answered by the resident hook server or by the hook process alone."""
     host = Host(tmp_path / "proj", form, workflows={"watched": WATCHED_WF})
     (host.root / "config").mkdir()
     app = host.root / "config" / "app.yml"
@@ -129,7 +130,7 @@ def test_a_file_changed_by_another_process_fires_the_interrupt(tmp_path: Path, f
         ToolUse("Bash", {"command": "echo starting"}),
         Outside(edit_elsewhere, ToolUse("Bash", {"command": "echo after"})),
         Text("finished"),
-    ], env={"STATEWRIGHT_HOOK_RESIDENT": "0"})
+    ], env={"STATEWRIGHT_HOOK_RESIDENT": resident})
     assert s.returncode == 0, s.stderr
     r = s.results()
     assert not r[0][2], r[0]
