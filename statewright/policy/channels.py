@@ -12,6 +12,7 @@ from functools import lru_cache
 
 from ..lean import TYPE_CHECKING
 from ..names import CODE_TOOLS
+from .tools import FILE_READERS
 from .types import CACHE_MAX_LINE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -38,8 +39,8 @@ def code_tool_problem(name: str, state: State) -> str | None:
 
 # -- process environments read by file tools ------------------------------------------------------
 
-#: file tools, and whether they search below what they name (Grep, Glob)
-_READERS = {"Read": False, "Grep": True, "Glob": True, "LS": True, "NotebookRead": False}
+#: file tools, and whether they search below what they name (`policy.tools.FILE_READERS`)
+_READERS = FILE_READERS
 #: the arguments of each that name files (Grep's `pattern` is a regular expression, not a path)
 _PATH_ARGS = {"Read": ("file_path",), "Grep": ("path", "glob"), "Glob": ("pattern", "path"),
               "LS": ("path",), "NotebookRead": ("notebook_path",)}

@@ -80,9 +80,7 @@ def count_lines(text: Any) -> int:
     number: whatever a front end might coerce into text) counts every line of every string
     in it, so an odd shape can never make an edit look smaller than it is."""
     if isinstance(text, str):
-        if text == "":
-            return 0
-        return len(text.splitlines()) or 1
+        return len(text.splitlines())  # ("" has none; any other text at least one)
     return _flat_lines(text, 0)
 
 

@@ -18,13 +18,14 @@ from .paths import (
     HARMLESS_DEVICES,
     PathResolver,
     TooDeep,
+    _real_root,
     has_surrogate,
-    relative_to_root,
+    relative_to_real,
     tool_paths,
     unusable_path,
 )
 from .protect.scope import write_target_problem
-from .tools import tool_allowed, tool_facts
+from .tools import FILE_READERS, tool_allowed, tool_facts
 from .types import CACHE_MAX_LINE, Counters, Decision, GateContext, ToolCall
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,19 +51,61 @@ def gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> 
     return _gate(state, counters, call, ctx)
 
 
+def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> Decision:
+    raw = call.tool_name if type(call.tool_name) is str else ""
+    name, first, own, may_write, write, tree = tool_facts(raw)
+    trace: list[str] = [first]
+    if not name:
+        return _deny("invalid", "a call", "the tool name is missing or not text", state, ctx,
+                     trace)
+    if own:
+        trace.append("statewright's own tool: always allowed, not counted")
+        return Decision.allow(explanation=tuple(trace), counts_iteration=False)
+    if not isinstance(call.tool_input, dict):
+        return _deny("invalid", "`" + name + "`", "the tool input is not a JSON object", state,
+                     ctx, trace)
+    cwd = call.cwd if isinstance(call.cwd, str) and call.cwd else None
+    if cwd is not None:
+        malformed = _malformed(cwd)
+        if malformed is not None:
+            return _deny("invalid", "`" + name + "`", malformed, state, ctx, trace)
+    memo = _memo_of(state)
+    c = _Call(raw, name, call.tool_input, cwd, trace, may_write, write, tree, ctx, memo)
+    kind = "edit" if write else "other"  # which checks can apply (`_CHECKS`)
+    key = "command" if name == "Bash" else _shell_arg(name, raw, ctx) if ctx.shell_tools \
+        else None
+    if key is not None:
+        refused = _read_shell_line(c, key, state, ctx)
+        if refused is not None:
+            return refused
+        kind = "shell"
+    for check in memo.checks[kind]:
+        decided = check(c, state, counters, ctx)
+        if decided is not None:
+            return decided
+    return _allow(c, state)
+
+
 class _Call(PathResolver):
     """One call being decided: what the checks need to know about it, and what they found.
 
     It is also the decision's `PathResolver` (`c.resolve`): one object per decision rather
     than two, each path resolved once and only for this decision."""
 
-    __slots__ = ("analysis", "args", "command", "cwd", "files", "may_write", "name", "raw",
-                 "shell_key", "trace", "tree", "write")
+    __slots__ = ("analysis", "args", "command", "cwd", "files", "fulls", "may_write", "memo",
+                 "name", "raw", "shell_key", "trace", "tree", "write")
 
     def __init__(self, raw: str, name: str, args: dict[str, Any], cwd: str | None,
                  trace: list[str], may_write: bool, write: bool, tree: bool,
-                 ctx: GateContext) -> None:
-        PathResolver.__init__(self, ctx.project_root)
+                 ctx: GateContext, memo: _StateMemo) -> None:
+        # (`PathResolver.__init__`, inlined: one is built for every decision)
+        self.root = root = ctx.project_root
+        self.real_root = _real_root(root)
+        self._seen = {}
+        self.memo = memo  # what the gate remembers about the state (`_memo_of`)
+        # every resolution of each path argument, as self-protection found them
+        # (`PathResolver.every` with the call's cwd and server roots), for the later checks
+        self.fulls: dict[str, list[str]] = {}
         self.raw = raw
         self.name = name
         self.args = args
@@ -80,38 +123,6 @@ class _Call(PathResolver):
     def what(self) -> str:  # what a refusal calls it
         c = self.command
         return f"the command `{c[:200]}`" if c is not None else "`" + self.name + "`"
-
-
-def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> Decision:
-    raw = call.tool_name if type(call.tool_name) is str else ""
-    name, first, own, may_write, write, tree = tool_facts(raw)
-    trace: list[str] = [first]
-    if not name:
-        return _deny("invalid", "a call", "the tool name is missing or not text", state, ctx,
-                     trace)
-    if own:
-        trace.append("statewright's own tool: always allowed, not counted")
-        return Decision.allow(explanation=tuple(trace), counts_iteration=False)
-    if not isinstance(call.tool_input, dict):
-        return _deny("invalid", "`" + name + "`", "the tool input is not a JSON object", state,
-                     ctx, trace)
-    cwd = call.cwd if isinstance(call.cwd, str) and call.cwd else None
-    malformed = _malformed(cwd)
-    if malformed is not None:
-        return _deny("invalid", "`" + name + "`", malformed, state, ctx, trace)
-    c = _Call(raw, name, call.tool_input, cwd, trace, may_write, write, tree, ctx)
-    kind = "edit" if write else "other"  # which checks can apply (`_CHECKS`)
-    key = _shell_arg(name, raw, ctx)
-    if key is not None:
-        refused = _read_shell_line(c, key, state, ctx)
-        if refused is not None:
-            return refused
-        kind = "shell"
-    for check in _memo_of(state).checks[kind]:
-        decided = check(c, state, counters, ctx)
-        if decided is not None:
-            return decided
-    return _allow(c, state)
 
 
 def _malformed(cwd: str | None) -> str | None:
@@ -190,13 +201,18 @@ def _argument_problems(c: _Call, ctx: GateContext) -> list[str]:
             if why:
                 problems.append(why)
     roots = _server_roots(name, ctx)
+    seen = c.fulls
     for p in paths:
-        unusable = unusable_path(p)
-        if unusable:
-            problems.append("a path argument " + unusable)
-            continue
+        if "\0" in p or not p.isascii():  # (`unusable_path` never holds for other text)
+            unusable = unusable_path(p)
+            if unusable:
+                problems.append("a path argument " + unusable)
+                continue
+        fulls = seen.get(p)
+        if fulls is None:
+            fulls = seen[p] = c.every(p, c.cwd, roots)
         why = protect.path_violation(p, ctx, c.resolve, c.cwd, write=c.may_write, tree=c.tree,
-                                     fulls=c.every(p, c.cwd, roots))
+                                     fulls=fulls)
         if why:
             problems.append(why)
     return problems
@@ -225,12 +241,14 @@ def _write_scope(c: _Call, state: State, counters: Counters, ctx: GateContext
     anything). The files they write are what checks 7-8 count."""
     if not c.write or c.analysis is not None:
         return None
-    root = ctx.project_root
+    root = c.real_root
     roots = _server_roots(c.name, ctx)
     for p in _edits.edited_paths(c.name, c.args):
-        fulls = c.every(p, c.cwd, roots) if isinstance(p, str) else [c.resolve(p, c.cwd)]
+        fulls = c.fulls.get(p) if isinstance(p, str) else None
+        if fulls is None:
+            fulls = c.every(p, c.cwd, roots) if isinstance(p, str) else [c.resolve(p, c.cwd)]
         for i, full in enumerate(fulls):
-            rel = relative_to_root(full, root)
+            rel = relative_to_real(full, root)
             why = write_target_problem(p, full, rel, ctx)
             if i == 0 and rel is not None and rel not in c.files:
                 c.files.append(rel)
@@ -250,8 +268,11 @@ def _channels(c: _Call, state: State, counters: Counters, ctx: GateContext) -> D
     """Host tools running unanalysable code; process environments read by file tools; work
     left running after the call; a pinned env_overrides value dropped (`policy.channels`)."""
     if c.analysis is None and c.name not in CODE_TOOLS and not (
-            state.blocked_env and _may_reach_proc(c)):
-        return None  # (the usual Read or Edit: nothing here applies, nothing to import)
+            state.blocked_env and (c.name in FILE_READERS or c.name.startswith("mcp__"))
+            and _may_reach_proc(c)):
+        # (the usual Read or Edit: nothing here applies, nothing to import; only a file tool
+        # that reads, or an MCP tool, can read a process environment)
+        return None
     from . import channels
 
     why = channels.code_tool_problem(c.name, state)
@@ -280,7 +301,10 @@ def _may_reach_proc(c: _Call) -> bool:
     for v in c.args.values():
         if isinstance(v, str) and ("proc" in v or "/dev" in v or "environ" in v):
             return True
-    return any(f.startswith(("/proc", "/dev")) for f in c._seen.values())
+    for f in c._seen.values():  # (a loop, not `any`: cheaper for the usual one path)
+        if f.startswith(("/proc", "/dev")):
+            return True
+    return False
 
 
 # -- 2-4. allowed_tools, max_iterations, context_budget_bytes -----------------------------------
@@ -288,7 +312,7 @@ def _may_reach_proc(c: _Call) -> bool:
 def _allowed_tools(c: _Call, state: State, counters: Counters, ctx: GateContext
                    ) -> Decision | None:
     name = c.name
-    if _tool_allowed_in(state, name):
+    if _tool_allowed_in(c.memo, state, name):
         c.trace.append("allowed_tools: ok")
         return None
     in_deny = not tool_allowed(name, None, state.disallowed_tools)
@@ -580,10 +604,10 @@ def _memo_of(state: State) -> _StateMemo:
 _STATES: dict[int, _StateMemo] = {}
 
 
-def _tool_allowed_in(state: State, name: str) -> bool:
+def _tool_allowed_in(memo: _StateMemo, state: State, name: str) -> bool:
     """`tool_allowed(name, state.allowed_tools, state.disallowed_tools)`, remembered per State
-    object."""
-    verdicts = _memo_of(state).tools
+    object (`memo`: its `_StateMemo`)."""
+    verdicts = memo.tools
     if verdicts is None:
         return tool_allowed(name, state.allowed_tools, state.disallowed_tools)
     v = verdicts.get(name)
