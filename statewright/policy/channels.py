@@ -188,8 +188,10 @@ def _background(analysis: ShellAnalysis) -> str | None:
     for c in analysis.commands:
         if c.name_literal and c.name in DETACHERS:
             return f"`{c.name}` leaves work running after the call"
+    parsed = dict(analysis.job_tokens)  # (what the walk found in the texts it parsed)
     for text in _shell_texts(analysis):
-        if _has_background(text):
+        job = parsed.get(text)
+        if job if job is not None else _has_background(text):
             return "`&` leaves a job running after the call"
     return None
 
@@ -217,15 +219,9 @@ def _shell_texts(analysis: ShellAnalysis) -> list[str]:
 def _has_background(text: str) -> bool:
     if "&" not in text:
         return False
-    from .shell.parser import bash_parser
+    from .shell.parser import bash_parser, has_job_token
 
-    stack = [bash_parser().parse(text.encode("utf-8", "surrogateescape")).root_node]
-    while stack:
-        n = stack.pop()
-        if n.type == "&":
-            return True
-        stack.extend(n.children)
-    return False
+    return has_job_token(bash_parser().parse(text.encode("utf-8", "surrogateescape")).root_node)
 
 
 # -- exports added to an allowed line (updatedInput) ----------------------------------------------

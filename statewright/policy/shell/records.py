@@ -119,7 +119,8 @@ class ShellAnalysis(Record):
 
     __slots__ = __match_args__ = _fields = ("source", "commands", "redirects", "assignments",
                                             "variables", "functions", "words", "problems",
-                                            "changes_dir", "status_command", "hidden_code")
+                                            "changes_dir", "status_command", "hidden_code",
+                                            "job_tokens")
     source: str
     commands: tuple[Command, ...]
     redirects: tuple[Redirect, ...]
@@ -131,6 +132,7 @@ class ShellAnalysis(Record):
     changes_dir: bool
     status_command: int
     hidden_code: tuple[str, ...]
+    job_tokens: tuple[tuple[str, bool], ...]
 
     def __init__(self, source: str, commands: tuple[Command, ...] = (),
                  redirects: tuple[Redirect, ...] = (),
@@ -138,7 +140,8 @@ class ShellAnalysis(Record):
                  variables: tuple[str, ...] = (), functions: frozenset[str] = _EMPTY,
                  words: tuple[Word, ...] = (), problems: tuple[str, ...] = (),
                  changes_dir: bool = False, status_command: int = -1,
-                 hidden_code: tuple[str, ...] = ()) -> None:
+                 hidden_code: tuple[str, ...] = (),
+                 job_tokens: tuple[tuple[str, bool], ...] = ()) -> None:
         set_field(self, "source", source)
         set_field(self, "commands", commands)
         set_field(self, "redirects", redirects)  # every redirection in the line
@@ -157,6 +160,9 @@ class ShellAnalysis(Record):
         # code bash would run from text it evaluates as arithmetic or a subscript (`arith`);
         # also among `problems`
         set_field(self, "hidden_code", hidden_code)
+        # each text holding `&` that the walk parsed (the line, code run by `sh -c`, `eval`,
+        # ...), and whether its parse tree holds a `&` token (`parser.has_job_token`)
+        set_field(self, "job_tokens", job_tokens)
 
     @property
     def ok(self) -> bool:
