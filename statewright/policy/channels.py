@@ -13,7 +13,7 @@ from functools import lru_cache
 from ..lean import TYPE_CHECKING
 from ..names import CODE_TOOLS
 from .tools import FILE_READERS
-from .types import CACHE_MAX_LINE
+from .types import LineMemo
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
@@ -116,16 +116,7 @@ def pinned_problem(analysis: ShellAnalysis, pinned: tuple[str, ...]) -> str | No
     (The answer depends on the text alone: kept per line.)"""
     if not pinned:
         return None
-    if len(analysis.source) <= CACHE_MAX_LINE:
-        return _pinned_by_line(analysis.source, pinned)
-    return _pinned(analysis, pinned)
-
-
-@lru_cache(maxsize=256)
-def _pinned_by_line(source: str, pinned: tuple[str, ...]) -> str | None:
-    from .shell import analyze
-
-    return _pinned(analyze(source), pinned)
+    return _pinned_by_line(analysis, pinned)
 
 
 def _pinned(analysis: ShellAnalysis, pinned: tuple[str, ...]) -> str | None:
@@ -170,16 +161,7 @@ def background_problem(analysis: ShellAnalysis, args: dict[str, Any]) -> str | N
     host's own `run_in_background`. Such work would act under a later state's rules."""
     if args.get("run_in_background") not in (None, False):
         return "`run_in_background` leaves the command running after the state may change"
-    if len(analysis.source) <= CACHE_MAX_LINE:
-        return _background_by_line(analysis.source)
-    return _background(analysis)
-
-
-@lru_cache(maxsize=256)
-def _background_by_line(source: str) -> str | None:
-    from .shell import analyze
-
-    return _background(analyze(source))
+    return _background_by_line(analysis)
 
 
 def _background(analysis: ShellAnalysis) -> str | None:
@@ -237,17 +219,7 @@ def line_exports(analysis: ShellAnalysis, state: State) -> dict[str, str]:
     """Variables an allowed line is made to run with, besides `env_overrides`: the actor for
     statewright's CLI, and git's hardening (`programs.worktree.GIT_HARDENING`) in a state that
     restricts commands (a planted bare repository or fsmonitor would run code)."""
-    restricted = state.allowed_commands is not None
-    if len(analysis.source) <= CACHE_MAX_LINE:
-        return dict(_exports_by_line(analysis.source, restricted))
-    return dict(_exports(analysis, restricted))
-
-
-@lru_cache(maxsize=256)
-def _exports_by_line(source: str, restricted: bool) -> tuple[tuple[str, str], ...]:
-    from .shell import analyze
-
-    return _exports(analyze(source), restricted)
+    return dict(_exports_by_line(analysis, state.allowed_commands is not None))
 
 
 def _exports(analysis: ShellAnalysis, restricted: bool) -> tuple[tuple[str, str], ...]:
@@ -263,3 +235,8 @@ def _exports(analysis: ShellAnalysis, restricted: bool) -> tuple[tuple[str, str]
             out[f"GIT_CONFIG_KEY_{i}"] = k
             out[f"GIT_CONFIG_VALUE_{i}"] = v
     return tuple(out.items())
+
+
+_pinned_by_line = LineMemo(_pinned)
+_background_by_line = LineMemo(_background)
+_exports_by_line = LineMemo(_exports)

@@ -8,14 +8,11 @@ the store is seen for what it is). Total on its input (a malformed call is refus
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from ..lean import TYPE_CHECKING
 from ..names import CODE_TOOLS
 from . import edits as _edits
 from . import protect
 from .paths import (
-    HARMLESS_DEVICES,
     PathResolver,
     TooDeep,
     _real_root,
@@ -26,19 +23,40 @@ from .paths import (
 )
 from .protect.scope import write_target_problem
 from .tools import FILE_READERS, tool_allowed, tool_facts
-from .types import CACHE_MAX_LINE, Counters, Decision, GateContext, ToolCall
+from .types import Counters, Decision, GateContext, ToolCall
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
     from typing import Any
 
     from ..definition.compiled import State
-    from .shell import Command, ShellAnalysis, Verdict
+    from .shell import ShellAnalysis
 
     _Check = Callable[["_Call", State, Counters, GateContext], Decision | None]
 
-# `.shell` (the tree-sitter analysis) and `.protect.line` are imported only when a shell line
-# is decided.
+# `.shell` (the tree-sitter analysis) and the modules of the checks of a shell line are
+# imported only when a shell line is decided, once (`_ShellParts`): an import statement inside
+# a function would cost a microsecond or two on every call.
+
+
+class _ShellParts:
+    """The modules only a shell line needs (`load`, the first time one is decided)."""
+
+    loaded = False
+    shell: Any
+    channels: Any
+    line: Any  # protect.line
+    lines: Any
+
+    def load(self) -> None:
+        from . import channels, lines, shell
+        from .protect import line
+
+        self.shell, self.channels, self.line, self.lines = shell, channels, line, lines
+        self.loaded = True
+
+
+_sh = _ShellParts()
 
 
 
@@ -145,8 +163,8 @@ def _read_shell_line(c: _Call, key: str, state: State, ctx: GateContext) -> Deci
     if not isinstance(command, str):
         return _deny("invalid", c.what, f"the `{key}` argument is not text", state, ctx,
                      c.trace, shell=True)
-    from .shell import analyze
-
+    if not _sh.loaded:
+        _sh.load()
     if has_surrogate(command):
         # the front end would run a re-encoded text, and could not print a rewritten input
         return _deny("invalid", c.what, f"the `{key}` argument is not valid Unicode "
@@ -156,7 +174,7 @@ def _read_shell_line(c: _Call, key: str, state: State, ctx: GateContext) -> Deci
         return _deny("invalid", c.what, f"the `{key}` argument holds a NUL byte", state, ctx,
                      c.trace, shell=True)
     c.command = command
-    c.analysis = analyze(command)
+    c.analysis = _sh.shell.analyze(command)
     return None
 
 
@@ -165,9 +183,7 @@ def _read_shell_line(c: _Call, key: str, state: State, ctx: GateContext) -> Deci
 def _self_protection(c: _Call, state: State, counters: Counters, ctx: GateContext
                      ) -> Decision | None:
     if c.analysis is not None:
-        from .protect.line import shell_violations
-
-        problems = shell_violations(c.analysis, ctx, c.resolve, c.cwd)
+        problems = _sh.line.shell_violations(c.analysis, ctx, c.resolve, c.cwd)
     else:
         problems = _argument_problems(c, ctx)
     if problems:
@@ -273,7 +289,10 @@ def _channels(c: _Call, state: State, counters: Counters, ctx: GateContext) -> D
         # (the usual Read or Edit: nothing here applies, nothing to import; only a file tool
         # that reads, or an MCP tool, can read a process environment)
         return None
-    from . import channels
+    if _sh.loaded:
+        channels = _sh.channels
+    else:
+        from . import channels
 
     why = channels.code_tool_problem(c.name, state)
     rule = "allowed_tools"
@@ -343,95 +362,28 @@ def _context_budget(c: _Call, state: State, counters: Counters, ctx: GateContext
     return _deny("context_budget_bytes", c.what, why, state, ctx, c.trace)
 
 
-# -- 5. allowed_commands -----------------------------------------------------------------------
+# -- 5. allowed_commands, 6. blocked_env (`policy.lines`) -------------------------------------
 
 def _allowed_commands(c: _Call, state: State, counters: Counters, ctx: GateContext
                       ) -> Decision | None:
-    analysis, command = c.analysis, c.command
-    if analysis is None or command is None:
+    if c.analysis is None or c.command is None:
         return None
-    from .lines import cd_checker, file_key, worktree_changes
-    from .lines import redirect_problems as _redirect_problems
-    from .shell.cwds import line_cwds
-
-    cwds = line_cwds(analysis, c.cwd or ctx.project_root)[0]
-    for r in analysis.redirects:
-        if r.output and r.target is not None and r.target.literal and \
-                r.target.value not in HARMLESS_DEVICES:
-            for d in cwds:
-                f = file_key(r.target.value, ctx, c.resolve, d)
-                if f not in c.files:
-                    c.files.append(f)
-    for f in worktree_changes(analysis, ctx, c.resolve, cwds):
-        if f not in c.files:
-            c.files.append(f)
-    redirect_problems = _redirect_problems(analysis, ctx, c.resolve, cwds)
-    if state.allowed_commands is None:
-        # no command rules here, but output redirects obey the same write scope as the
-        # file-writing tools (inside the project, not into .git/ or Claude settings)
-        if redirect_problems:
-            c.trace += [f"self_protection: redirect {p}" for p in redirect_problems]
-            return _deny("self_protection", c.what, "; ".join(redirect_problems[:3]), state,
-                         ctx, c.trace, shell=True, files=tuple(c.files))
+    refused = _sh.lines.command_problem(c, state, ctx)
+    if refused is None:
         return None
-    if analysis.changes_dir or len(command) > CACHE_MAX_LINE:
-        v = _check_commands(analysis, state.allowed_commands,
-                            cd_checker(ctx, c.resolve, c.cwd or ctx.project_root))
-    else:  # no `cd` to follow on disk: the verdict depends on the text alone
-        v = _commands_by_line(command, tuple(state.allowed_commands))
-    c.trace += [f"allowed_commands: {t}" for t in v.trace]
-    c.trace += [f"allowed_commands: redirect {p} -> deny" for p in redirect_problems]
-    if not v.allowed or redirect_problems:
-        why = "; ".join(x for x in [v.reason, *redirect_problems] if x)
-        return _deny("allowed_commands", c.what, why, state, ctx, c.trace, shell=True,
-                     files=tuple(c.files))
-    return None
+    return _deny(refused[0], c.what, refused[1], state, ctx, c.trace, shell=True,
+                 files=tuple(c.files))
 
-
-def _check_commands(analysis: ShellAnalysis, allowed: tuple[str, ...],
-                    cd_check: Callable[[Command], str | None]) -> Verdict:
-    from .shell import check_commands
-
-    return check_commands(analysis, allowed, cd_check=cd_check)
-
-
-@lru_cache(maxsize=256)
-def _commands_by_line(command: str, allowed: tuple[str, ...]) -> Verdict:
-    from .shell import analyze, check_commands
-
-    return check_commands(analyze(command), allowed)
-
-
-# -- 6. blocked_env ----------------------------------------------------------------------------
 
 def _blocked_env(c: _Call, state: State, counters: Counters, ctx: GateContext
                  ) -> Decision | None:
-    analysis, command = c.analysis, c.command
-    if analysis is None or command is None:
+    if c.analysis is None or c.command is None:
         return None
-    if not state.blocked_env:
-        if not analysis.ok and state.allowed_commands is None:
-            c.trace.append("shell: " + "; ".join(analysis.problems) +
-                           " (no command rules in this state)")
+    why = _sh.lines.env_problem(c, state)
+    if why is None:
         return None
-    if len(command) <= CACHE_MAX_LINE:
-        v = _env_by_line(command, tuple(state.blocked_env))
-    else:
-        from .shell import check_env
-
-        v = check_env(analysis, state.blocked_env)
-    c.trace += [f"blocked_env: {t}" for t in v.trace]
-    if not v.allowed:
-        return _deny("blocked_env", c.what, v.reason, state, ctx, c.trace, shell=True,
-                     files=tuple(c.files))
-    return None
-
-
-@lru_cache(maxsize=256)
-def _env_by_line(command: str, blocked: tuple[str, ...]) -> Verdict:
-    from .shell import analyze, check_env
-
-    return check_env(analyze(command), blocked)
+    return _deny("blocked_env", c.what, why, state, ctx, c.trace, shell=True,
+                 files=tuple(c.files))
 
 
 # -- 7-8. max_edit_lines, max_files_per_state --------------------------------------------------
@@ -502,15 +454,11 @@ def _allow(c: _Call, state: State) -> Decision:
     run with the blocked variables unset and the overrides exported."""
     updated = None
     if c.analysis is not None and c.command is not None and c.shell_key is not None:
-        from .channels import line_exports
-
-        extra = line_exports(c.analysis, state)
+        extra = _sh.channels.line_exports(c.analysis, state)
         if state.blocked_env or state.env_overrides or extra:
-            from .shell import rewrite_for_env
-
             updated = dict(c.args)
-            updated[c.shell_key] = rewrite_for_env(c.command, state.blocked_env,
-                                                   {**extra, **state.env_overrides})
+            updated[c.shell_key] = _sh.shell.rewrite_for_env(c.command, state.blocked_env,
+                                                             {**extra, **state.env_overrides})
             c.trace.append("rewritten to run with blocked variables unset"
                            + (" and " + ", ".join(sorted({*extra, *state.env_overrides}))
                               + " exported" if extra or state.env_overrides else ""))
