@@ -11,13 +11,18 @@ Measures, interleaved in one run with the same venv python, the median wall time
   (`config/**/*.yml`, `**/*.env*`: the marks of the matching files are compared around each
   call, walking a project of ~300 files),
 against a real project with a running workflow and a real store (every allowed call is
-accounted, as in production). Prints `name | value | unit | budget` rows; exits 1 when a ratio
-is over its budget (non-Bash <= 2.0x, compound Bash <= 3.0x).
+accounted, as in production), each two ways:
+- **served**: as a session runs after its first hook event, with the project's resident hook
+  server answering (`statewright.hook.resident`: the hook process forwards its input);
+- **alone**: the hook process deciding itself (`STATEWRIGHT_HOOK_RESIDENT=0`), as the first
+  event of a project does, and every event when the server is switched off.
+Prints `name | value | unit | budget` rows; exits 1 when a ratio is over its budget (non-Bash
+<= 2.0x, compound Bash <= 3.0x; applied to both ways).
 
 `--compare DIR` also times the hook of another checkout of statewright (e.g. a `git worktree` of
 an older commit) in the same interleaved run, so a change's before/after figures share one
 machine state. Both sides are then started the same way (`python -c` importing the package from
-its checkout), which costs a little more than the installed console script.
+its checkout, deciding alone), which costs a little more than the installed console script.
 """
 
 from __future__ import annotations
@@ -32,6 +37,9 @@ import time
 from pathlib import Path
 
 from table import exit_status, print_rows
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from statewright.hook.resident import DISABLE_ENV, endpoint
 
 HERE = Path(__file__).resolve().parent
 PY = Path(sys.executable)
@@ -94,6 +102,22 @@ def _payload(root: Path, tool: str, tool_input: dict) -> bytes:
                        "tool_input": tool_input, "tool_use_id": "toolu_bench"}).encode()
 
 
+def _env(root: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("STATEWRIGHT_", "CLAUDE_"))}
+    env["CLAUDE_PROJECT_DIR"] = str(root)
+    return env
+
+
+def _wait_for_server(env: dict[str, str]) -> None:
+    """Until the project's resident hook server listens (the first hook event started it)."""
+    ep = endpoint(env)
+    deadline = time.monotonic() + 60
+    while ep is None or not os.path.exists(ep.socket):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"no resident hook server started for {env['CLAUDE_PROJECT_DIR']}")
+        time.sleep(0.1)
+
+
 def _time(cmd: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, bytes]:
     t0 = time.perf_counter()
     r = subprocess.run(cmd, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
@@ -121,70 +145,67 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
         _setup(root)
         watched = Path(tmp) / "watched"
         _setup(watched, WATCHED)
-        wenv = {k: v for k, v in os.environ.items()
-                if not k.startswith(("STATEWRIGHT_", "CLAUDE_"))}
-        wenv["CLAUDE_PROJECT_DIR"] = str(watched)
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("STATEWRIGHT_", "CLAUDE_"))}
-        env["CLAUDE_PROJECT_DIR"] = str(root)
+        env = _env(root)
+        wenv = _env(watched)
+        alone = {**env, DISABLE_ENV: "0"}
+        walone = {**wenv, DISABLE_ENV: "0"}
         app = root / "src" / "app.py"
-        cases = {
-            "python -c pass": ([str(PY), "-c", "pass"], b""),
-            "stdlib floor": ([str(PY), "-c", FLOOR], b""),
-            "hook Read (allowed)": ([str(HOOK), "pre-tool-use"],
-                                    _payload(root, "Read", {"file_path": str(app)})),
-            "hook compound Bash (allowed)": ([str(HOOK), "pre-tool-use"],
-                                             _payload(root, "Bash", {"command": COMPOUND})),
-            "hook Edit (denied)": ([str(HOOK), "pre-tool-use"],
-                                   _payload(root, "Edit", {"file_path": str(app),
-                                                           "old_string": "hi",
-                                                           "new_string": "yo"})),
+        hook = [str(HOOK), "pre-tool-use"]
+        read = _payload(root, "Read", {"file_path": str(app)})
+        bash = _payload(root, "Bash", {"command": COMPOUND})
+        edit = _payload(root, "Edit", {"file_path": str(app), "old_string": "hi",
+                                       "new_string": "yo"})
+        wread = _payload(watched, "Read", {"file_path": str(watched / "src/app.py")})
+        cases: dict[str, tuple[list[str], bytes, dict[str, str]]] = {
+            "python -c pass": ([str(PY), "-c", "pass"], b"", env),
+            "stdlib floor": ([str(PY), "-c", FLOOR], b"", env),
         }
-        watched_case = ([str(HOOK), "pre-tool-use"],
-                         _payload(watched, "Read", {"file_path": str(watched / "src/app.py")}))
+        for way, e, we in (("served", env, wenv), ("alone", alone, walone)):
+            cases[f"{way}: Read"] = (hook, read, e)
+            cases[f"{way}: compound Bash"] = (hook, bash, e)
+            cases[f"{way}: Edit denied"] = (hook, edit, e)
+            cases[f"{way}: Read, watched files"] = (hook, wread, we)
         if other is not None:
             this = Path(statewright.__file__).parent.parent
             for label, tree in (("this", this), ("other", other)):
                 launch = [str(PY), "-c", _FROM_CHECKOUT % str(tree), "pre-tool-use"]
-                cases[f"{label}: hook Read"] = (launch, cases["hook Read (allowed)"][1])
-                cases[f"{label}: hook compound Bash"] = (launch,
-                                                         cases["hook compound Bash (allowed)"][1])
-        # sanity: the decisions are the ones we mean to time
-        _, out = _time(*cases["hook Read (allowed)"], env)
-        assert out.strip() == b"", out
-        _, out = _time(*cases["hook compound Bash (allowed)"], env)
-        assert b'"deny"' not in out, out
-        _, out = _time(*cases["hook Edit (denied)"], env)
-        assert b'"deny"' in out, out
+                cases[f"{label}: hook Read"] = (launch, read, alone)
+                cases[f"{label}: hook compound Bash"] = (launch, bash, alone)
+        # sanity: the decisions are the ones we mean to time, both ways
+        for way in ("served", "alone"):
+            assert _time(*cases[f"{way}: Read"])[1].strip() == b""
+            assert b'"deny"' not in _time(*cases[f"{way}: compound Bash"])[1]
+            assert b'"deny"' in _time(*cases[f"{way}: Edit denied"])[1]
+            assert _time(*cases[f"{way}: Read, watched files"])[1].strip() == b""
+        _wait_for_server(env)
+        _wait_for_server(wenv)
         samples: dict[str, list[float]] = {k: [] for k in cases}
         for _ in range(3):  # warm the page cache
-            for cmd, stdin in cases.values():
-                _time(cmd, stdin, env)
-        _, out = _time(*watched_case, wenv)
-        assert out.strip() == b"", out
-        samples["hook Read (watched files)"] = []
+            for case in cases.values():
+                _time(*case)
         for _ in range(runs):
-            for name, (cmd, stdin) in cases.items():
-                samples[name].append(_time(cmd, stdin, env)[0])
-            samples["hook Read (watched files)"].append(_time(*watched_case, wenv)[0])
+            for name, case in cases.items():
+                samples[name].append(_time(*case)[0])
     med = {k: statistics.median(v) * 1000 for k, v in samples.items()}
     base = med["python -c pass"]
     rows = [
         ("python -c pass (median)", round(base, 1), "ms", "reference"),
         ("stdlib floor / python -c pass", round(med["stdlib floor"] / base, 2), "x", f"({FLOOR})"),
-        ("hook Read (median)", round(med["hook Read (allowed)"], 1), "ms", ""),
-        ("hook compound Bash (median)", round(med["hook compound Bash (allowed)"], 1), "ms", ""),
-        ("hook Edit denied (median)", round(med["hook Edit (denied)"], 1), "ms", ""),
-        ("hook non-Bash / python -c pass", round(med["hook Read (allowed)"] / base, 2), "x",
-         "<= 2.0"),
-        ("hook denied / python -c pass", round(med["hook Edit (denied)"] / base, 2), "x", "<= 2.0"),
-        ("hook compound Bash / python -c pass",
-         round(med["hook compound Bash (allowed)"] / base, 2), "x", "<= 3.0"),
-        ("hook Read, interrupts watch files (median)", round(med["hook Read (watched files)"], 1),
-         "ms", ""),
-        ("hook Read, interrupts watch files / python -c pass",
-         round(med["hook Read (watched files)"] / base, 2), "x", "<= 2.0"),
     ]
+    for way in ("served", "alone"):
+        rows += [
+            (f"{way}: hook Read (median)", round(med[f"{way}: Read"], 1), "ms", ""),
+            (f"{way}: hook compound Bash (median)", round(med[f"{way}: compound Bash"], 1), "ms",
+             ""),
+            (f"{way}: hook non-Bash / python -c pass", round(med[f"{way}: Read"] / base, 2), "x",
+             "<= 2.0"),
+            (f"{way}: hook denied / python -c pass", round(med[f"{way}: Edit denied"] / base, 2),
+             "x", "<= 2.0"),
+            (f"{way}: hook compound Bash / python -c pass",
+             round(med[f"{way}: compound Bash"] / base, 2), "x", "<= 3.0"),
+            (f"{way}: hook Read, interrupts watch files / python -c pass",
+             round(med[f"{way}: Read, watched files"] / base, 2), "x", "<= 2.0"),
+        ]
     if other is not None:
         for what in ("hook Read", "hook compound Bash"):
             rows.append((f"{what}: this checkout (median)", round(med[f"this: {what}"], 1), "ms",

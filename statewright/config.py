@@ -19,7 +19,7 @@ import os
 
 from .errors import INVALID_ARGUMENTS, StatewrightError
 from .lean import TYPE_CHECKING, Record, loads, set_field
-from .names import CONFIG_FILE, STATE_DIR, STORE_FILE
+from .names import CONFIG_FILE, STATE_DIR, STORE_FILE, state_dir_str
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -81,11 +81,6 @@ def find_project_root(project: str | os.PathLike[str] | None = None,
     return _path(project_root_dir(project, cwd))
 
 
-def state_dir_str(root: str | os.PathLike[str]) -> str:
-    home = os.environ.get("STATEWRIGHT_HOME")
-    if home:
-        return os.path.realpath(os.path.expanduser(home))
-    return os.path.join(os.fspath(root), STATE_DIR)
 
 
 def active_marker_dir() -> str:

@@ -34,19 +34,26 @@ these names. `tests/hook/test_imports.py` lists every module the hook may import
   decision (`policy.types.Decision`): half the cost of `set_field`, which looks the descriptor
   up along the class's MRO for every field.
 
+- `hmac_sha256` / `sha256` / `same_bytes`: HMAC-SHA-256 (RFC 2104) and a constant-time
+  comparison on the C module `_sha256`, for the hook process that hands its input to the
+  resident hook server (`statewright.hook.resident`): `hmac` and `hashlib` load OpenSSL (~3 ms).
+
 `functools` needs no trick: `_sqlite3` imports it, so the hook has it anyway.
-Stdlib only; nothing is imported at module level but the C modules `_json`, `_sqlite3` and
-`_thread`.
+Stdlib only; nothing is imported at module level but the C modules `_json` and `_thread`.
+`sqlite3` is loaded when first asked for (a module `__getattr__`): the hook process that only
+forwards its input to the resident hook server (`statewright.hook.resident`) never opens the
+store, and `_sqlite3` with the `functools` it imports is a quarter of a bare interpreter's
+start-up.
 """
 
 from __future__ import annotations
 
 import _json as _cjson
-import _sqlite3 as sqlite3
 import _thread
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import _sqlite3 as sqlite3
     import re
     from collections.abc import Callable
     from types import ModuleType
@@ -54,12 +61,22 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TYPE_CHECKING", "FrozenInstanceError", "LazyRe", "Record", "allocate_lock", "dumps",
-    "exit_now", "field_setters", "lazy_attributes", "load_extension", "loads", "set_field",
-    "sqlite3", "thread_local",
+    "exit_now", "field_setters", "hmac_sha256", "lazy_attributes", "load_extension", "loads",
+    "same_bytes", "set_field", "sha256", "sqlite3", "thread_local",
 ]
 
 thread_local = _thread._local
 allocate_lock = _thread.allocate_lock
+
+
+def __getattr__(name: str) -> Any:
+    # `sqlite3` (the C module `_sqlite3`) on first use, then kept as a module global
+    if name != "sqlite3":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import _sqlite3
+
+    globals()["sqlite3"] = _sqlite3
+    return _sqlite3
 
 
 # -- records ----------------------------------------------------------------------------------
@@ -312,6 +329,31 @@ def load_extension(package: str, name: str = "_binding") -> Any:
                 return mod
         break  # the package found first has no extension: let the import system decide
     raise ImportError(f"no {full} extension found on sys.path")
+
+
+def sha256(data: bytes = b"") -> Any:
+    """A SHA-256 hash object (`hashlib.sha256` without `hashlib`)."""
+    from _sha256 import sha256 as _sha  # type: ignore[import-not-found]  # (C; no stubs)
+
+    return _sha(data)
+
+
+def hmac_sha256(key: bytes, msg: bytes) -> bytes:
+    """HMAC-SHA-256 (RFC 2104), checked against `hmac` by the tests."""
+    block = (key if len(key) <= 64 else sha256(key).digest()).ljust(64, b"\0")
+    inner = sha256(bytes(b ^ 0x36 for b in block) + msg).digest()
+    return sha256(bytes(b ^ 0x5C for b in block) + inner).digest()
+
+
+def same_bytes(a: bytes, b: bytes) -> bool:
+    """Whether `a == b`, in a time that does not depend on where they differ
+    (`hmac.compare_digest` without `hmac`)."""
+    if len(a) != len(b):
+        return False
+    diff = 0
+    for x, y in zip(a, b, strict=True):
+        diff |= x ^ y
+    return diff == 0
 
 
 def exit_now(status: int) -> None:

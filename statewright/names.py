@@ -11,7 +11,12 @@
   to the model, never forwarded, and served only on stdio (the host's own pipe).
 - `CONFIG_FILE`, `STATE_DIR`, `STORE_FILE`: the project's config file, the store's directory
   and the store's file in it (DESIGN section 5); self-protection guards them.
+  `state_dir_str(root)` is where the store's directory is (`$STATEWRIGHT_HOME` moves it).
 """
+
+from __future__ import annotations
+
+import os
 
 PROXY_PREFIXES = ("mcp__statewright__", "mcp__plugin_statewright_statewright__")
 RESERVED_SERVERS = ("statewright", "plugin_statewright_statewright")
@@ -33,3 +38,12 @@ OBSERVED = "_observed"
 #: host tools that run code in a language statewright cannot analyse: refused in any state
 #: that restricts commands or the environment (DESIGN section 4)
 CODE_TOOLS = frozenset({"PowerShell"})
+
+
+def state_dir_str(root: str | os.PathLike[str]) -> str:
+    """The store's directory of the project at `root` (here, not in `config`: the hook process
+    that hands its input to the resident server needs it and nothing else of the config)."""
+    home = os.environ.get("STATEWRIGHT_HOME")
+    if home:
+        return os.path.realpath(os.path.expanduser(home))
+    return os.path.join(os.fspath(root), STATE_DIR)

@@ -23,6 +23,37 @@ EXAMPLES = REPO / "workflows"
 NPM_DIR = REPO / "tests" / "npm" / "node_modules"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _resident_servers(tmp_path_factory: pytest.TempPathFactory):
+    """The resident hook servers the tests' hook processes start live in a directory of this
+    test session (each xdist worker its own), and are stopped when it ends."""
+    from statewright.hook.resident import run_dir
+
+    base = tmp_path_factory.mktemp("run")
+    os.environ["XDG_RUNTIME_DIR"] = str(base)
+    yield base
+    stop_resident_servers(Path(run_dir({"XDG_RUNTIME_DIR": str(base)})))
+
+
+def stop_resident_servers(directory: Path) -> list[int]:
+    """Stop every resident hook server whose lock is in `directory`; their pids."""
+    import signal
+
+    pids = []
+    for lock in directory.glob("*.lock") if directory.is_dir() else ():
+        try:
+            pid = int(lock.read_text().strip() or 0)
+        except (OSError, ValueError):
+            continue
+        if pid:
+            try:
+                os.kill(pid, signal.SIGTERM)
+                pids.append(pid)
+            except OSError:
+                pass
+    return pids
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test sees the developer's own statewright/Claude environment."""

@@ -2,8 +2,10 @@
 or pydantic (DESIGN section 8: `statewright --help` and `status` within 5x a bare
 `python -c pass`; the agent runs `statewright transition` through its shell on every move).
 
-`fast(argv)` answers `--help`/`-h`/no arguments, `--version`, and `status` / `transition` when
-every argument is one it knows, in the forms typer accepts (`--opt value`, `--opt=value`, options
+`fast(argv)` answers `--help`/`-h`/no arguments, `--version`, `status` / `transition`, and
+`serve` on stdio when not run from a terminal (the MCP client that starts it every session waits
+for its first answer: typer's import would be ~130 ms of that), when every argument is one it
+knows, in the forms typer accepts (`--opt value`, `--opt=value`, options
 before or after the argument). Anything else, a usage error included, returns None and the typer
 app (`cli/full.py`) handles it, so typer stays the reference for what a command accepts and how
 a mistake is worded. The commands' bodies (`status`, `transition`) are the ones the typer
@@ -31,6 +33,7 @@ _SPECS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
     "status": ((), {**_SESSION, **_PROJECT}),
     "transition": (("event",), {**_SESSION, **_PROJECT, "--data": "data", "-d": "data",
                                 "--expected-version": "expected_version"}),
+    "serve": ((), {**_SESSION, **_PROJECT, "--connect-timeout": "connect_timeout"}),
 }
 
 
@@ -63,6 +66,13 @@ def _parse(args: list[str], positional: tuple[str, ...],
         i += 1
     if names:
         return None
+    if "connect_timeout" in out:
+        try:
+            out["connect_timeout"] = float(out["connect_timeout"])
+        except ValueError:
+            return None  # typer words the error
+        if not out["connect_timeout"] >= 1.0:
+            return None
     if "expected_version" in out:
         v = out["expected_version"]
         if not (v.isascii() and v.lstrip("-").isdigit()):
@@ -92,8 +102,12 @@ def fast(argv: list[str]) -> int | None:
         return None
     if argv[0] == "status":
         status(**parsed)
-    else:
+    elif argv[0] == "transition":
         transition(**parsed)
+    else:
+        if parsed.pop("as_json") or sys.stdin is None or sys.stdin.isatty():
+            return None  # (typer: `--json` is no option of serve; a terminal gets told what it is)
+        serve_stdio(**parsed)
     return 0
 
 
@@ -123,3 +137,14 @@ def transition(event: str, data: str | None = None, expected_version: int | None
                                          expected_version=expected_version,
                                          actor=transition_actor())
     answer(state, as_json, lambda: render_state(state, f"{event} -> {state['state']}"))
+
+
+def serve_stdio(session: str | None = None, project: str | None = None,
+                connect_timeout: float = 30.0) -> None:
+    """`statewright serve` on stdio (the typer command in cli/serve.py calls this too)."""
+    from ..proxy import serve_stdio as run
+
+    try:
+        run(project=project, session=session, connect_timeout=connect_timeout)
+    except KeyboardInterrupt:
+        pass

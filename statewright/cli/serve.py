@@ -52,9 +52,9 @@ def serve(
             proxy = build_proxy(project=project, session=session, connect_timeout=connect_timeout)
             anyio.run(proxy.run_http, *listen)
         else:
-            from ..proxy import serve_stdio
+            from .fast import serve_stdio
 
-            serve_stdio(project=project, session=session, connect_timeout=connect_timeout)
+            serve_stdio(session=session, project=project, connect_timeout=connect_timeout)
     except KeyboardInterrupt:
         pass
 

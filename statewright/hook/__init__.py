@@ -45,11 +45,25 @@ def normalize_event(name: object) -> str | None:
 
 
 def run() -> None:
-    """The `statewright-hook` console script: `main`, then the process ends at once
+    """The `statewright-hook` console script: the resident hook server's answer when it gives
+    one (`resident.ask`), else `main` decides here; then the process ends at once
     (`lean.exit_now`), skipping the interpreter's teardown."""
+    args = sys.argv[1:]
+    try:
+        stdin = sys.stdin.buffer.read()
+    except BaseException:
+        stdin = None  # (`main` reads again and words the failure)
+    out = None
+    if stdin is not None:
+        try:
+            from .resident import ask
+
+            out = ask(args, stdin)
+        except Exception:  # (a broken install: the hook decides itself, as below)
+            out = None
     from ..lean import exit_now
 
-    exit_now(main())
+    exit_now(main(args, stdin) if out is None else answer(out, args))
 
 
 def main(argv: list[str] | None = None, stdin: bytes | None = None) -> int:
@@ -72,6 +86,11 @@ def main(argv: list[str] | None = None, stdin: bytes | None = None) -> int:
             out = crash_output(args, stdin, exc)
         except BaseException as exc2:
             out = _last_resort(exc, exc2)
+    return answer(out, args)
+
+
+def answer(out: str, args: list[str]) -> int:
+    """Print the answer `out` to the event in `args`; the exit status (see `emit`)."""
     if not out:
         return 0
     # A PreToolUse answer that cannot be delivered must still block the call (and so must an

@@ -39,8 +39,9 @@ class HookInputError(Exception):
     """The hook input is not what Claude Code sends."""
 
 
-def handle(args: list[str], raw: bytes | None) -> str:
-    """One hook invocation: returns the text to print on stdout ('' for nothing)."""
+def handle(args: list[str], raw: bytes | None, opener=None) -> str:
+    """One hook invocation: returns the text to print on stdout ('' for nothing).
+    `opener` as for `dispatch` (the resident hook server passes its own)."""
     data, problem = parse_input(raw)
     if args:
         event = normalize_event(args[0])
@@ -55,8 +56,8 @@ def handle(args: list[str], raw: bytes | None) -> str:
                              f"{_EVENT_LIST}, or send hook_event_name; got {what!r}); "
                              "the call is refused (fail closed)")
     if problem is not None or data is None:
-        return failure_output(event, problem or HookInputError("no hook input"), data)
-    return dispatch(event, data)
+        return failure_output(event, problem or HookInputError("no hook input"), data, opener)
+    return dispatch(event, data, opener)
 
 
 def dispatch(event: str, data: dict, opener=None) -> str:

@@ -113,6 +113,12 @@ class Runtime:
             self._store = Store.open(self.store_file, resident=self.resident)
         return self._store
 
+    def close(self) -> None:
+        """Close the store's connections (a long-running process letting this runtime go)."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
     # -- sessions and workflows -------------------------------------------------------------
     @staticmethod
     def resolve_session(session: str | None = None) -> str:

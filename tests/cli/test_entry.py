@@ -117,6 +117,26 @@ def test_fast_path_imports_no_typer_rich_or_pydantic(project):
     assert p.returncode == 0, p.stderr
 
 
+def test_serve_on_stdio_answers_its_client_without_typer(project):
+    """The MCP client starts `statewright serve` every session and waits for its first answer:
+    the stdio form runs on the fast path (typer alone would be ~130 ms of that wait)."""
+    code = ("import sys\n"
+            "sys.argv = ['statewright', 'serve', '--project', sys.argv[1], '--connect-timeout', '5']\n"
+            "from statewright.cli import main\n"
+            "rv = main()\n"
+            "heavy = [m for m in ('typer', 'rich') if m in sys.modules]\n"
+            "sys.stderr.write('HEAVY %r RV %r\\n' % (heavy, rv))\n")
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}}}
+    p = subprocess.run([sys.executable, "-c", code, str(project)],
+                       input=json.dumps(init) + "\n", capture_output=True, text=True,
+                       env=clean_env(), timeout=120)
+    answer = json.loads(p.stdout.splitlines()[0])
+    assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "statewright"
+    assert "HEAVY [] RV 0" in p.stderr, p.stderr
+
+
 @pytest.mark.parametrize(("args", "needle"), [
     (("status", "--bogus"), "No such option: --bogus"),
     (("start",), "Missing argument"),

@@ -36,6 +36,8 @@ class Session:
     stderr: str
     main: Conversation
     standin: StandIn = field(repr=False)
+    #: seconds from the host's spawn to the model's first request (the session has started)
+    started: float | None = None
 
     def results(self) -> list[tuple[str, str, bool]]:
         """(tool name, text, is_error) of every tool result the model got, in order."""
@@ -107,7 +109,7 @@ class Host:
             cmd = [str(CLAUDE), "-p", prompt, "--output-format", "stream-json", "--verbose"]
             if allowed_tools:
                 cmd += ["--allowedTools", ",".join(allowed_tools)]
-            t0 = time.perf_counter()
+            t0, m0 = time.perf_counter(), time.monotonic()
             r = subprocess.run(cmd, cwd=self.root, capture_output=True, text=True, timeout=timeout,
                                env=self.env(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY="sk-test",
                                             DISABLE_TELEMETRY="1", DISABLE_AUTOUPDATER="1",
@@ -120,7 +122,8 @@ class Host:
                 events.append(json.loads(line))
             except ValueError:
                 pass
-        return Session(r.returncode, seconds, events, r.stderr, api.main, api)
+        started = None if api.first_request_at is None else api.first_request_at - m0
+        return Session(r.returncode, seconds, events, r.stderr, api.main, api, started)
 
 
 def fs_server(root: Path) -> dict[str, Any]:

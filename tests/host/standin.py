@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -107,6 +108,9 @@ class StandIn:
             scripts = {"": scripts}
         self.conversations = {k: Conversation(list(v)) for k, v in scripts.items()}
         self.side_requests = 0
+        #: `time.monotonic()` when the first request of a conversation arrived (the session
+        #: has started: its agent is at work)
+        self.first_request_at: float | None = None
         self._lock = threading.Lock()
         self._ids = 0
         standin = self
@@ -176,6 +180,8 @@ class StandIn:
                 self.side_requests += 1
                 step: Step = Text("ok")
             else:
+                if self.first_request_at is None:
+                    self.first_request_at = time.monotonic()
                 conv.requests.append(body)
                 turn = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
                 step = conv.steps[turn] if turn < len(conv.steps) else Text("done")

@@ -7,6 +7,7 @@ its hooks, the proxy in front of the real filesystem MCP server, the store on di
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -162,3 +163,35 @@ def test_the_model_cannot_call_the_hook_tool(tmp_path: Path, form: str) -> None:
     listed = [t["name"] for t in s.main.requests[-1]["tools"]]
     assert SW + "statewright_get_state" in listed and SW + "statewright_hook" not in listed
     assert len(host.history()) == before
+
+
+def test_the_process_form_is_answered_by_the_resident_hook_server(tmp_path: Path) -> None:
+    """In the process form, a session's hook processes hand their events to the project's
+    resident hook server once it runs (statewright.hook.resident): its log names each event it
+    answered, and the answers are the rules' (a refused line, an allowed one, a transition)."""
+    host = Host(tmp_path / "proj", "process", workflows={"shell": SHELL_WF})
+    host.start("shell")
+    log = tmp_path / "hook-server.log"
+    env = {"STATEWRIGHT_HOOK_LOG": str(log)}
+    first = host.run([ToolUse("Bash", {"command": "echo warm"}), Text("ok")], env=env)
+    assert first.returncode == 0, first.stderr  # its first event started the server
+    deadline = time.monotonic() + 60
+    while "started for" not in (log.read_text() if log.exists() else ""):
+        assert time.monotonic() < deadline, "the resident hook server never started"
+        time.sleep(0.2)
+    s = host.run([
+        ToolUse("Bash", {"command": "echo served"}),
+        ToolUse("Bash", {"command": "rm -rf ."}),
+        ToolUse(SW + "statewright_transition", {"event": "NEXT"}),
+        ToolUse("Bash", {"command": "echo after"}),
+        Text("finished"),
+    ], env=env)
+    assert s.returncode == 0, s.stderr
+    r = s.results()
+    assert r[0] == ("Bash", "served", False)
+    assert denied(r[1]) and "rm -rf" in r[1][1]
+    assert denied(r[3]) and "'review'" in r[3][1]
+    text = log.read_text()
+    assert text.count("served pre-tool-use: refused") >= 2, text
+    assert "served post-tool-use: answered" in text, text
+    assert (host.root / "workflows").exists()  # the refused rm never ran
