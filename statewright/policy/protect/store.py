@@ -28,6 +28,7 @@ CONFIG_FILES = (CONFIG_FILE, ".claude/settings.json", ".claude/settings.local.js
 #: the user's own Claude Code configuration (hooks, MCP servers of every scope, plugins)
 HOME_CONFIG_FILES = ("~/.claude.json", "~/.claude/settings.json", "~/.claude/settings.local.json")
 
+@lru_cache(maxsize=64)
 def store_markers(store_dir: str) -> tuple[str, ...]:
     base = os.path.basename(os.path.normpath(store_dir)) or STATE_DIR
     return tuple(dict.fromkeys([base, STATE_DIR]))
