@@ -22,6 +22,7 @@ from .lean import TYPE_CHECKING, Record, loads, set_field
 from .names import CONFIG_FILE, STATE_DIR, STORE_FILE, state_dir_str
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
     from typing import Any
 
@@ -235,13 +236,18 @@ def _server_dirs(spec: dict[str, Any], root: str) -> tuple[str, ...]:
 
 
 def _env_refs(value: str) -> str:
-    """`${VAR}` / `${VAR:-default}` expanded as Claude Code expands `.mcp.json`."""
+    return expand_env_refs(value, os.environ)
+
+
+def expand_env_refs(value: str, environ: Mapping[str, str]) -> str:
+    """`${VAR}` / `${VAR:-default}` expanded as Claude Code expands `.mcp.json` (an unset
+    variable is empty; the default replaces an unset or empty one)."""
     if "${" not in value:
         return value
     import re
 
     def sub(m: Any) -> str:
-        got = os.environ.get(m.group(1))
+        got = environ.get(m.group(1))
         if got is None or (got == "" and m.group(2) is not None):
             return m.group(2) if m.group(2) is not None else ""
         return got

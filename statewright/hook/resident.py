@@ -31,10 +31,11 @@ code it runs changed on disk.
 Each server holds a random key in a file beside the store (`<state dir>/hook-<name>.key`), where
 self-protection keeps every tool of the agent from reading or writing it, as it keeps them from
 the store itself. A request carries an HMAC-SHA-256 under that key over its content, a fresh
-nonce and the time; the server refuses a request whose MAC, time (`MAX_SKEW_S`) or nonce (seen
-before) is wrong, so another program cannot make it record a result that did not happen or
-replay one that did. The answer carries an HMAC over the nonce and the answer, so a program
-that took the socket's place cannot answer for statewright: the hook then decides itself. The
+nonce and the time; the server refuses a request whose MAC, age (`MAX_AGE_S`, less than the
+hook waits) or nonce (seen before) is wrong, so another program cannot make it record a result
+that did not happen or replay one that did. The answer carries an HMAC over the nonce and the
+answer, so a program that took the socket's place cannot answer for statewright: the hook then
+decides itself. The
 server's own trust in what it reads is the hook's (the hook input comes from the host).
 
 Switched off with `STATEWRIGHT_HOOK_RESIDENT=0` (every event decided in the hook process), and
@@ -57,10 +58,11 @@ MAGIC = b"SWH1"
 NONCE_BYTES = 16
 MAC_BYTES = 32
 KEY_BYTES = 32
-#: a request whose clock is further than this from the server's is refused (replay window)
-MAX_SKEW_S = 30.0
 #: the longest a hook process waits for the server's answer before deciding itself
 ANSWER_TIMEOUT_S = 20.0
+#: a request older than this is not served (nor one from the future): the hook that sent it may
+#: be deciding itself by the time a busy server reads it, and it must not count twice
+MAX_AGE_S = 15.0
 #: the largest request the server reads (a hook input carries a tool's whole result)
 MAX_REQUEST_BYTES = 256 * 1024 * 1024
 DISABLE_ENV = "STATEWRIGHT_HOOK_RESIDENT"
@@ -99,6 +101,17 @@ def run_dir(environ: Mapping[str, str]) -> str:
     to about 100 bytes)."""
     base = environ.get("XDG_RUNTIME_DIR") or "/tmp"
     return os.path.join(base, f"statewright-{os.getuid()}")
+
+
+def open_lock(path: str) -> int:
+    """The lock file's descriptor: created if need be, never through a link, and only a plain
+    file of this user's with no other name (anything else in its place raises OSError)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    st = os.fstat(fd)
+    if st.st_mode & 0o170000 != 0o100000 or st.st_uid != os.getuid() or st.st_nlink != 1:
+        os.close(fd)
+        raise OSError(f"{path} is not a lock file of this user's")
+    return fd
 
 
 def private_dir_ok(path: str) -> bool:
@@ -220,18 +233,22 @@ def _start_server(ep: Endpoint) -> None:
             pass
         if not private_dir_ok(ep.run_dir):
             return  # someone else's or an open directory: never serve from it
-    fd = os.open(ep.lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fd = open_lock(ep.lock)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return  # a server holds the lock
     finally:
         os.close(fd)  # (releases the lock: the server takes it for its lifetime)
-    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); "
+    # The server imports from exactly the hook's `sys.path` (absolute entries only: it works
+    # from `/`), so nothing comes before the standard library that does not come before it here:
+    # a module the agent wrote into the project never shadows one the server imports later.
+    # Started with `-P`: no working directory on the path before that.
+    path = [os.path.abspath(p) for p in sys.path if p]
+    code = ("import sys; sys.path[:] = sys.argv[1:]; "
             "from statewright.hook.server import main; main()")
     null = os.devnull
-    os.posix_spawn(sys.executable, [sys.executable, "-P", "-c", code, package_parent],
+    os.posix_spawn(sys.executable, [sys.executable, "-P", "-c", code, *path],
                    os.environ, setsid=True,
                    file_actions=[(os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
                                  (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),

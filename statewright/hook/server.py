@@ -26,17 +26,19 @@ from typing import Any
 
 from ..lean import hmac_sha256
 from .resident import (
+    ANSWER_TIMEOUT_S,
     DEFAULT_IDLE_S,
     IDLE_ENV,
     KEY_BYTES,
     MAC_BYTES,
     MAGIC,
+    MAX_AGE_S,
     MAX_REQUEST_BYTES,
-    MAX_SKEW_S,
     NONCE_BYTES,
     Endpoint,
     endpoint,
     names_server,
+    open_lock,
     private_dir_ok,
 )
 
@@ -45,7 +47,11 @@ _HEAD = len(MAGIC) + NONCE_BYTES + 8
 TICK_S = 1.0
 #: at most this many runtimes are kept (one per environment: a session's, normally one or two)
 MAX_RUNTIMES = 8
+#: the longest a request may take to arrive, all of it
 READ_TIMEOUT_S = 5.0
+#: a decision running longer ends the server (the hook stops waiting at ANSWER_TIMEOUT_S)
+DECISION_LIMIT_S = ANSWER_TIMEOUT_S - 2.0
+SERVED, NOT_SERVED, STOP = "served", "not served", "stop"
 #: `STATEWRIGHT_HOOK_LOG=path`: the server appends what it does there (docs/hooks.md)
 LOG_ENV = "STATEWRIGHT_HOOK_LOG"
 
@@ -68,6 +74,8 @@ class Server:
             self.idle = float(os.environ.get(IDLE_ENV, "") or DEFAULT_IDLE_S)
         except ValueError:
             self.idle = DEFAULT_IDLE_S
+        if not 0 < self.idle < 7 * 86400:  # (nan and inf too: a server always ends)
+            self.idle = DEFAULT_IDLE_S
         self.key = b""
         self.nonces: dict[bytes, float] = {}
         self.runtimes: dict[tuple[Any, ...], tuple[Any, tuple[Any, ...]]] = {}
@@ -84,12 +92,12 @@ class Server:
         ep = self.ep
         if not private_dir_ok(ep.run_dir):
             return
-        lock = os.open(ep.lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        lock = open_lock(ep.lock)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             return  # another server is starting or running
-        os.ftruncate(lock, 0)
+        os.ftruncate(lock, 0)  # (`open_lock`: a plain file of ours with no other name)
         os.write(lock, f"{os.getpid()}\n".encode())
         self.warm_up()
         listener = self.listen()
@@ -111,15 +119,16 @@ class Server:
         self.note_code()
 
     def note_code(self) -> None:
-        """Remember the files of the modules of ours loaded since the last look (a decision may
-        load more: a program's rules, the definition pipeline), to notice an upgrade."""
+        """Remember the files of the modules of ours (and tree-sitter's) loaded since the last
+        look (a decision may load more: a program's rules, the definition pipeline), to notice
+        an upgrade."""
         if len(sys.modules) == self.modules_seen:
             return
         self.modules_seen = len(sys.modules)
         known = {path for path, _ in self.code}
         for name, mod in list(sys.modules.items()):
             path = getattr(mod, "__file__", None)
-            if name.startswith("statewright") and path and path not in known:
+            if name.startswith(("statewright", "tree_sitter")) and path and path not in known:
                 try:
                     self.code.append((path, os.stat(path).st_mtime_ns))
                 except OSError:
@@ -142,9 +151,12 @@ class Server:
         except FileNotFoundError:
             pass
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(ep.socket)
-        os.chmod(ep.socket, 0o600)
-        st = os.stat(ep.socket)
+        old = os.umask(0o177)  # the socket is created 0600 (no chmod by name afterwards)
+        try:
+            listener.bind(ep.socket)
+        finally:
+            os.umask(old)
+        st = os.lstat(ep.socket)
         self.socket_id = (st.st_dev, st.st_ino)
         listener.listen(64)
         listener.settimeout(TICK_S)
@@ -163,13 +175,16 @@ class Server:
                 if not self.still_ours():
                     return self.log("stopped: its socket, key or store directory is gone")
                 continue
-            last = time.monotonic()
             with conn:
                 try:
-                    if not self.answer(conn):
-                        return self.log("stopped: its code changed on disk")
+                    outcome = self.answer(conn)
                 except Exception as exc:  # (one bad connection never takes the server down)
                     self.log(f"a request failed: {type(exc).__name__}: {exc}")
+                    continue
+            if outcome == STOP:
+                return self.log("stopped: its code changed on disk")
+            if outcome == SERVED:  # (a connection that was not served keeps no server alive)
+                last = time.monotonic()
 
     def log(self, line: str) -> None:
         """Append a line to `$STATEWRIGHT_HOOK_LOG` when it is set (what the server did, for
@@ -187,7 +202,7 @@ class Server:
         """Whether the server can still be reached and trusted where it started."""
         ep = self.ep
         try:
-            st = os.stat(ep.socket)
+            st = os.lstat(ep.socket)
             with open(ep.key_file, "rb") as f:
                 key = f.read()
         except OSError:
@@ -208,7 +223,7 @@ class Server:
         """Remove the socket and the key, if they are still this server's."""
         ep = self.ep
         try:
-            st = os.stat(ep.socket)
+            st = os.lstat(ep.socket)
             if (st.st_dev, st.st_ino) == self.socket_id:
                 os.unlink(ep.socket)
         except OSError:
@@ -221,22 +236,30 @@ class Server:
             pass
 
     # -- one request ------------------------------------------------------------------------
-    def answer(self, conn: Any) -> bool:
-        """Serve one connection; False when the server must stop (its code changed)."""
-        conn.settimeout(READ_TIMEOUT_S)
+    def answer(self, conn: Any) -> str:
+        """Serve one connection: SERVED, NOT_SERVED (the hook decides itself), or STOP (the
+        code changed: not served, and the next hook event starts a server with the new code)."""
         try:
-            frame = _read_all(conn)
+            frame = _read_all(conn, time.monotonic() + READ_TIMEOUT_S)
         except OSError:
-            return True
+            return NOT_SERVED
         parsed = self.verify(frame) if frame is not None else None
         if parsed is None:
             self.log("not served: a request without a valid key, fresh time and new nonce")
-            return True  # the hook decides itself
+            return NOT_SERVED
         nonce, args, request_env, stdin = parsed
         if self.code_changed():
-            return False  # not served; the next hook event starts a server with the new code
+            return STOP
         t0 = time.perf_counter()
-        out = self.decide(args, request_env, stdin)
+        import faulthandler
+
+        # A decision that runs past the time the hook waits ends the server (releasing the
+        # store's lock it may hold), as the host ends a hook process that runs past its timeout.
+        faulthandler.dump_traceback_later(DECISION_LIMIT_S, exit=True)
+        try:
+            out = self.decide(args, request_env, stdin)
+        finally:
+            faulthandler.cancel_dump_traceback_later()
         self.note_code()
         if os.environ.get(LOG_ENV):
             verdict = "refused" if '"deny"' in out else "answered"
@@ -247,12 +270,11 @@ class Server:
             conn.sendall(MAGIC + hmac_sha256(self.key, b"A" + nonce + data) + data)
         except OSError:
             pass
-        return True
+        return SERVED
 
     def verify(self, frame: bytes) -> tuple[bytes, list[str], dict[str, str], bytes] | None:
         """(nonce, args, the hook's environment but the naming variables, hook input) of a
-        request made with this
-        server's key, fresh and not seen before; None otherwise."""
+        request made with this server's key, fresh and not seen before; None otherwise."""
         if len(frame) < _HEAD + MAC_BYTES or not frame.startswith(MAGIC):
             return None
         head, mac, body = frame[:_HEAD], frame[_HEAD:_HEAD + MAC_BYTES], frame[_HEAD + MAC_BYTES:]
@@ -263,9 +285,9 @@ class Server:
         nonce = head[len(MAGIC):len(MAGIC) + NONCE_BYTES]
         sent = int.from_bytes(head[-8:], "big") / 1000
         now = time.time()
-        if abs(now - sent) > MAX_SKEW_S or nonce in self.nonces:
+        if not -1.0 <= now - sent <= MAX_AGE_S or nonce in self.nonces:
             return None
-        self.nonces = {n: t for n, t in self.nonces.items() if t > now - 2 * MAX_SKEW_S} \
+        self.nonces = {n: t for n, t in self.nonces.items() if t > now - 2 * MAX_AGE_S} \
             if len(self.nonces) > 4096 else self.nonces
         self.nonces[nonce] = now
         try:
@@ -297,14 +319,14 @@ class Server:
         except BaseException as exc:  # (as `statewright.hook.main` does)
             return crash_output(args, stdin, exc)
 
-    def runtime(self, key: tuple[Any, ...], data: dict[str, Any] | None) -> Any:
+    def runtime(self, key: tuple[Any, ...], _data: dict[str, Any] | None) -> Any:
         """The runtime for this request: one per project root and environment, opened
         again when the config or the store file on disk is not the one it opened."""
-        from ..config import project_root_dir
         from ..runtime import Runtime
 
-        cwd = (data or {}).get("cwd")
-        root = project_root_dir(None, cwd if isinstance(cwd, str) and cwd else None)
+        # the root the hook process would use: `$CLAUDE_PROJECT_DIR`, resolved where the server
+        # started (the server's name holds it, so every hook it serves resolves it alike)
+        root = self.ep.root
         k = (root, *key)
         held = self.runtimes.get(k)
         if held is not None:
@@ -321,12 +343,17 @@ class Server:
         return rt
 
 
-def _read_all(conn: Any) -> bytes | None:
+def _read_all(conn: Any, deadline: float) -> bytes | None:
     """The whole request (the client shuts its side down after sending); None when it is
-    larger than `MAX_REQUEST_BYTES`."""
+    larger than `MAX_REQUEST_BYTES`. OSError (a timeout) past `deadline`: a client that sends
+    slowly holds the server up for `READ_TIMEOUT_S` in all, not per read."""
     chunks: list[bytes] = []
     size = 0
     while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request took too long to arrive")
+        conn.settimeout(left)
         chunk = conn.recv(1 << 20)
         if not chunk:
             return b"".join(chunks)

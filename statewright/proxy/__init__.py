@@ -7,9 +7,7 @@ Importing this package is cheap; the MCP SDK (about 1.3 s to import) is loaded o
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..lean import lazy_attributes
+from ..lean import TYPE_CHECKING, lazy_attributes
 from .config import (
     ServerSpec,
     forwarded_name,
@@ -17,6 +15,9 @@ from .config import (
     resolve_session,
     workflow_tool_name,
 )
+
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["DownstreamError", "DownstreamManager", "Proxy", "Route", "ServerSpec", "build_proxy",
            "forwarded_name", "parse_servers", "resolve_session", "serve_stdio",

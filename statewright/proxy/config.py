@@ -1,51 +1,59 @@
 """The `mcpServers` part of `statewright.json` (the shape of Claude Code's `.mcp.json`) and the
 names forwarded tools get. Stdlib only, so `statewright serve` reports a bad config before it
-pays for importing the MCP SDK."""
+pays for importing the MCP SDK; and light (no `typing`, `dataclasses`, `re` or `hashlib` at
+import: `lean`'s stand-ins), since `serve` on stdio imports it before its first answer."""
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
-from collections.abc import Container
-from dataclasses import dataclass, field
-from typing import Any
 
+from ..config import expand_env_refs
 from ..errors import INVALID_ARGUMENTS, StatewrightError
+from ..lean import TYPE_CHECKING, LazyRe, Record, set_field
 from ..names import RESERVED_SERVERS
+
+if TYPE_CHECKING:
+    from collections.abc import Container
+    from typing import Any
 
 MAX_TOOL_NAME = 128  # SEP-986: ^[A-Za-z0-9._-]{1,128}$
 SEPARATOR = "__"
-_NAME_OK = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
-_NAME_BAD_CHARS = re.compile(r"[^A-Za-z0-9._-]")
-_SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_NAME_OK = LazyRe(r"^[A-Za-z0-9._-]{1,128}$")
+_NAME_BAD_CHARS = LazyRe(r"[^A-Za-z0-9._-]")
+_SERVER_NAME = LazyRe(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 # -- configuration ---------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class ServerSpec:
+class ServerSpec(Record):
     """One entry of `mcpServers`, in the shape of Claude Code's `.mcp.json`."""
 
     name: str
     kind: str  # "stdio" | "http"
-    command: str | None = None
-    args: tuple[str, ...] = ()
-    env: dict[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    url: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
+    command: str | None
+    args: tuple[str, ...]
+    env: dict[str, str]
+    cwd: str | None
+    url: str | None
+    headers: dict[str, str]
+
+    __slots__ = ("args", "command", "cwd", "env", "headers", "kind", "name", "url")
+    _fields = __match_args__ = ("name", "kind", "command", "args", "env", "cwd", "url", "headers")
+
+    def __init__(self, name: str, kind: str, command: str | None = None,
+                 args: tuple[str, ...] = (), env: dict[str, str] | None = None,
+                 cwd: str | None = None, url: str | None = None,
+                 headers: dict[str, str] | None = None) -> None:
+        set_field(self, "name", name)
+        set_field(self, "kind", kind)
+        set_field(self, "command", command)
+        set_field(self, "args", args)
+        set_field(self, "env", {} if env is None else env)
+        set_field(self, "cwd", cwd)
+        set_field(self, "url", url)
+        set_field(self, "headers", {} if headers is None else headers)
 
 
-def _expand(value: str, environ: dict[str, str]) -> str:
-    """`${VAR}` and `${VAR:-default}`, as Claude Code expands them in `.mcp.json`."""
-    def sub(m: re.Match[str]) -> str:
-        got = environ.get(m.group(1))
-        if got is None or (got == "" and m.group(2) is not None):
-            return m.group(2) if m.group(2) is not None else ""
-        return got
-    return _ENV_REF.sub(sub, value)
 
 
 def parse_servers(servers: dict[str, Any], environ: dict[str, str] | None = None,
@@ -90,8 +98,9 @@ def parse_servers(servers: dict[str, Any], environ: dict[str, str] | None = None
                                                         for v in headers.values()):
                 problems.append(f"{ptr}/headers: must map header names to strings")
                 continue
-            specs.append(ServerSpec(name=name, kind="http", url=_expand(url, env),
-                                    headers={k: _expand(v, env) for k, v in headers.items()}))
+            specs.append(ServerSpec(
+                name=name, kind="http", url=expand_env_refs(url, env),
+                headers={k: expand_env_refs(v, env) for k, v in headers.items()}))
         elif kind == "stdio":
             command = raw.get("command")
             if not isinstance(command, str) or not command.strip():
@@ -112,10 +121,10 @@ def parse_servers(servers: dict[str, Any], environ: dict[str, str] | None = None
             if cwd and root and not os.path.isabs(cwd):
                 cwd = os.path.join(root, cwd)
             specs.append(ServerSpec(
-                name=name, kind="stdio", command=_expand(command, env),
-                args=tuple(_expand(a, env) for a in args),
-                env={k: _expand(v, env) for k, v in senv.items()},
-                cwd=_expand(cwd, env) if cwd else None))
+                name=name, kind="stdio", command=expand_env_refs(command, env),
+                args=tuple(expand_env_refs(a, env) for a in args),
+                env={k: expand_env_refs(v, env) for k, v in senv.items()},
+                cwd=expand_env_refs(cwd, env) if cwd else None))
         else:
             problems.append(f"{ptr}: needs either 'command' (stdio) or 'type': 'http' with a 'url'")
     if problems:
@@ -135,6 +144,8 @@ def forwarded_name(server: str, tool: str, taken: Container[str] = frozenset()) 
     clean = _NAME_BAD_CHARS.sub("_", name)
     if len(clean) <= MAX_TOOL_NAME and clean not in taken:
         return clean
+    import hashlib
+
     digest = hashlib.sha256(name.encode()).hexdigest()[:8]
     return clean[: MAX_TOOL_NAME - 9] + "-" + digest
 

@@ -184,7 +184,8 @@ def test_only_a_fresh_request_made_with_the_servers_key_is_served(tmp_path: Path
     body = resident.request_body(["post-tool-use"], json.dumps(post).encode(), {})
     assert body is not None
     assert _send(ep, _frame(os.urandom(32), body)) == b""  # a key of its own
-    assert _send(ep, _frame(key, body, at=time.time() - 120)) == b""  # an old request
+    # a request older than the hook waits for an answer (it may be deciding itself by now)
+    assert _send(ep, _frame(key, body, at=time.time() - resident.MAX_AGE_S - 1)) == b""
     assert _send(ep, b"SWH1" + b"\0" * 100) == b""  # garbage
     assert "_observed" not in p.status()["context"]
     frame = _frame(key, body)
@@ -293,6 +294,20 @@ def test_a_server_whose_code_changed_stops_unserved(tmp_path: Path) -> None:
     _wait_gone(pid)
 
 
+def _lock_pid(sock: Path) -> int:
+    try:
+        return int(sock.with_suffix(".lock").read_text().strip())
+    except (OSError, ValueError):
+        return 0
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
 def _wait_gone(pid: int) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -343,3 +358,54 @@ def test_the_hmac_is_rfc_2104() -> None:
     a = os.urandom(32)
     assert same_bytes(a, a) and not same_bytes(a, a[:-1] + bytes([a[-1] ^ 1]))
     assert not same_bytes(a, a[:16])
+
+
+def test_a_module_the_agent_wrote_never_shadows_one_the_server_imports(tmp_path: Path) -> None:
+    """The server imports from exactly the hook's `sys.path`: a project that is itself on that
+    path (an editable install of a checkout the agent works in) can plant `unicodedata.py`, and
+    the server still imports the standard library's when a non-ASCII path needs it."""
+    import shutil
+
+    import statewright
+
+    p = _project(tmp_path)
+    shutil.copytree(Path(statewright.__file__).parent, p.root / "statewright",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    marker = tmp_path / "planted-code-ran"
+    (p.root / "unicodedata.py").write_text(
+        f"open({str(marker)!r}, 'w').write('ran')\nfrom _unicodedata_missing import *\n")
+    code = ("import sys; i = next(i for i, e in enumerate(sys.path) if e.endswith('site-packages'))"
+            "; sys.path.insert(i, sys.argv[1]); del sys.argv[1]; "
+            "from statewright.hook import run; run()")
+
+    def pre(tool: str, tool_input: dict) -> str:
+        r = subprocess.run([sys.executable, "-c", code, str(p.root), "pre-tool-use"],
+                           input=json.dumps(_payload(p, "PreToolUse", tool, tool_input)).encode(),
+                           capture_output=True, env=p.env, timeout=120)
+        assert r.returncode == 0, r.stderr.decode()
+        return r.stdout.decode()
+
+    pre("Read", {"file_path": "app.py"})  # starts the copy's server
+    deadline = time.monotonic() + 60
+    while not any(str(p.root) in _cmdline(_lock_pid(s))
+                  for s in Path(resident.run_dir(p.env)).glob("*.sock")):
+        assert time.monotonic() < deadline, "the copy's server never listened"
+        time.sleep(0.1)
+    pre("Read", {"file_path": "caf\u00e9/\u00e9t\u00e9.txt"})  # needs unicodedata
+    assert "does not match any allowed command" in denied(json.loads(
+        pre("Bash", {"command": "rm -rf build"})))
+    assert not marker.exists()
+
+
+def test_a_lock_file_that_is_a_link_is_never_written_through(tmp_path: Path) -> None:
+    p = _project(tmp_path)
+    ep = _endpoint(p)
+    os.makedirs(ep.run_dir, mode=0o700, exist_ok=True)
+    victim = p.root / ".claude-settings-stand-in.json"
+    victim.write_text('{"hooks": {}}')
+    os.symlink(victim, ep.lock)
+    for _ in range(3):
+        denied(p.pre("Bash", {"command": "rm -rf build"}))
+        time.sleep(0.5)
+    assert victim.read_text() == '{"hooks": {}}'
+    assert not os.path.exists(ep.socket)
