@@ -8,10 +8,11 @@ Each figure is the best of 30 rounds of 0.1 s (wall clock), since the machine ma
 beside it. Rows:
 - non-Bash: an Edit of an existing project file in a state with edit limits (path resolved,
   self-protection, allowed_tools, max_edit_lines, max_files_per_state);
-- compound Bash: the same line decided again and again (the shell analysis of a line is cached,
-  as in the long-running proxy; every path check is redone each time);
-- compound Bash, distinct lines: a new line each time (tree-sitter parse + full walk), the cost
-  a fresh `statewright-hook` process pays;
+- compound Bash, distinct lines: a new line each time (tree-sitter parse + full walk, no
+  analysis cache hit), the cost a fresh `statewright-hook` process pays: DESIGN's ">= 5,000
+  distinct (uncached) Bash decisions/s";
+- compound Bash, same line (info): the same line decided again and again (the shell analysis
+  of a line is cached, as in the long-running proxy; every path check is redone each time);
 - non-Bash, new file: a Write to a path that does not exist yet.
 
 A budget (`>= N`) is met when the best round reaches it. The last line says which budget rows
@@ -83,14 +84,15 @@ def main() -> list[tuple[str, float, str, str]]:
                       events=("TESTS_PASS",), read_text=lambda p: None)
     rows = [
         _row("policy: non-Bash decisions", _rates([NON_BASH], ctx), ">= 50000"),
-        _row("policy: compound Bash decisions", _rates([BASH], ctx), ">= 5000"),
+        _row("policy: compound Bash, same line (analysis cached)", _rates([BASH], ctx),
+             "(info)"),
         _row("policy: non-Bash, Write to a new file", _rates([NEW_FILE], ctx), "(info)"),
     ]
     # built last: 20,000 live calls would slow the garbage collector for the rows above
     distinct = [ToolCall("Bash", {"command": BASH_LINE.replace("tests/unit", f"tests/u{i}")})
                 for i in range(20_000)]
-    rows.insert(2, _row("policy: compound Bash, distinct lines (no analysis cache)",
-                        _rates(distinct, ctx), "(info)"))
+    rows.insert(1, _row("policy: compound Bash, distinct lines (uncached)",
+                        _rates(distinct, ctx), ">= 5000"))
     for r in rows:
         print(" | ".join(str(x) for x in r))
     return rows

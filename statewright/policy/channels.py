@@ -12,7 +12,8 @@ from functools import lru_cache
 
 from ..lean import TYPE_CHECKING
 from ..names import CODE_TOOLS
-from .types import CACHE_MAX_LINE
+from .tools import FILE_READERS
+from .types import LineMemo
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
@@ -38,8 +39,8 @@ def code_tool_problem(name: str, state: State) -> str | None:
 
 # -- process environments read by file tools ------------------------------------------------------
 
-#: file tools, and whether they search below what they name (Grep, Glob)
-_READERS = {"Read": False, "Grep": True, "Glob": True, "LS": True, "NotebookRead": False}
+#: file tools, and whether they search below what they name (`policy.tools.FILE_READERS`)
+_READERS = FILE_READERS
 #: the arguments of each that name files (Grep's `pattern` is a regular expression, not a path)
 _PATH_ARGS = {"Read": ("file_path",), "Grep": ("path", "glob"), "Glob": ("pattern", "path"),
               "LS": ("path",), "NotebookRead": ("notebook_path",)}
@@ -115,16 +116,7 @@ def pinned_problem(analysis: ShellAnalysis, pinned: tuple[str, ...]) -> str | No
     (The answer depends on the text alone: kept per line.)"""
     if not pinned:
         return None
-    if len(analysis.source) <= CACHE_MAX_LINE:
-        return _pinned_by_line(analysis.source, pinned)
-    return _pinned(analysis, pinned)
-
-
-@lru_cache(maxsize=256)
-def _pinned_by_line(source: str, pinned: tuple[str, ...]) -> str | None:
-    from .shell import analyze
-
-    return _pinned(analyze(source), pinned)
+    return _pinned_by_line(analysis, pinned)
 
 
 def _pinned(analysis: ShellAnalysis, pinned: tuple[str, ...]) -> str | None:
@@ -169,16 +161,7 @@ def background_problem(analysis: ShellAnalysis, args: dict[str, Any]) -> str | N
     host's own `run_in_background`. Such work would act under a later state's rules."""
     if args.get("run_in_background") not in (None, False):
         return "`run_in_background` leaves the command running after the state may change"
-    if len(analysis.source) <= CACHE_MAX_LINE:
-        return _background_by_line(analysis.source)
-    return _background(analysis)
-
-
-@lru_cache(maxsize=256)
-def _background_by_line(source: str) -> str | None:
-    from .shell import analyze
-
-    return _background(analyze(source))
+    return _background_by_line(analysis)
 
 
 def _background(analysis: ShellAnalysis) -> str | None:
@@ -187,8 +170,10 @@ def _background(analysis: ShellAnalysis) -> str | None:
     for c in analysis.commands:
         if c.name_literal and c.name in DETACHERS:
             return f"`{c.name}` leaves work running after the call"
+    parsed = dict(analysis.job_tokens)  # (what the walk found in the texts it parsed)
     for text in _shell_texts(analysis):
-        if _has_background(text):
+        job = parsed.get(text)
+        if job if job is not None else _has_background(text):
             return "`&` leaves a job running after the call"
     return None
 
@@ -216,15 +201,9 @@ def _shell_texts(analysis: ShellAnalysis) -> list[str]:
 def _has_background(text: str) -> bool:
     if "&" not in text:
         return False
-    from .shell.parser import bash_parser
+    from .shell.parser import bash_parser, has_job_token
 
-    stack = [bash_parser().parse(text.encode("utf-8", "surrogateescape")).root_node]
-    while stack:
-        n = stack.pop()
-        if n.type == "&":
-            return True
-        stack.extend(n.children)
-    return False
+    return has_job_token(bash_parser().parse(text.encode("utf-8", "surrogateescape")).root_node)
 
 
 # -- exports added to an allowed line (updatedInput) ----------------------------------------------
@@ -240,17 +219,7 @@ def line_exports(analysis: ShellAnalysis, state: State) -> dict[str, str]:
     """Variables an allowed line is made to run with, besides `env_overrides`: the actor for
     statewright's CLI, and git's hardening (`programs.worktree.GIT_HARDENING`) in a state that
     restricts commands (a planted bare repository or fsmonitor would run code)."""
-    restricted = state.allowed_commands is not None
-    if len(analysis.source) <= CACHE_MAX_LINE:
-        return dict(_exports_by_line(analysis.source, restricted))
-    return dict(_exports(analysis, restricted))
-
-
-@lru_cache(maxsize=256)
-def _exports_by_line(source: str, restricted: bool) -> tuple[tuple[str, str], ...]:
-    from .shell import analyze
-
-    return _exports(analyze(source), restricted)
+    return dict(_exports_by_line(analysis, state.allowed_commands is not None))
 
 
 def _exports(analysis: ShellAnalysis, restricted: bool) -> tuple[tuple[str, str], ...]:
@@ -266,3 +235,8 @@ def _exports(analysis: ShellAnalysis, restricted: bool) -> tuple[tuple[str, str]
             out[f"GIT_CONFIG_KEY_{i}"] = k
             out[f"GIT_CONFIG_VALUE_{i}"] = v
     return tuple(out.items())
+
+
+_pinned_by_line = LineMemo(_pinned)
+_background_by_line = LineMemo(_background)
+_exports_by_line = LineMemo(_exports)

@@ -80,9 +80,7 @@ def count_lines(text: Any) -> int:
     number: whatever a front end might coerce into text) counts every line of every string
     in it, so an odd shape can never make an edit look smaller than it is."""
     if isinstance(text, str):
-        if text == "":
-            return 0
-        return len(text.splitlines()) or 1
+        return len(text.splitlines())  # ("" has none; any other text at least one)
     return _flat_lines(text, 0)
 
 
@@ -130,7 +128,10 @@ def edit_lines(tool: str, args: dict[str, Any], read_text: Callable[[str], str |
     into the absolute path `read_text` expects.
     """
     if tool == "Edit":
-        n = max(count_lines(args.get("old_string")), count_lines(args.get("new_string")))
+        o, nw = args.get("old_string"), args.get("new_string")
+        # (`count_lines`, inlined for text: every Edit decision counts two)
+        n = max(len(o.splitlines()) if type(o) is str else count_lines(o),
+                len(nw.splitlines()) if type(nw) is str else count_lines(nw))
         if args.get("replace_all"):
             # every occurrence is replaced: the edit changes that many copies
             old = _old_text(args.get("file_path"), read_text, resolve, base)

@@ -8,36 +8,55 @@ the store is seen for what it is). Total on its input (a malformed call is refus
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from ..lean import TYPE_CHECKING
 from ..names import CODE_TOOLS
 from . import edits as _edits
 from . import protect
 from .paths import (
-    HARMLESS_DEVICES,
     PathResolver,
     TooDeep,
+    _real_root,
     has_surrogate,
-    relative_to_root,
+    relative_to_real,
     tool_paths,
     unusable_path,
 )
 from .protect.scope import write_target_problem
-from .tools import tool_allowed, tool_facts
-from .types import CACHE_MAX_LINE, Counters, Decision, GateContext, ToolCall
+from .tools import FILE_READERS, tool_allowed, tool_facts
+from .types import Counters, Decision, GateContext, ToolCall
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
     from typing import Any
 
     from ..definition.compiled import State
-    from .shell import Command, ShellAnalysis, Verdict
+    from .shell import ShellAnalysis
 
     _Check = Callable[["_Call", State, Counters, GateContext], Decision | None]
 
-# `.shell` (the tree-sitter analysis) and `.protect.line` are imported only when a shell line
-# is decided.
+# `.shell` (the tree-sitter analysis) and the modules of the checks of a shell line are
+# imported only when a shell line is decided, once (`_ShellParts`): an import statement inside
+# a function would cost a microsecond or two on every call.
+
+
+class _ShellParts:
+    """The modules only a shell line needs (`load`, the first time one is decided)."""
+
+    loaded = False
+    shell: Any
+    channels: Any
+    line: Any  # protect.line
+    lines: Any
+
+    def load(self) -> None:
+        from . import channels, lines, shell
+        from .protect import line
+
+        self.shell, self.channels, self.line, self.lines = shell, channels, line, lines
+        self.loaded = True
+
+
+_sh = _ShellParts()
 
 
 
@@ -50,19 +69,61 @@ def gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> 
     return _gate(state, counters, call, ctx)
 
 
+def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> Decision:
+    raw = call.tool_name if type(call.tool_name) is str else ""
+    name, first, own, may_write, write, tree = tool_facts(raw)
+    trace: list[str] = [first]
+    if not name:
+        return _deny("invalid", "a call", "the tool name is missing or not text", state, ctx,
+                     trace)
+    if own:
+        trace.append("statewright's own tool: always allowed, not counted")
+        return Decision.allow(explanation=tuple(trace), counts_iteration=False)
+    if not isinstance(call.tool_input, dict):
+        return _deny("invalid", "`" + name + "`", "the tool input is not a JSON object", state,
+                     ctx, trace)
+    cwd = call.cwd if isinstance(call.cwd, str) and call.cwd else None
+    if cwd is not None:
+        malformed = _malformed(cwd)
+        if malformed is not None:
+            return _deny("invalid", "`" + name + "`", malformed, state, ctx, trace)
+    memo = _memo_of(state)
+    c = _Call(raw, name, call.tool_input, cwd, trace, may_write, write, tree, ctx, memo)
+    kind = "edit" if write else "other"  # which checks can apply (`_CHECKS`)
+    key = "command" if name == "Bash" else _shell_arg(name, raw, ctx) if ctx.shell_tools \
+        else None
+    if key is not None:
+        refused = _read_shell_line(c, key, state, ctx)
+        if refused is not None:
+            return refused
+        kind = "shell"
+    for check in memo.checks[kind]:
+        decided = check(c, state, counters, ctx)
+        if decided is not None:
+            return decided
+    return _allow(c, state)
+
+
 class _Call(PathResolver):
     """One call being decided: what the checks need to know about it, and what they found.
 
     It is also the decision's `PathResolver` (`c.resolve`): one object per decision rather
     than two, each path resolved once and only for this decision."""
 
-    __slots__ = ("analysis", "args", "command", "cwd", "files", "may_write", "name", "raw",
-                 "shell_key", "trace", "tree", "write")
+    __slots__ = ("analysis", "args", "command", "cwd", "files", "fulls", "may_write", "memo",
+                 "name", "raw", "shell_key", "trace", "tree", "write")
 
     def __init__(self, raw: str, name: str, args: dict[str, Any], cwd: str | None,
                  trace: list[str], may_write: bool, write: bool, tree: bool,
-                 ctx: GateContext) -> None:
-        PathResolver.__init__(self, ctx.project_root)
+                 ctx: GateContext, memo: _StateMemo) -> None:
+        # (`PathResolver.__init__`, inlined: one is built for every decision)
+        self.root = root = ctx.project_root
+        self.real_root = _real_root(root)
+        self._seen = {}
+        self.memo = memo  # what the gate remembers about the state (`_memo_of`)
+        # every resolution of each path argument, as self-protection found them
+        # (`PathResolver.every` with the call's cwd and server roots), for the later checks
+        self.fulls: dict[str, list[str]] = {}
         self.raw = raw
         self.name = name
         self.args = args
@@ -80,38 +141,6 @@ class _Call(PathResolver):
     def what(self) -> str:  # what a refusal calls it
         c = self.command
         return f"the command `{c[:200]}`" if c is not None else "`" + self.name + "`"
-
-
-def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> Decision:
-    raw = call.tool_name if type(call.tool_name) is str else ""
-    name, first, own, may_write, write, tree = tool_facts(raw)
-    trace: list[str] = [first]
-    if not name:
-        return _deny("invalid", "a call", "the tool name is missing or not text", state, ctx,
-                     trace)
-    if own:
-        trace.append("statewright's own tool: always allowed, not counted")
-        return Decision.allow(explanation=tuple(trace), counts_iteration=False)
-    if not isinstance(call.tool_input, dict):
-        return _deny("invalid", "`" + name + "`", "the tool input is not a JSON object", state,
-                     ctx, trace)
-    cwd = call.cwd if isinstance(call.cwd, str) and call.cwd else None
-    malformed = _malformed(cwd)
-    if malformed is not None:
-        return _deny("invalid", "`" + name + "`", malformed, state, ctx, trace)
-    c = _Call(raw, name, call.tool_input, cwd, trace, may_write, write, tree, ctx)
-    kind = "edit" if write else "other"  # which checks can apply (`_CHECKS`)
-    key = _shell_arg(name, raw, ctx)
-    if key is not None:
-        refused = _read_shell_line(c, key, state, ctx)
-        if refused is not None:
-            return refused
-        kind = "shell"
-    for check in _memo_of(state).checks[kind]:
-        decided = check(c, state, counters, ctx)
-        if decided is not None:
-            return decided
-    return _allow(c, state)
 
 
 def _malformed(cwd: str | None) -> str | None:
@@ -134,8 +163,8 @@ def _read_shell_line(c: _Call, key: str, state: State, ctx: GateContext) -> Deci
     if not isinstance(command, str):
         return _deny("invalid", c.what, f"the `{key}` argument is not text", state, ctx,
                      c.trace, shell=True)
-    from .shell import analyze
-
+    if not _sh.loaded:
+        _sh.load()
     if has_surrogate(command):
         # the front end would run a re-encoded text, and could not print a rewritten input
         return _deny("invalid", c.what, f"the `{key}` argument is not valid Unicode "
@@ -145,7 +174,7 @@ def _read_shell_line(c: _Call, key: str, state: State, ctx: GateContext) -> Deci
         return _deny("invalid", c.what, f"the `{key}` argument holds a NUL byte", state, ctx,
                      c.trace, shell=True)
     c.command = command
-    c.analysis = analyze(command)
+    c.analysis = _sh.shell.analyze(command)
     return None
 
 
@@ -154,9 +183,7 @@ def _read_shell_line(c: _Call, key: str, state: State, ctx: GateContext) -> Deci
 def _self_protection(c: _Call, state: State, counters: Counters, ctx: GateContext
                      ) -> Decision | None:
     if c.analysis is not None:
-        from .protect.line import shell_violations
-
-        problems = shell_violations(c.analysis, ctx, c.resolve, c.cwd)
+        problems = _sh.line.shell_violations(c.analysis, ctx, c.resolve, c.cwd)
     else:
         problems = _argument_problems(c, ctx)
     if problems:
@@ -190,13 +217,18 @@ def _argument_problems(c: _Call, ctx: GateContext) -> list[str]:
             if why:
                 problems.append(why)
     roots = _server_roots(name, ctx)
+    seen = c.fulls
     for p in paths:
-        unusable = unusable_path(p)
-        if unusable:
-            problems.append("a path argument " + unusable)
-            continue
+        if "\0" in p or not p.isascii():  # (`unusable_path` never holds for other text)
+            unusable = unusable_path(p)
+            if unusable:
+                problems.append("a path argument " + unusable)
+                continue
+        fulls = seen.get(p)
+        if fulls is None:
+            fulls = seen[p] = c.every(p, c.cwd, roots)
         why = protect.path_violation(p, ctx, c.resolve, c.cwd, write=c.may_write, tree=c.tree,
-                                     fulls=c.every(p, c.cwd, roots))
+                                     fulls=fulls)
         if why:
             problems.append(why)
     return problems
@@ -225,12 +257,14 @@ def _write_scope(c: _Call, state: State, counters: Counters, ctx: GateContext
     anything). The files they write are what checks 7-8 count."""
     if not c.write or c.analysis is not None:
         return None
-    root = ctx.project_root
+    root = c.real_root
     roots = _server_roots(c.name, ctx)
     for p in _edits.edited_paths(c.name, c.args):
-        fulls = c.every(p, c.cwd, roots) if isinstance(p, str) else [c.resolve(p, c.cwd)]
+        fulls = c.fulls.get(p) if isinstance(p, str) else None
+        if fulls is None:
+            fulls = c.every(p, c.cwd, roots) if isinstance(p, str) else [c.resolve(p, c.cwd)]
         for i, full in enumerate(fulls):
-            rel = relative_to_root(full, root)
+            rel = relative_to_real(full, root)
             why = write_target_problem(p, full, rel, ctx)
             if i == 0 and rel is not None and rel not in c.files:
                 c.files.append(rel)
@@ -250,9 +284,15 @@ def _channels(c: _Call, state: State, counters: Counters, ctx: GateContext) -> D
     """Host tools running unanalysable code; process environments read by file tools; work
     left running after the call; a pinned env_overrides value dropped (`policy.channels`)."""
     if c.analysis is None and c.name not in CODE_TOOLS and not (
-            state.blocked_env and _may_reach_proc(c)):
-        return None  # (the usual Read or Edit: nothing here applies, nothing to import)
-    from . import channels
+            state.blocked_env and (c.name in FILE_READERS or c.name.startswith("mcp__"))
+            and _may_reach_proc(c)):
+        # (the usual Read or Edit: nothing here applies, nothing to import; only a file tool
+        # that reads, or an MCP tool, can read a process environment)
+        return None
+    if _sh.loaded:
+        channels = _sh.channels
+    else:
+        from . import channels
 
     why = channels.code_tool_problem(c.name, state)
     rule = "allowed_tools"
@@ -280,7 +320,10 @@ def _may_reach_proc(c: _Call) -> bool:
     for v in c.args.values():
         if isinstance(v, str) and ("proc" in v or "/dev" in v or "environ" in v):
             return True
-    return any(f.startswith(("/proc", "/dev")) for f in c._seen.values())
+    for f in c._seen.values():  # (a loop, not `any`: cheaper for the usual one path)
+        if f.startswith(("/proc", "/dev")):
+            return True
+    return False
 
 
 # -- 2-4. allowed_tools, max_iterations, context_budget_bytes -----------------------------------
@@ -288,7 +331,7 @@ def _may_reach_proc(c: _Call) -> bool:
 def _allowed_tools(c: _Call, state: State, counters: Counters, ctx: GateContext
                    ) -> Decision | None:
     name = c.name
-    if _tool_allowed_in(state, name):
+    if _tool_allowed_in(c.memo, state, name):
         c.trace.append("allowed_tools: ok")
         return None
     in_deny = not tool_allowed(name, None, state.disallowed_tools)
@@ -319,95 +362,28 @@ def _context_budget(c: _Call, state: State, counters: Counters, ctx: GateContext
     return _deny("context_budget_bytes", c.what, why, state, ctx, c.trace)
 
 
-# -- 5. allowed_commands -----------------------------------------------------------------------
+# -- 5. allowed_commands, 6. blocked_env (`policy.lines`) -------------------------------------
 
 def _allowed_commands(c: _Call, state: State, counters: Counters, ctx: GateContext
                       ) -> Decision | None:
-    analysis, command = c.analysis, c.command
-    if analysis is None or command is None:
+    if c.analysis is None or c.command is None:
         return None
-    from .lines import cd_checker, file_key, worktree_changes
-    from .lines import redirect_problems as _redirect_problems
-    from .shell.cwds import line_cwds
-
-    cwds = line_cwds(analysis, c.cwd or ctx.project_root)[0]
-    for r in analysis.redirects:
-        if r.output and r.target is not None and r.target.literal and \
-                r.target.value not in HARMLESS_DEVICES:
-            for d in cwds:
-                f = file_key(r.target.value, ctx, c.resolve, d)
-                if f not in c.files:
-                    c.files.append(f)
-    for f in worktree_changes(analysis, ctx, c.resolve, cwds):
-        if f not in c.files:
-            c.files.append(f)
-    redirect_problems = _redirect_problems(analysis, ctx, c.resolve, cwds)
-    if state.allowed_commands is None:
-        # no command rules here, but output redirects obey the same write scope as the
-        # file-writing tools (inside the project, not into .git/ or Claude settings)
-        if redirect_problems:
-            c.trace += [f"self_protection: redirect {p}" for p in redirect_problems]
-            return _deny("self_protection", c.what, "; ".join(redirect_problems[:3]), state,
-                         ctx, c.trace, shell=True, files=tuple(c.files))
+    refused = _sh.lines.command_problem(c, state, ctx)
+    if refused is None:
         return None
-    if analysis.changes_dir or len(command) > CACHE_MAX_LINE:
-        v = _check_commands(analysis, state.allowed_commands,
-                            cd_checker(ctx, c.resolve, c.cwd or ctx.project_root))
-    else:  # no `cd` to follow on disk: the verdict depends on the text alone
-        v = _commands_by_line(command, tuple(state.allowed_commands))
-    c.trace += [f"allowed_commands: {t}" for t in v.trace]
-    c.trace += [f"allowed_commands: redirect {p} -> deny" for p in redirect_problems]
-    if not v.allowed or redirect_problems:
-        why = "; ".join(x for x in [v.reason, *redirect_problems] if x)
-        return _deny("allowed_commands", c.what, why, state, ctx, c.trace, shell=True,
-                     files=tuple(c.files))
-    return None
+    return _deny(refused[0], c.what, refused[1], state, ctx, c.trace, shell=True,
+                 files=tuple(c.files))
 
-
-def _check_commands(analysis: ShellAnalysis, allowed: tuple[str, ...],
-                    cd_check: Callable[[Command], str | None]) -> Verdict:
-    from .shell import check_commands
-
-    return check_commands(analysis, allowed, cd_check=cd_check)
-
-
-@lru_cache(maxsize=256)
-def _commands_by_line(command: str, allowed: tuple[str, ...]) -> Verdict:
-    from .shell import analyze, check_commands
-
-    return check_commands(analyze(command), allowed)
-
-
-# -- 6. blocked_env ----------------------------------------------------------------------------
 
 def _blocked_env(c: _Call, state: State, counters: Counters, ctx: GateContext
                  ) -> Decision | None:
-    analysis, command = c.analysis, c.command
-    if analysis is None or command is None:
+    if c.analysis is None or c.command is None:
         return None
-    if not state.blocked_env:
-        if not analysis.ok and state.allowed_commands is None:
-            c.trace.append("shell: " + "; ".join(analysis.problems) +
-                           " (no command rules in this state)")
+    why = _sh.lines.env_problem(c, state)
+    if why is None:
         return None
-    if len(command) <= CACHE_MAX_LINE:
-        v = _env_by_line(command, tuple(state.blocked_env))
-    else:
-        from .shell import check_env
-
-        v = check_env(analysis, state.blocked_env)
-    c.trace += [f"blocked_env: {t}" for t in v.trace]
-    if not v.allowed:
-        return _deny("blocked_env", c.what, v.reason, state, ctx, c.trace, shell=True,
-                     files=tuple(c.files))
-    return None
-
-
-@lru_cache(maxsize=256)
-def _env_by_line(command: str, blocked: tuple[str, ...]) -> Verdict:
-    from .shell import analyze, check_env
-
-    return check_env(analyze(command), blocked)
+    return _deny("blocked_env", c.what, why, state, ctx, c.trace, shell=True,
+                 files=tuple(c.files))
 
 
 # -- 7-8. max_edit_lines, max_files_per_state --------------------------------------------------
@@ -478,15 +454,11 @@ def _allow(c: _Call, state: State) -> Decision:
     run with the blocked variables unset and the overrides exported."""
     updated = None
     if c.analysis is not None and c.command is not None and c.shell_key is not None:
-        from .channels import line_exports
-
-        extra = line_exports(c.analysis, state)
+        extra = _sh.channels.line_exports(c.analysis, state)
         if state.blocked_env or state.env_overrides or extra:
-            from .shell import rewrite_for_env
-
             updated = dict(c.args)
-            updated[c.shell_key] = rewrite_for_env(c.command, state.blocked_env,
-                                                   {**extra, **state.env_overrides})
+            updated[c.shell_key] = _sh.shell.rewrite_for_env(c.command, state.blocked_env,
+                                                             {**extra, **state.env_overrides})
             c.trace.append("rewritten to run with blocked variables unset"
                            + (" and " + ", ".join(sorted({*extra, *state.env_overrides}))
                               + " exported" if extra or state.env_overrides else ""))
@@ -580,10 +552,10 @@ def _memo_of(state: State) -> _StateMemo:
 _STATES: dict[int, _StateMemo] = {}
 
 
-def _tool_allowed_in(state: State, name: str) -> bool:
+def _tool_allowed_in(memo: _StateMemo, state: State, name: str) -> bool:
     """`tool_allowed(name, state.allowed_tools, state.disallowed_tools)`, remembered per State
-    object."""
-    verdicts = _memo_of(state).tools
+    object (`memo`: its `_StateMemo`)."""
+    verdicts = memo.tools
     if verdicts is None:
         return tool_allowed(name, state.allowed_tools, state.disallowed_tools)
     v = verdicts.get(name)

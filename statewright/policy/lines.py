@@ -1,5 +1,6 @@
-"""The file-system side of check 5 for a shell line (DESIGN section 4): following `cd`, the
-scope of output redirects, and how check 8 names the files a line writes."""
+"""Checks 5 and 6 for a shell line (DESIGN section 4), called by `gate`, with the file-system
+side of check 5: following `cd`, the scope of output redirects, and how check 8 names the files
+a line writes. Loaded only when a shell line is decided."""
 
 from __future__ import annotations
 
@@ -7,21 +8,79 @@ import os
 
 from ..lean import TYPE_CHECKING
 from .paths import HARMLESS_DEVICES, relative_to_root
+from .protect.line import changes_worktree
 from .protect.scope import holds_protected, sensitive
+from .shell import check_commands, check_env
+from .shell.cwds import DirWalk, line_cwds
+from .types import CACHE_MAX_LINE, LineMemo
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
+    from typing import Any
 
+    from ..definition.compiled import State
     from .paths import Resolve
     from .shell import Command, ShellAnalysis
     from .types import GateContext
+
+#: the verdicts of checks 5 and 6 that depend on the text alone, kept per line
+_commands_by_line = LineMemo(check_commands)
+_env_by_line = LineMemo(check_env)
+
+
+def command_problem(c: Any, state: State, ctx: GateContext) -> tuple[str, str] | None:
+    """Check 5 for the shell line of `c` (the gate's call): every command allowed, output
+    redirects in scope. (rule, why) when refused. Adds to `c` the files the line writes (check
+    8) and the trace."""
+    analysis, command = c.analysis, c.command
+    cwds = line_cwds(analysis, c.cwd or ctx.project_root)[0]
+    for r in analysis.redirects:
+        if r.output and r.target is not None and r.target.literal and \
+                r.target.value not in HARMLESS_DEVICES:
+            for d in cwds:
+                f = file_key(r.target.value, ctx, c.resolve, d)
+                if f not in c.files:
+                    c.files.append(f)
+    for f in worktree_changes(analysis, ctx, c.resolve, cwds):
+        if f not in c.files:
+            c.files.append(f)
+    problems = redirect_problems(analysis, ctx, c.resolve, cwds)
+    if state.allowed_commands is None:
+        # no command rules here, but output redirects obey the same write scope as the
+        # file-writing tools (inside the project, not into .git/ or Claude settings)
+        if problems:
+            c.trace += [f"self_protection: redirect {p}" for p in problems]
+            return "self_protection", "; ".join(problems[:3])
+        return None
+    if analysis.changes_dir or len(command) > CACHE_MAX_LINE:
+        v = check_commands(analysis, state.allowed_commands,
+                           cd_check=cd_checker(ctx, c.resolve, c.cwd or ctx.project_root))
+    else:  # no `cd` to follow on disk: the verdict depends on the text alone
+        v = _commands_by_line(analysis, tuple(state.allowed_commands))
+    c.trace += [f"allowed_commands: {t}" for t in v.trace]
+    c.trace += [f"allowed_commands: redirect {p} -> deny" for p in problems]
+    if not v.allowed or problems:
+        return "allowed_commands", "; ".join(x for x in [v.reason, *problems] if x)
+    return None
+
+
+def env_problem(c: Any, state: State) -> str | None:
+    """Check 6 for the shell line of `c`: why a blocked variable could be read (adds the
+    trace)."""
+    analysis = c.analysis
+    if not state.blocked_env:
+        if not analysis.ok and state.allowed_commands is None:
+            c.trace.append("shell: " + "; ".join(analysis.problems) +
+                           " (no command rules in this state)")
+        return None
+    v = _env_by_line(analysis, tuple(state.blocked_env))
+    c.trace += [f"blocked_env: {t}" for t in v.trace]
+    return None if v.allowed else v.reason
 
 
 def cd_checker(ctx: GateContext, resolve: Resolve, start: str
                 ) -> Callable[[Command], str | None]:
     """A `cd` checker that follows the directory changes of the line in order."""
-    from .shell.cwds import DirWalk
-
     walk = DirWalk(start)
 
     def check(c: Command) -> str | None:
@@ -85,8 +144,6 @@ def worktree_changes(analysis: ShellAnalysis, ctx: GateContext, resolve: Resolve
                      cwds: list[str]) -> list[str]:
     """The files the copies, moves, removals and extractions of a line change, as check 8
     names them (a name known only at run time is `?`: it counts as one more file)."""
-    from .protect.line import changes_worktree
-
     if not changes_worktree(analysis):
         return []
     from .protect.worktree import changed_files

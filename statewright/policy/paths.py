@@ -142,7 +142,11 @@ def project_relative(path: str, project_root: str, cwd: str | None = None) -> st
 def relative_to_root(full: str, project_root: str) -> str | None:
     """'/'-separated form of the resolved absolute `full` relative to the (resolved) project
     root; None outside the project."""
-    root = _real_root(project_root)
+    return relative_to_real(full, _real_root(project_root))
+
+
+def relative_to_real(full: str, root: str) -> str | None:
+    """`relative_to_root` for a project root already resolved (`_real_root`)."""
     if full == root:
         return "."
     if root == os.sep:
@@ -201,6 +205,7 @@ def _kernel_resolve(p: str) -> str | None:
 
 
 _S_IFMT, _S_IFLNK = 0o170000, stat.S_IFLNK
+_SEP, _lstat = os.sep, os.lstat
 _WALK_MAX = 2  # below the project root, lstat each name up to this depth
 
 
@@ -210,29 +215,29 @@ def real_path(p: str, real_root: str | None = None) -> str:
     `real_root`: an already resolved directory (the project root); a path lexically below it
     by at most two plain names is checked name by name with lstat (no link on the way, so it
     is its own real path) rather than resolved as a whole."""
-    if real_root is not None and p.startswith(real_root) and \
-            p[len(real_root):len(real_root) + 1] == os.sep and real_root != os.sep:
-        rest = p[len(real_root) + 1:]
-        parts = rest.split(os.sep)
-        if len(parts) <= _WALK_MAX and "" not in parts and "." not in parts and \
-                ".." not in parts:
-            cur = real_root
-            i = 0
-            for name in parts:
-                nxt = cur + os.sep + name
-                try:
-                    mode = os.lstat(nxt).st_mode
-                except FileNotFoundError:
-                    # missing, and not a dangling link: nothing below it exists either
-                    return os.sep.join([nxt, *parts[i + 1:]])
-                except OSError:
-                    break
-                if mode & _S_IFMT == _S_IFLNK:
-                    break
-                cur = nxt
-                i += 1
-            else:
-                return cur
+    if real_root is not None:
+        n = len(real_root)
+        if p[n:n + 1] == _SEP and p.startswith(real_root) and real_root != _SEP:
+            parts = p[n + 1:].split(_SEP)
+            if len(parts) <= _WALK_MAX and "" not in parts and "." not in parts and \
+                    ".." not in parts:
+                cur = real_root
+                i = 0
+                for name in parts:
+                    nxt = cur + _SEP + name
+                    try:
+                        mode = _lstat(nxt).st_mode
+                    except FileNotFoundError:
+                        # missing, and not a dangling link: nothing below it exists either
+                        return _SEP.join([nxt, *parts[i + 1:]])
+                    except OSError:
+                        break
+                    if mode & _S_IFMT == _S_IFLNK:
+                        break
+                    cur = nxt
+                    i += 1
+                else:
+                    return cur
     if _kernel_ok():
         r = _kernel_resolve(p)
         if r is not None:
@@ -283,12 +288,12 @@ class PathResolver:
         if not shell and p[:1] == "~":
             p = os.path.expanduser(p)
         # os.path.join, inlined (hot path)
-        if p[:1] == os.sep:
+        if p[:1] == _SEP:
             joined = p
-        elif base[-1:] == os.sep:
+        elif base[-1:] == _SEP:
             joined = base + p
         else:
-            joined = base + os.sep + p
+            joined = base + _SEP + p
         full = self._seen[key] = real_path(joined, self.real_root)
         return full
 

@@ -20,6 +20,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterable
     from typing import Any
 
+#: the host's file tools that read, and whether each searches below what it names (Grep, Glob):
+#: with MCP tools, the only tools whose path arguments could read a process environment
+#: (`policy.channels.environ_read_problem`)
+FILE_READERS = {"Read": False, "Grep": True, "Glob": True, "LS": True, "NotebookRead": False}
+
 
 def normalize_tool_name(name: str) -> str:
     """The name a workflow uses for a tool, whichever path the call came by.

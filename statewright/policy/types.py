@@ -21,6 +21,36 @@ if TYPE_CHECKING:  # pragma: no cover
 CACHE_MAX_LINE = 4096
 
 _EMPTY: frozenset = frozenset()
+_NO_ARG = object()
+
+
+class LineMemo:
+    """A pure function of a shell line's analysis (and of one more hashable argument), its
+    answers kept per line text: up to 256 lines of at most `CACHE_MAX_LINE` characters.
+
+    The function is handed the analysis the caller holds (`shell.analyze` is a pure function
+    of the text), so a line decided again costs a dictionary look-up, and a new line costs no
+    second analysis nor the import statement a function-level `lru_cache` wrapper would run."""
+
+    __slots__ = ("fn", "kept")
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        self.kept: dict[Any, Any] = {}
+
+    def __call__(self, analysis: Any, arg: Any = _NO_ARG) -> Any:
+        source = analysis.source
+        if len(source) > CACHE_MAX_LINE:
+            return self.fn(analysis) if arg is _NO_ARG else self.fn(analysis, arg)
+        key = source if arg is _NO_ARG else (source, arg)
+        kept = self.kept
+        if key in kept:
+            return kept[key]
+        out = self.fn(analysis) if arg is _NO_ARG else self.fn(analysis, arg)
+        if len(kept) >= 256:
+            kept.clear()
+        kept[key] = out
+        return out
 
 
 class ToolCall(Record):

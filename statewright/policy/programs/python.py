@@ -37,5 +37,14 @@ def is_python(name: str) -> bool:
     """Whether the command `name` (a bare name or a path) runs a Python interpreter."""
     if "y" not in name and "Y" not in name:
         return False  # every name of the family has a `y` (the common case: not Python)
-    base = name.rstrip("/").rsplit("/", 1)[-1].lower()
-    return _PYTHON_NAME.fullmatch(base) is not None
+    known = _IS_PYTHON.get(name)
+    if known is None:
+        base = name.rstrip("/").rsplit("/", 1)[-1].lower()
+        known = _PYTHON_NAME.fullmatch(base) is not None
+        if len(_IS_PYTHON) >= 1024:
+            _IS_PYTHON.clear()
+        _IS_PYTHON[name] = known
+    return known
+
+
+_IS_PYTHON: dict[str, bool] = {}  # `is_python` by name (asked a dozen times per line)

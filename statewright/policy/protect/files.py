@@ -7,7 +7,7 @@ import os
 
 from ...lean import TYPE_CHECKING, LazyRe
 from ...names import STORE_FILE
-from .store import ctx_facts, program_paths, program_prefixes, store_markers
+from .store import ctx_facts, program_paths, program_prefixes, remember, store_markers
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
@@ -38,9 +38,21 @@ def path_violation(p: str, ctx: Any, resolve: Resolve, cwd: str | None, write: b
     if not isinstance(p, str) or not p:
         return None
     fx = ctx_facts(ctx)
+    if fulls is None:
+        fulls = [resolve(p, cwd)]
+    # what follows is text alone (the resolutions are this decision's): kept per context
+    key = (p, write, tree, fulls[0]) if len(fulls) == 1 else (p, write, tree, *fulls)
+    verdicts = fx.path_verdicts
+    if key in verdicts:
+        return verdicts[key]
+    return remember(verdicts, key, _path_verdict(p, fulls, fx, ctx, write, tree))
+
+
+def _path_verdict(p: str, fulls: list[str], fx: Any, ctx: Any, write: bool, tree: bool
+                  ) -> str | None:
     if fx.markers.search(p):
         return f"`{p}` is inside statewright's store ({ctx.store_dir}), which agents may not touch"
-    for full in (fulls if fulls is not None else [resolve(p, cwd)]):
+    for full in fulls:
         why = _one_violation(p, full, fx, ctx, write, tree)
         if why:
             return why

@@ -13,7 +13,7 @@ from ...names import STORE_FILE
 from ..paths import relative_to_root
 from ..programs import worktree as wt
 from ..shell.cwds import line_cwds
-from ..types import CACHE_MAX_LINE
+from ..types import LineMemo
 from .cli import basename, cli_violations, loose_mention
 from .store import (
     inside,
@@ -55,24 +55,13 @@ _WORKTREE_NAMES = frozenset({"git", "tar", "bsdtar", "gtar", "unzip", "7z", "7za
 def _may_change_worktree(analysis: ShellAnalysis) -> bool:
     """Whether a command of the line could change the worktree as `protect.worktree` judges
     (`git clean -f`, a copy with a destination, an extraction, ...); kept per line."""
-    if len(analysis.source) <= CACHE_MAX_LINE:
-        return _worktree_facts(analysis.source)[0]
-    return _worktree_scan(analysis)[0]
+    return _worktree_facts(analysis)[0]
 
 
 def changes_worktree(analysis: ShellAnalysis) -> bool:
     """Whether the line copies, moves, links, removes or decompresses files (they count as
     changed files, check 8); kept per line."""
-    if len(analysis.source) <= CACHE_MAX_LINE:
-        return _worktree_facts(analysis.source)[1]
-    return _worktree_scan(analysis)[1]
-
-
-@lru_cache(maxsize=256)
-def _worktree_facts(source: str) -> tuple[bool, bool]:
-    from ..shell import analyze
-
-    return _worktree_scan(analyze(source))
+    return _worktree_facts(analysis)[1]
 
 
 def _worktree_scan(analysis: ShellAnalysis) -> tuple[bool, bool]:
@@ -135,19 +124,6 @@ def _recursive(c: Command) -> bool:
     return n in _TREE_CMDS
 
 
-def _line_key_ok(analysis: ShellAnalysis) -> bool:
-    """Whether per-line results may be cached by the line's text (the analysis is then the
-    cached one `shell.analyze` returns for that text)."""
-    return len(analysis.source) <= CACHE_MAX_LINE
-
-
-@lru_cache(maxsize=256)
-def _static_by_line(source: str, store_dir: str) -> tuple[tuple[str, ...], tuple[Any, ...]]:
-    from ..shell import analyze
-
-    return _static_violations(analyze(source), store_dir)
-
-
 def _static_violations(analysis: ShellAnalysis, store_dir: str
                        ) -> tuple[tuple[str, ...], tuple[Any, ...]]:
     """What self-protection can tell from the text alone: (reasons, commands whose arguments
@@ -199,10 +175,7 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
     """Self-protection for a shell line: every reason it could touch the store or a protected
     file, or run statewright's human-only CLI."""
     cwd = cwd or ctx.project_root
-    if _line_key_ok(analysis):
-        static, todo = _static_by_line(analysis.source, ctx.store_dir)
-    else:
-        static, todo = _static_violations(analysis, ctx.store_dir)
+    static, todo = _static_by_line(analysis, ctx.store_dir)
     out = list(static)
     needs_fs = todo or analysis.redirects
     if needs_fs:
@@ -276,3 +249,7 @@ def _protected_arg(c: Command, a: Word, recursive: bool, ctx: Any, full: str,
 def _protected_names(protected: frozenset[str]) -> frozenset[str]:
     return frozenset(os.path.basename(p).lower() for p in protected)
 
+
+#: what the line's text alone tells (kept per line)
+_worktree_facts = LineMemo(_worktree_scan)
+_static_by_line = LineMemo(_static_violations)

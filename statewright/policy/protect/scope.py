@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from ...lean import TYPE_CHECKING
-from .store import ctx_facts, is_protected
+from .store import ctx_facts, is_protected, remember
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..types import GateContext
@@ -95,5 +95,9 @@ def write_target_problem(p: str, full: str, rel: str | None, ctx: GateContext) -
     """Why an edit tool may not write `p`: outside the project, or somewhere `sensitive`."""
     if rel is None:
         return f"`{p}` is outside the project; edit tools may only write inside it"
+    key = (p, full, rel)  # (text alone: kept per context)
+    verdicts = ctx_facts(ctx).write_verdicts
+    if key in verdicts:
+        return verdicts[key]
     why = sensitive(rel, full, ctx)
-    return f"`{p}`: {why}" if why else None
+    return remember(verdicts, key, f"`{p}`: {why}" if why else None)

@@ -28,6 +28,7 @@ CONFIG_FILES = (CONFIG_FILE, ".claude/settings.json", ".claude/settings.local.js
 #: the user's own Claude Code configuration (hooks, MCP servers of every scope, plugins)
 HOME_CONFIG_FILES = ("~/.claude.json", "~/.claude/settings.json", "~/.claude/settings.local.json")
 
+@lru_cache(maxsize=64)
 def store_markers(store_dir: str) -> tuple[str, ...]:
     base = os.path.basename(os.path.normpath(store_dir)) or STATE_DIR
     return tuple(dict.fromkeys([base, STATE_DIR]))
@@ -191,12 +192,14 @@ class CtxFacts:
         "home_claude",
         "home_claude_prefix",
         "markers",
+        "path_verdicts",
         "protected",
         "real_root",
         "real_store",
         "real_store_prefix",
         "store",
         "store_prefix",
+        "write_verdicts",
     )
 
     def __init__(self, project_root: str, store_dir: str, protected: frozenset[str]) -> None:
@@ -211,6 +214,19 @@ class CtxFacts:
         self.real_store_prefix = self.real_store + os.sep
         hc = _home_claude().rstrip(os.sep)
         self.home_claude, self.home_claude_prefix = hc, hc + os.sep
+        # verdicts of pure, text-only questions about paths already resolved, under these facts
+        # (`protect.files.path_violation`, `protect.scope.write_target_problem`): what the file
+        # system says is never kept, only what follows from the text of the resolutions
+        self.path_verdicts: dict[tuple[Any, ...], str | None] = {}
+        self.write_verdicts: dict[tuple[str, str, str], str | None] = {}
+
+
+def remember(verdicts: dict[Any, str | None], key: Any, why: str | None) -> str | None:
+    """Keep `why` in `verdicts` (a `CtxFacts` memo of a pure function of `key`); returns it."""
+    if len(verdicts) >= 4096:
+        verdicts.clear()
+    verdicts[key] = why
+    return why
 
 
 @lru_cache(maxsize=64)

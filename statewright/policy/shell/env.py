@@ -73,11 +73,16 @@ def check_env(analysis: ShellAnalysis, blocked_env: tuple[str, ...] | list[str])
             trace.append(why + " -> deny")
             denied.append(why)
     named = _mentions(analysis.source, blocked)
+    # (a name is in some argument's value only if it is in them all joined by a newline, which
+    # no variable name holds: the usual line is looked at once, not word by word)
+    values = "\n".join([w.value for c in analysis.commands for w in c.argv])
+    in_values = any(n in values for n in blocked)
     for c in analysis.commands:
         if c.stdin_text:
             named += _mentions(c.stdin_text, blocked)
-        for w in c.argv:
-            named += _mentions(w.value, blocked)
+        if in_values:
+            for w in c.argv:
+                named += _mentions(w.value, blocked)
     for n in dict.fromkeys(named):
         why = f"names the blocked variable `{n}`"
         trace.append(why + " -> deny")

@@ -10,6 +10,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
 _PARSER: Any = None
+_JOBS: list[Any] = []  # [the `QueryCursor` of `"&"`, or None] once made (`has_job_token`)
 
 
 def bash_parser() -> Any:
@@ -18,6 +19,34 @@ def bash_parser() -> Any:
         parser_cls, language_cls, bash_language = _tree_sitter()
         _PARSER = parser_cls(language_cls(bash_language()))
     return _PARSER
+
+
+def has_job_token(root: Any) -> bool:
+    """Whether the parse tree under `root` holds a `&` token (a job left running; not `&&`,
+    `>&`, `&>`, which are tokens of their own). A tree without errors is searched by a
+    tree-sitter query (in C); one with errors node by node, every node visited."""
+    if not root.has_error:
+        if not _JOBS:
+            _JOBS.append(_job_query())
+        cursor = _JOBS[0]
+        if cursor is not None:
+            return bool(cursor.captures(root))
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n.type == "&":
+            return True
+        stack.extend(n.children)
+    return False
+
+
+def _job_query() -> Any:
+    """A `QueryCursor` matching `&` tokens, or None where the binding offers none."""
+    try:
+        core = load_extension("tree_sitter")
+        return core.QueryCursor(core.Query(bash_parser().language, '"&" @job'))
+    except Exception:  # pragma: no cover - an older binding: the node-by-node search
+        return None
 
 
 def _tree_sitter() -> tuple[Any, Any, Any]:

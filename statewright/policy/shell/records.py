@@ -4,7 +4,7 @@ docstring)."""
 
 from __future__ import annotations
 
-from ...lean import TYPE_CHECKING, Record, set_field
+from ...lean import TYPE_CHECKING, Record, field_setters, set_field
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..programs.spec import Risk
@@ -33,13 +33,18 @@ class Word(Record):
 
     def __init__(self, text: str, value: str, pattern: str, literal: bool,
                  dynamic: bool = False, glob: bool = False, tilde: bool = False) -> None:
-        set_field(self, "text", text)
-        set_field(self, "value", value)
-        set_field(self, "pattern", pattern)
-        set_field(self, "literal", literal)
-        set_field(self, "dynamic", dynamic)  # contains $var, ${...}, $(...), `...`, $((...))
-        set_field(self, "glob", glob)  # unquoted * ? [
-        set_field(self, "tilde", tilde)  # leading unquoted ~
+        # (a shell line makes a few dozen: each field is stored through its own slot
+        # descriptor, `lean.field_setters`, as `policy.types.Decision` does)
+        _w_text(self, text)
+        _w_value(self, value)
+        _w_pattern(self, pattern)
+        _w_literal(self, literal)
+        _w_dynamic(self, dynamic)  # contains $var, ${...}, $(...), `...`, $((...))
+        _w_glob(self, glob)  # unquoted * ? [
+        _w_tilde(self, tilde)  # leading unquoted ~
+
+
+(_w_text, _w_value, _w_pattern, _w_literal, _w_dynamic, _w_glob, _w_tilde) = field_setters(Word)
 
 
 class Redirect(Record):
@@ -61,9 +66,12 @@ class Redirect(Record):
 class Command(Record):
     """One command that would run. `argv[0]` is the command name (as a Word)."""
 
-    __slots__ = __match_args__ = _fields = ("argv", "text", "context", "assignments",
-                                            "redirects", "stdin", "stdin_text", "parent",
-                                            "offset", "function_call", "kind", "risks")
+    __match_args__ = _fields = ("argv", "text", "context", "assignments", "redirects", "stdin",
+                                "stdin_text", "parent", "offset", "function_call", "kind",
+                                "risks")
+    # besides the fields: `name`, `name_literal` and `args`, read again and again by every
+    # check, derived from `argv` once
+    __slots__ = (*_fields, "args", "name", "name_literal")
     argv: tuple[Word, ...]
     text: str
     context: str
@@ -76,6 +84,9 @@ class Command(Record):
     function_call: bool
     kind: str
     risks: tuple[Risk, ...]
+    name: str  # the command name: argv[0]'s value ("" when there is no argv)
+    name_literal: bool  # argv[0] is fixed text
+    args: tuple[Word, ...]  # argv[1:]
 
     def __init__(self, argv: tuple[Word, ...], text: str, context: str = "top",
                  assignments: tuple[tuple[str, Word], ...] = (),
@@ -83,35 +94,32 @@ class Command(Record):
                  stdin_text: str | None = None, parent: int | None = None, offset: int = 0,
                  function_call: bool = False, kind: str = "simple",
                  risks: tuple[Risk, ...] = ()) -> None:
-        set_field(self, "argv", argv)
-        set_field(self, "text", text)
+        _c_argv(self, argv)
+        _c_text(self, text)
         # where it sits: top, $(...), pipeline, function f, sh -c, env, ...
-        set_field(self, "context", context)
-        set_field(self, "assignments", assignments)  # `VAR=value cmd`
-        set_field(self, "redirects", redirects)
-        set_field(self, "stdin", stdin)  # inherit | pipe | heredoc | herestring | file
-        set_field(self, "stdin_text", stdin_text)  # literal here-doc / here-string text fed to it
-        set_field(self, "parent", parent)  # index of the wrapper command this one was found inside
-        set_field(self, "offset", offset)  # position in the parent's argv where this command starts
-        set_field(self, "function_call", function_call)  # calls a function defined in the same line
-        set_field(self, "kind", kind)  # simple | declaration | unset
+        _c_context(self, context)
+        _c_assignments(self, assignments)  # `VAR=value cmd`
+        _c_redirects(self, redirects)
+        _c_stdin(self, stdin)  # inherit | pipe | heredoc | herestring | file
+        _c_stdin_text(self, stdin_text)  # literal here-doc / here-string text fed to it
+        _c_parent(self, parent)  # index of the wrapper command this one was found inside
+        _c_offset(self, offset)  # position in the parent's argv where this command starts
+        _c_function_call(self, function_call)  # calls a function defined in the same line
+        _c_kind(self, kind)  # simple | declaration | unset
         # what its options and subcommands tell it to do beyond its name (`policy.programs`)
-        set_field(self, "risks", risks)
-
-    @property
-    def name(self) -> str:
-        return self.argv[0].value if self.argv else ""
-
-    @property
-    def name_literal(self) -> bool:
-        return bool(self.argv) and self.argv[0].literal
-
-    @property
-    def args(self) -> tuple[Word, ...]:
-        return self.argv[1:]
+        _c_risks(self, risks)
+        _c_name(self, argv[0].value if argv else "")
+        _c_name_literal(self, bool(argv) and argv[0].literal)
+        _c_args(self, argv[1:])
 
     def values(self) -> list[str]:
         return [w.value for w in self.argv]
+
+
+(_c_argv, _c_text, _c_context, _c_assignments, _c_redirects, _c_stdin, _c_stdin_text, _c_parent,
+ _c_offset, _c_function_call, _c_kind, _c_risks) = field_setters(Command)
+_c_name, _c_name_literal, _c_args = (Command.name.__set__, Command.name_literal.__set__,  # type: ignore[attr-defined]
+                                     Command.args.__set__)  # type: ignore[attr-defined]
 
 
 class ShellAnalysis(Record):
@@ -119,7 +127,8 @@ class ShellAnalysis(Record):
 
     __slots__ = __match_args__ = _fields = ("source", "commands", "redirects", "assignments",
                                             "variables", "functions", "words", "problems",
-                                            "changes_dir", "status_command", "hidden_code")
+                                            "changes_dir", "status_command", "hidden_code",
+                                            "job_tokens")
     source: str
     commands: tuple[Command, ...]
     redirects: tuple[Redirect, ...]
@@ -131,6 +140,7 @@ class ShellAnalysis(Record):
     changes_dir: bool
     status_command: int
     hidden_code: tuple[str, ...]
+    job_tokens: tuple[tuple[str, bool], ...]
 
     def __init__(self, source: str, commands: tuple[Command, ...] = (),
                  redirects: tuple[Redirect, ...] = (),
@@ -138,7 +148,8 @@ class ShellAnalysis(Record):
                  variables: tuple[str, ...] = (), functions: frozenset[str] = _EMPTY,
                  words: tuple[Word, ...] = (), problems: tuple[str, ...] = (),
                  changes_dir: bool = False, status_command: int = -1,
-                 hidden_code: tuple[str, ...] = ()) -> None:
+                 hidden_code: tuple[str, ...] = (),
+                 job_tokens: tuple[tuple[str, bool], ...] = ()) -> None:
         set_field(self, "source", source)
         set_field(self, "commands", commands)
         set_field(self, "redirects", redirects)  # every redirection in the line
@@ -157,6 +168,9 @@ class ShellAnalysis(Record):
         # code bash would run from text it evaluates as arithmetic or a subscript (`arith`);
         # also among `problems`
         set_field(self, "hidden_code", hidden_code)
+        # each text holding `&` that the walk parsed (the line, code run by `sh -c`, `eval`,
+        # ...), and whether its parse tree holds a `&` token (`parser.has_job_token`)
+        set_field(self, "job_tokens", job_tokens)
 
     @property
     def ok(self) -> bool:

@@ -16,7 +16,7 @@ from ..paths import has_surrogate
 from ..types import CACHE_MAX_LINE
 from . import arith
 from .cwds import DIR_CHANGERS
-from .parser import bash_parser, first_error, has_missing
+from .parser import bash_parser, first_error, has_job_token, has_missing
 from .records import Command, Redirect, ShellAnalysis, Word
 from .words import literal_word, make_word, part_word
 from .wrappers import inner_commands
@@ -65,6 +65,7 @@ def _analyze(command_line: str) -> ShellAnalysis:
         assignments=tuple(w.assignments), variables=tuple(w.variables),
         functions=frozenset(w.functions), words=tuple(w.words), problems=tuple(w.problems),
         changes_dir=w.changes_dir, status_command=w.status_command, hidden_code=tuple(hidden),
+        job_tokens=tuple(w.job_tokens.items()),
     )
 
 
@@ -92,6 +93,7 @@ class Walker:
         self.evaluated: list[tuple[str, str]] = []
         self.tainted: set[str] = set()
         self.integers: set[str] = set()
+        self.job_tokens: dict[str, bool] = {}  # see ShellAnalysis.job_tokens
 
     def hidden_code(self) -> list[str]:
         """Why code would run from text bash evaluates as arithmetic or a subscript."""
@@ -124,6 +126,8 @@ class Walker:
             return
         tree = bash_parser().parse(source.encode("utf-8", "surrogatepass"))
         root = tree.root_node
+        if "&" in source:
+            self.job_tokens[source] = has_job_token(root)
         if root.has_error or has_missing(root):
             where = first_error(root)
             self.problems.append(f"the command line does not parse cleanly ({where})")

@@ -118,9 +118,10 @@ class _W:
         self.glob = False
 
 
-def _word_parts(node: Any, w: _W, problems: list[str]) -> None:
+def _word_parts(node: Any, w: _W, problems: list[str], text: str | None = None) -> None:
     t = node.type
-    text = node.text.decode("utf-8", "replace")
+    if text is None:
+        text = node.text.decode("utf-8", "replace")
     if t in ("word", "number", "extglob_pattern", "regex", "special_character", "test_operator",
              "file_descriptor", "heredoc_start", "variable_name"):
         if "`" in text.replace("\\`", "") or "$(" in text:
@@ -177,15 +178,14 @@ _PLAIN_WORD_RE = re.compile(r"[^\\*?\[\]{}$`~]+\Z")
 def make_word(node: Any, problems: list[str]) -> Word:
     """The `Word` of a parse-tree node; what the analysis cannot see through goes to
     `problems`."""
-    if node.type == "word":
-        text = node.text.decode("utf-8", "replace")
-        if _PLAIN_WORD_RE.match(text):
-            # the common case: a bare word with nothing to unquote, expand or glob
-            return Word(text=text, value=text, pattern=text, literal=True)
-    w = _W()
-    _word_parts(node, w, problems)
+    t = node.type
     text = node.text.decode("utf-8", "replace")
-    tilde = node.type in ("word", "concatenation") and text.startswith("~")
+    if t == "word" and _PLAIN_WORD_RE.match(text):
+        # the common case: a bare word with nothing to unquote, expand or glob
+        return Word(text, text, text, True)
+    w = _W()
+    _word_parts(node, w, problems, text)
+    tilde = (t == "word" or t == "concatenation") and text.startswith("~")
     pat = "".join(w.pat)
     return Word(text=text, value="".join(w.val), pattern=pat,
                 literal=w.literal and not tilde, dynamic=w.dynamic, glob=w.glob, tilde=tilde)
