@@ -481,3 +481,50 @@ def test_input_within_the_nesting_limit_is_decided_as_usual(root, ctx) -> None:
     inp["options"] = {"path": _nested(10, ".statewright/state.db")}
     d = gate(State(name="s"), Counters(), ToolCall("Write", inp), ctx)
     assert not d.allowed and d.rule == "self_protection"
+
+
+def _difflib_lines(new: str, old: str) -> int:
+    import difflib
+
+    a, b = old.splitlines(True), new.splitlines(True)
+    return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in
+               difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if tag != "equal")
+
+
+def test_a_write_counts_as_difflib_does_on_real_files():
+    """Only the part between the common head and tail is compared: on real source files and
+    everyday edits (lines changed, added, removed anywhere) the count is difflib's."""
+    import random
+    from pathlib import Path
+
+    rng = random.Random(17)
+    root = Path(__file__).resolve().parents[2]
+    files = [root / "statewright/policy/gate.py", root / "README.md", root / "docs/policy.md"]
+    for f in files:
+        old = f.read_text()
+        for _ in range(40):
+            lines = old.splitlines(True)
+            for _ in range(rng.randint(1, 6)):
+                i = rng.randrange(len(lines))
+                op = rng.choice(("change", "insert", "delete"))
+                if op == "change":
+                    lines[i] = f"changed {rng.random()}\n"
+                elif op == "insert":
+                    lines.insert(i, "\n" if rng.random() < 0.5 else f"new {i}\n")
+                elif len(lines) > 1:
+                    del lines[i]
+            new = "".join(lines)
+            assert write_lines(new, old) == _difflib_lines(new, old)
+
+
+def test_a_write_over_a_long_repetitive_file_is_counted_at_least_as_many_lines_as_differ():
+    """Lines that repeat too often to compare quickly stop anchoring the comparison (it would
+    otherwise take seconds inside the store's write transaction): the count can only err
+    towards more lines, never below what certainly differs."""
+    old = "".join("x = 1\n" if i % 2 else "    pass\n" for i in range(2000))
+    rewrite = "".join("x = 1\n" if i % 3 else "    pass\n" for i in range(2000))
+    differ = abs(old.count("pass") - rewrite.count("pass"))  # lines no order can match
+    assert write_lines(rewrite, old) >= differ
+    two = old.split("\n")
+    two[0], two[-2] = "first changed", "last changed"
+    assert write_lines("\n".join(two), old) >= 2
