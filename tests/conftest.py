@@ -33,6 +33,26 @@ def _resident_servers(tmp_path_factory: pytest.TempPathFactory):
     os.environ["XDG_RUNTIME_DIR"] = str(base)
     yield base
     stop_resident_servers(Path(run_dir({"XDG_RUNTIME_DIR": str(base)})))
+    _stop_servers_of_projects_under(str(tmp_path_factory.getbasetemp()))
+
+
+def _stop_servers_of_projects_under(base: str) -> None:
+    """Also stop the servers of this session's projects that a test's own environment placed
+    elsewhere (a hook run with an environment built from scratch, without XDG_RUNTIME_DIR)."""
+    import signal
+
+    for proc in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
+        try:
+            if b"statewright.hook.server" not in (proc / "cmdline").read_bytes():
+                continue
+            env = (proc / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(e.startswith(b"CLAUDE_PROJECT_DIR=" + base.encode()) for e in env):
+            try:
+                os.kill(int(proc.name), signal.SIGTERM)
+            except (OSError, ValueError):
+                pass
 
 
 def stop_resident_servers(directory: Path) -> list[int]:
