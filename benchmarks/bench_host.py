@@ -18,6 +18,12 @@ turn of its own, and the proxy's shutdown).
 
 Process hooks run in a project whose resident hook server (`statewright.hook.resident`) is up,
 as it is from a session's second hook event on; warm-up sessions start it.
+
+The marginal time per call hides part of a hook's time (the host overlaps it with its own
+per-call work: `python -c pass` hooks cost about nothing per call on a quiet machine), so the
+process form is judged against the floor by what the host itself measures: the duration of
+every PreToolUse and PostToolUse hook it ran, from its debug log (`--debug-file`), medians over
+sessions of 4N calls in both wirings.
 Prints `name | value | unit | budget` rows; exits 1 when a figure is over its budget.
 """
 
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 import tempfile
@@ -79,6 +86,23 @@ def session_seconds(host: Host, calls: int) -> tuple[float, float]:
     return s.seconds, s.started
 
 
+_HOOK_DONE = re.compile(r"Hooks: (?:PreToolUse|PostToolUse):Bash \[.*\] finished with status "
+                        r"\d+ \((\d+)ms\)")
+
+
+def hook_durations(host: Host, calls: int, log: Path) -> list[int]:
+    """Milliseconds of each per-call hook the host ran in one session, as it logged them."""
+    steps = [ToolUse("Bash", {"command": f"echo {i}"}) for i in range(calls)]
+    log.unlink(missing_ok=True)  # (the host appends to it)
+    s = host.run([*steps, Text("done")], allowed_tools=("Bash",),
+                 extra_args=("--debug-file", str(log)))
+    found = [int(m.group(1)) for m in _HOOK_DONE.finditer(log.read_text())]
+    if s.returncode != 0 or len(found) != 2 * calls:
+        raise SystemExit(f"hook durations not found for {host.root.name}: rc={s.returncode}, "
+                         f"{len(found)} of {2 * calls}")
+    return found
+
+
 def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=4)
@@ -87,6 +111,7 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
     n, big = args.calls, 4 * args.calls
     times: dict[tuple[str, int], list[float]] = {}
     starts: dict[str, list[float]] = {}
+    hooks: dict[str, list[int]] = {"process": [], "floor": []}
     with tempfile.TemporaryDirectory(prefix="sw-bench-host-") as tmp:
         hosts = {w: make_host(Path(tmp), w) for w in WIRINGS}
         for w in WIRINGS:  # warm-up: fill caches (binary pages, .pyc), start hook servers
@@ -99,7 +124,10 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
                     times.setdefault((w, calls), []).append(whole)
                     if calls == 0:
                         starts.setdefault(w, []).append(started)
+            for w in hooks:
+                hooks[w] += hook_durations(hosts[w], big, Path(tmp) / f"{w}.debug.log")
     med = {k: statistics.median(v) for k, v in times.items()}
+    hook_ms = {w: statistics.median(v) for w, v in hooks.items()}
     start = {w: statistics.median(v) for w, v in starts.items()}
     per_call = {w: (med[(w, big)] - med[(w, n)]) / (big - n) * 1000 for w in WIRINGS}
     floor_extra = per_call["floor"] - per_call["none"]
@@ -108,11 +136,12 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
         ("per call, no statewright", round(per_call["none"], 1), "ms", "(reference)"),
         ("per call, mcp_tool hooks (default) - none", round(per_call["mcp"] - per_call["none"], 1),
          "ms", "<=25"),
-        ("per call, process hooks - none", round(process_extra, 1), "ms", "(see ratio)"),
-        ("per call, python -c pass hooks - none", round(floor_extra, 1), "ms", "(floor)"),
-        ("process hooks / python -c pass hooks",
-         round(process_extra / floor_extra, 2) if floor_extra > 0 else float("nan"), "x",
-         "<=1.3"),
+        ("per call, process hooks - none", round(process_extra, 1), "ms", "(info)"),
+        ("per call, python -c pass hooks - none", round(floor_extra, 1), "ms", "(info)"),
+        ("process hook, as the host times it (median)", hook_ms["process"], "ms", ""),
+        ("python -c pass hook, as the host times it (median)", hook_ms["floor"], "ms", ""),
+        ("process hooks / python -c pass hooks (host's timing)",
+         round(hook_ms["process"] / hook_ms["floor"], 2), "x", "<=1.3"),
         ("session start (to the first model request), none", round(start["none"] * 1000), "ms",
          "(reference)"),
         ("session start, mcp - none", round((start["mcp"] - start["none"]) * 1000), "ms",

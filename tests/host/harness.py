@@ -104,9 +104,11 @@ class Host:
 
     def run(self, steps: list[Step] | dict[str, list[Step]], *,
             allowed_tools: tuple[str, ...] = DEFAULT_TOOLS, prompt: str = "Do the task.",
-            env: dict[str, str] | None = None, timeout: float = 240) -> Session:
+            env: dict[str, str] | None = None, timeout: float = 240,
+            extra_args: tuple[str, ...] = ()) -> Session:
         with StandIn(steps) as api:
-            cmd = [str(CLAUDE), "-p", prompt, "--output-format", "stream-json", "--verbose"]
+            cmd = [str(CLAUDE), "-p", prompt, "--output-format", "stream-json", "--verbose",
+                   *extra_args]
             if allowed_tools:
                 cmd += ["--allowedTools", ",".join(allowed_tools)]
             t0, m0 = time.perf_counter(), time.monotonic()
