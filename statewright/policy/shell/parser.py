@@ -11,6 +11,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _PARSER: Any = None
 _JOBS: list[Any] = []  # [the `QueryCursor` of `"&"`, or None] once made (`has_job_token`)
+#: trees searched node by node before the query is compiled: compiling it costs ~7.5 ms, more
+#: than a process hook deciding one line spends on the walk; a long-running process (the
+#: proxy, the resident hook server) decides many and compiles it once
+QUERY_AFTER = 16
+_SEARCHED = [0]
 
 
 def bash_parser() -> Any:
@@ -24,13 +29,15 @@ def bash_parser() -> Any:
 def has_job_token(root: Any) -> bool:
     """Whether the parse tree under `root` holds a `&` token (a job left running; not `&&`,
     `>&`, `&>`, which are tokens of their own). A tree without errors is searched by a
-    tree-sitter query (in C); one with errors node by node, every node visited."""
-    if not root.has_error:
+    tree-sitter query (in C) once `QUERY_AFTER` trees were searched node by node; one with
+    errors always node by node, every node visited."""
+    if not root.has_error and _SEARCHED[0] >= QUERY_AFTER:
         if not _JOBS:
             _JOBS.append(_job_query())
         cursor = _JOBS[0]
         if cursor is not None:
             return bool(cursor.captures(root))
+    _SEARCHED[0] += 1
     stack = [root]
     while stack:
         n = stack.pop()
