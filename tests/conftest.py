@@ -27,10 +27,13 @@ NPM_DIR = REPO / "tests" / "npm" / "node_modules"
 def _resident_servers(tmp_path_factory: pytest.TempPathFactory):
     """The resident hook servers the tests' hook processes start live in a directory of this
     test session (each xdist worker its own), and are stopped when it ends."""
-    from statewright.hook.resident import run_dir
+    from statewright.hook.resident import IDLE_ENV, run_dir
 
     base = tmp_path_factory.mktemp("run")
     os.environ["XDG_RUNTIME_DIR"] = str(base)
+    # a server per test project: each goes after 30 s without a request (not the default 10
+    # minutes), so a whole run holds a few dozen at most
+    os.environ[IDLE_ENV] = "30"
     yield base
     stop_resident_servers(Path(run_dir({"XDG_RUNTIME_DIR": str(base)})))
     _stop_servers_of_projects_under(str(tmp_path_factory.getbasetemp()))
@@ -101,6 +104,6 @@ def bin_path(name: str) -> str:
 
 def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("STATEWRIGHT_", "CLAUDE_"))}
+           if not k.startswith(("STATEWRIGHT_", "CLAUDE_")) or k == "STATEWRIGHT_HOOK_IDLE"}
     env.update(extra)
     return env
