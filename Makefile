@@ -12,7 +12,7 @@ HOST_STAMP := $(HOST_DIR)/node_modules/.statewright-installed
 MCP_TOOLS_DIR   := tests/npm-node22
 MCP_TOOLS_STAMP := $(MCP_TOOLS_DIR)/node_modules/.statewright-installed
 
-.PHONY: demo test lint bench venv node mcp-tools chromium clean
+.PHONY: demo test lint bench screenshots venv node mcp-tools chromium clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,10 @@ lint: $(STAMP)
 ## make test: set up, lint, then run every test (unit, property-based, end-to-end)
 test: lint $(NPM_STAMP) $(HOST_STAMP) $(MCP_TOOLS_STAMP) chromium
 	$(PY) -m pytest -n auto --dist loadgroup -q
+
+## make screenshots: retake docs/images/ui-*.png from the browser test (make test leaves them)
+screenshots: $(STAMP) chromium
+	UPDATE_SCREENSHOTS=1 $(PY) -m pytest tests/ui/test_browser.py -q
 
 ## make bench: run the benchmarks of DESIGN.md section 8 and print a table of ratios
 bench: $(STAMP) $(NPM_STAMP) $(HOST_STAMP)

@@ -7,6 +7,7 @@ of another origin, cannot decide. The screenshots in docs/images/ are taken here
 from __future__ import annotations
 
 import http.server
+import os
 import shutil
 import subprocess
 import threading
@@ -26,7 +27,9 @@ CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--disable-dev-shm-usage"]
-IMAGES = REPO / "docs" / "images"
+#: where the screenshots go: docs/images/ with UPDATE_SCREENSHOTS=1 (`make screenshots`), else
+#: the test's own directory (a `make test` leaves the working tree as it found it)
+DOC_IMAGES = REPO / "docs" / "images"
 TIMEOUT_MS = 30_000
 
 
@@ -74,13 +77,14 @@ def evil_origin():
     srv.server_close()
 
 
-def test_the_human_follows_a_run_live_and_approves_it(project, browser, evil_origin):
+def test_the_human_follows_a_run_live_and_approves_it(project, browser, evil_origin, tmp_path):
+    images = DOC_IMAGES if os.environ.get("UPDATE_SCREENSHOTS") == "1" else tmp_path
     rt = Runtime.open(project)
     run_id = rt.start("demo-proxy", "agent", actor="agent")["run_id"]
     Runtime.open(project).start("tdd-feature", "other", actor="agent")
     ui = UiProcess(project)
     try:
-        IMAGES.mkdir(parents=True, exist_ok=True)
+        images.mkdir(parents=True, exist_ok=True)
         ctx = browser.new_context(viewport={"width": 1280, "height": 900})
         page = ctx.new_page()
         page.set_default_timeout(TIMEOUT_MS)
@@ -90,7 +94,7 @@ def test_the_human_follows_a_run_live_and_approves_it(project, browser, evil_ori
         row.wait_for()
         assert "explore" in row.inner_text() and "demo-proxy" in row.inner_text()
         assert "#login" not in page.url  # the secret left the address bar
-        page.screenshot(path=str(IMAGES / "ui-runs.png"), full_page=True)
+        page.screenshot(path=str(images / "ui-runs.png"), full_page=True)
         # a run, followed live while the agent works
         row.locator("a").first.click()
         page.wait_for_url(f"**/runs/{run_id}")
@@ -107,7 +111,7 @@ def test_the_human_follows_a_run_live_and_approves_it(project, browser, evil_ori
         card.wait_for()
         assert "The agent says the change is complete" in card.inner_text()
         aid = card.get_attribute("data-approval")
-        page.screenshot(path=str(IMAGES / "ui-approval.png"), full_page=True)
+        page.screenshot(path=str(images / "ui-approval.png"), full_page=True)
 
         _refused_without_the_secret(browser, ui, run_id, aid, evil_origin)
         view = rt.run_view(run_id)
@@ -120,7 +124,9 @@ def test_the_human_follows_a_run_live_and_approves_it(project, browser, evil_ori
         assert "completed" in page.locator("h1").inner_text()
         history = page.locator("table.history").inner_text()
         assert "approved" in history and "human" in history
-        page.screenshot(path=str(IMAGES / "ui-run.png"), full_page=True)
+        page.screenshot(path=str(images / "ui-run.png"), full_page=True)
+        for name in ("ui-runs.png", "ui-approval.png", "ui-run.png"):
+            assert (images / name).stat().st_size > 1000  # a real picture of the page
         ctx.close()
         view = rt.run_view(run_id)
         assert view["answer"]["status"] == "completed"
