@@ -39,7 +39,8 @@ from pathlib import Path
 from table import exit_status, print_rows
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from statewright.hook.resident import DISABLE_ENV, endpoint
+from statewright.hook import RESIDENT_ENV
+from statewright.hook.resident import endpoint
 
 HERE = Path(__file__).resolve().parent
 PY = Path(sys.executable)
@@ -147,8 +148,8 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
         _setup(watched, WATCHED)
         env = _env(root)
         wenv = _env(watched)
-        alone = {**env, DISABLE_ENV: "0"}
-        walone = {**wenv, DISABLE_ENV: "0"}
+        alone = {**env, RESIDENT_ENV: "0"}
+        walone = {**wenv, RESIDENT_ENV: "0"}
         app = root / "src" / "app.py"
         hook = [str(HOOK), "pre-tool-use"]
         read = _payload(root, "Read", {"file_path": str(app)})

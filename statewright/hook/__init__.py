@@ -33,6 +33,9 @@ USER_PROMPT_SUBMIT = "UserPromptSubmit"
 STOP = "Stop"
 EVENTS = (PRE_TOOL_USE, POST_TOOL_USE, POST_TOOL_USE_FAILURE, SESSION_START, USER_PROMPT_SUBMIT,
           STOP)
+#: "0" in the hook's environment: every event is decided in the hook process, no resident
+#: hook server (`statewright.hook.resident`) is asked or started
+RESIDENT_ENV = "STATEWRIGHT_HOOK_RESIDENT"
 # accepted spellings -> Claude Code's event name ("pre-tool-use", "PreToolUse", "pre_tool_use")
 _ALIASES = {e.lower(): e for e in EVENTS}
 
@@ -54,7 +57,10 @@ def run() -> None:
     except BaseException:
         stdin = None  # (`main` reads again and words the failure)
     out = None
-    if stdin is not None:
+    import os
+
+    env = os.environ
+    if stdin is not None and env.get("CLAUDE_PROJECT_DIR") and env.get(RESIDENT_ENV) != "0":
         try:
             from .resident import ask
 

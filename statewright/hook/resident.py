@@ -50,6 +50,7 @@ import sys
 import time
 
 from ..lean import TYPE_CHECKING, hmac_sha256, same_bytes, sha256, unix_request
+from . import RESIDENT_ENV
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -65,7 +66,6 @@ ANSWER_TIMEOUT_S = 20.0
 MAX_AGE_S = 15.0
 #: the largest request the server reads (a hook input carries a tool's whole result)
 MAX_REQUEST_BYTES = 256 * 1024 * 1024
-DISABLE_ENV = "STATEWRIGHT_HOOK_RESIDENT"
 IDLE_ENV = "STATEWRIGHT_HOOK_IDLE"
 DEFAULT_IDLE_S = 600.0
 #: variables that name a server rather than travel with each request: read once per process
@@ -129,7 +129,7 @@ def endpoint(environ: Mapping[str, str] | None = None) -> Endpoint | None:
     `$CLAUDE_PROJECT_DIR`, no store in the project, no Unix sockets)."""
     env = os.environ if environ is None else environ
     project = env.get("CLAUDE_PROJECT_DIR")
-    if not project or env.get(DISABLE_ENV) == "0" or not hasattr(os, "getuid"):
+    if not project or env.get(RESIDENT_ENV) == "0" or not hasattr(os, "getuid"):
         return None
     from ..names import STORE_FILE, state_dir_str
 
