@@ -106,7 +106,7 @@ class FileWatcher:
         self.rt.watching = None
         if obs is not None:
             obs.stop()
-            obs.join(timeout=5)
+            obs.join(timeout=0.05)  # (a daemon thread: an exit never waits for it)
 
     def changed(self, path: str) -> None:
         """One file changed (created, modified, deleted, moved from or to `path`)."""
