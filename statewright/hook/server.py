@@ -78,7 +78,7 @@ class Server:
             self.idle = DEFAULT_IDLE_S
         self.key = b""
         self.nonces: dict[bytes, float] = {}
-        self.runtimes: dict[tuple[Any, ...], tuple[Any, tuple[Any, ...]]] = {}
+        self.runtimes: dict[tuple[Any, ...], tuple[Any, Any]] = {}  # key -> (runtime, config mark)
         self.request_env: dict[str, str] | None = None
         self.env_key: tuple[Any, ...] = ()
         self.code: list[tuple[str, int]] = []
@@ -320,8 +320,8 @@ class Server:
             return crash_output(args, stdin, exc)
 
     def runtime(self, key: tuple[Any, ...], _data: dict[str, Any] | None) -> Any:
-        """The runtime for this request: one per project root and environment, opened
-        again when the config or the store file on disk is not the one it opened."""
+        """The runtime for this request: one per project root and environment, opened again
+        when the config file changed."""
         from ..runtime import Runtime
 
         # the root the hook process would use: `$CLAUDE_PROJECT_DIR`, resolved where the server
@@ -330,7 +330,7 @@ class Server:
         k = (root, *key)
         held = self.runtimes.get(k)
         if held is not None:
-            if held[1] == _files_mark(root, held[0].store_file):
+            if held[1] == _config_mark(root):
                 return held[0]
             held[0].close()
             del self.runtimes[k]
@@ -339,7 +339,7 @@ class Server:
                 rt.close()
             self.runtimes.clear()
         rt = Runtime.open(project=root, resident=True)
-        self.runtimes[k] = (rt, _files_mark(root, rt.store_file))
+        self.runtimes[k] = (rt, _config_mark(root))
         return rt
 
 
@@ -363,20 +363,13 @@ def _read_all(conn: Any, deadline: float) -> bytes | None:
         chunks.append(chunk)
 
 
-def _files_mark(root: str, store_file: str) -> tuple[Any, ...]:
-    """What must be unchanged for an open runtime to stay right: the config file as it was
-    read, and the store file itself (one moved away and replaced is another store; its size
-    and time change with every write)."""
+def _config_mark(root: str) -> Any:
+    """The config file as it was read: a runtime is opened again when it changes (a store
+    file put in the place of the one opened is the runtime's own business: `has_store`)."""
     from ..names import CONFIG_FILE
 
     try:
         st = os.stat(os.path.join(root, CONFIG_FILE))
-        config: Any = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
     except OSError:
-        config = None
-    try:
-        st = os.stat(store_file)
-        store: Any = (st.st_dev, st.st_ino)
-    except OSError:
-        store = None
-    return config, store
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns

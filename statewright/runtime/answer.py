@@ -112,3 +112,14 @@ def run_summary(r: Run) -> dict[str, Any]:
             "pending_approval": (r.pending_approval.approval_id
                                  if r.pending_approval is not None else None),
             "created_at": r.created_at, "updated_at": r.updated_at}
+
+
+def definition_status(tx: Tx, run_id: str) -> dict[str, Any] | None:
+    """Where the run's definition came from, and whether that file changed since the run
+    started (then with advice: the run keeps the definition it started with)."""
+    status = tx.definition_status(run_id)
+    if status is not None and status["changed_since_start"]:
+        status["advice"] = (f"{status['source_path']} changed since this run started: the run "
+                            "keeps the definition it started with; new runs use the file as it "
+                            "is now")
+    return status

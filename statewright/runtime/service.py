@@ -27,7 +27,7 @@ from ..errors import (
 from ..lean import TYPE_CHECKING
 from ..names import STORE_FILE
 from ..store import Store, Tx
-from .answer import answer_for_run, ended_answer, run_summary, state_answer
+from .answer import answer_for_run, definition_status, ended_answer, run_summary, state_answer
 from .chain import DEFAULT_SESSION, active_chain, chain_of, effective_in, session_top, top_of
 from .persist import apply_outcome, start_run
 
@@ -109,9 +109,9 @@ class Runtime:
 
     def close(self) -> None:
         """Close the store's connections (a long-running process letting this runtime go)."""
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        store, self._store = self._store, None
+        if store is not None:
+            store.close()
 
     # -- sessions and workflows -------------------------------------------------------------
     @staticmethod
@@ -156,10 +156,15 @@ class Runtime:
             return effective_in(tx, self.resolve_session(session))
 
     def has_store(self) -> bool:
-        """Whether the project has a store file. Reading needs none: a project without one has
-        no runs, and nothing that only reads creates it (DESIGN section 5)."""
+        """Whether the project has a store file (reading needs none: no store, no runs; DESIGN
+        section 5). Another file put in the place of the one opened is opened afresh."""
         store = self._store
-        return os.path.exists(store.file if store is not None else self.store_file)
+        if store is None:
+            return os.path.exists(self.store_file)
+        here = store.still_here()
+        if here is False:
+            self.close()  # (the next use opens the file that is there now)
+        return here is not None
 
     def protected_files(self) -> set[str]:
         """Workflow source files of the runs in use (running or paused, any session)."""
@@ -171,9 +176,8 @@ class Runtime:
     # -- the state answer -------------------------------------------------------------------
     def get_state(self, session: str | None = None) -> dict[str, Any]:
         """The state answer of the session's run. With no running or paused run, the session's
-        latest run (else the `default` session's) when it has ended, so the agent can see that
-        its run completed or failed (`ended_answer`); NO_ACTIVE_RUN only when there never was
-        a run."""
+        (else `default`'s) latest run when it has ended, so the agent sees that it completed or
+        failed (`ended_answer`); NO_ACTIVE_RUN only when there never was a run."""
         session = self.resolve_session(session)
         if not self.has_store():
             raise StatewrightError(NO_ACTIVE_RUN, f"no runs yet in this project ({self.root_dir}); "
@@ -188,13 +192,9 @@ class Runtime:
                     return ended_answer(tx, last)
             top, chain = active_chain(tx, session)
             answer = state_answer(tx, chain, top)
-            status = tx.definition_status(answer["run_id"])
+            status = definition_status(tx, answer["run_id"])
             if status is not None:
                 answer["definition"] = status
-                if status["changed_since_start"]:
-                    answer["definition"]["advice"] = (
-                        f"{status['source_path']} changed since this run started: the run keeps "
-                        "the definition it started with; new runs use the file as it is now")
             return answer
 
     # -- starting ---------------------------------------------------------------------------

@@ -376,11 +376,14 @@ class Store:
         self._local = thread_local()
         self.resident = resident
         self._checkpointer: Any = None
+        self.identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the file opened
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], resident: bool = False) -> Store:
         store = cls(path, resident)
         store._conn()  # validate now: a damaged file is reported at open
+        st = os.stat(store.file)
+        store.identity = (st.st_dev, st.st_ino)
         if resident:
             store._start_checkpointer()
         return store
@@ -484,6 +487,16 @@ class Store:
         mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if str(mode).lower() != "wal":  # e.g. a filesystem without shared memory
             conn.execute("PRAGMA journal_mode=DELETE")
+
+    def still_here(self) -> bool | None:
+        """Whether the file this store opened is still at its path: True; another file put in
+        its place (moved away and replaced: its open connections would write the old one):
+        False; no file there: None."""
+        try:
+            st = os.stat(self.file)
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino) == self.identity
 
     def close(self) -> None:
         if self._checkpointer is not None:

@@ -361,3 +361,19 @@ def test_get_state_of_a_failed_run_and_the_default_fallback(rt):
     assert g["is_final"] is True and g["transitions"] == [] and "failed" in g["advice"]
     # a session's own finished run wins over the default session's
     assert rt.get_state("s9")["run_id"] != a["run_id"]
+
+
+def test_a_long_running_runtime_opens_a_store_put_in_the_place_of_its_own(project):
+    """A store moved away and replaced while a long-running process (serve, the resident hook
+    server) holds it open: that process reads and writes the store now at the path, not the
+    file it opened (its connections would otherwise still reach the old one)."""
+    resident = Runtime.open(project, resident=True)
+    first = resident.start("tdd-feature", "s")["run_id"]
+    assert resident.effective_run("s")[0].run_id == first
+    state_dir = project / ".statewright"
+    for f in state_dir.glob("state.db*"):
+        f.rename(project / f"old-{f.name}")
+    second = Runtime.open(project).start("tdd-feature", "s")["run_id"]
+    assert second != first
+    assert resident.effective_run("s")[0].run_id == second
+    assert [r["run_id"] for r in resident.list_runs("s")] == [second]
