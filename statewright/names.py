@@ -18,6 +18,10 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 PROXY_PREFIXES = ("mcp__statewright__", "mcp__plugin_statewright_statewright__")
 RESERVED_SERVERS = ("statewright", "plugin_statewright_statewright")
 OWN_TOOLS = frozenset({"statewright_load_workflow", "statewright_transition",
@@ -40,10 +44,10 @@ OBSERVED = "_observed"
 CODE_TOOLS = frozenset({"PowerShell"})
 
 
-def state_dir_str(root: str | os.PathLike[str]) -> str:
+def state_dir_str(root: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> str:
     """The store's directory of the project at `root` (here, not in `config`: the hook process
     that hands its input to the resident server needs it and nothing else of the config)."""
-    home = os.environ.get("STATEWRIGHT_HOME")
+    home = (os.environ if environ is None else environ).get("STATEWRIGHT_HOME")
     if home:
         return os.path.realpath(os.path.expanduser(home))
     return os.path.join(os.fspath(root), STATE_DIR)

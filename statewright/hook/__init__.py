@@ -60,6 +60,8 @@ def run() -> None:
     import os
 
     env = os.environ
+    # (`resident.endpoint` says when a server is used; these two of its conditions are asked
+    # first only so that a hook with none does not even import it)
     if stdin is not None and env.get("CLAUDE_PROJECT_DIR") and env.get(RESIDENT_ENV) != "0":
         try:
             from .resident import ask

@@ -134,7 +134,7 @@ def endpoint(environ: Mapping[str, str] | None = None) -> Endpoint | None:
     from ..names import STORE_FILE, state_dir_str
 
     root = os.path.realpath(os.path.expanduser(project))
-    state_dir = state_dir_str(root)
+    state_dir = state_dir_str(root, env)
     if not os.path.isfile(os.path.join(state_dir, STORE_FILE)):
         return None
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
