@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
     from ..definition.compiled import State
-    from .shell import ShellAnalysis
+    from .shell import Command, ShellAnalysis
 
 
 def restricts_code(state: State) -> bool:
@@ -127,8 +127,8 @@ def _pinned(analysis: ShellAnalysis, pinned: tuple[str, ...]) -> str | None:
         for nm, _v in c.assignments:
             if nm in pinned:
                 return f"`{nm}=...` overrides a value this state pins (env_overrides)"
-        if not c.name_literal:
-            continue
+        if not c.name_literal or (c.kind != "unset" and c.name not in _DROPPERS):
+            continue  # (none of the commands below: nothing to look at)
         vals = [a.value for a in c.args]
         if c.kind == "unset" or c.name in ("unset", "export", "declare", "typeset", "local",
                                            "readonly"):
@@ -153,6 +153,11 @@ def _pinned(analysis: ShellAnalysis, pinned: tuple[str, ...]) -> str | None:
     return None
 
 
+#: the commands `_pinned` looks at (besides the `unset` kind)
+_DROPPERS = frozenset({"unset", "export", "declare", "typeset", "local", "readonly", "env",
+                       "exec"})
+
+
 # -- work that outlives the call ------------------------------------------------------------------
 
 def background_problem(analysis: ShellAnalysis, args: dict[str, Any]) -> str | None:
@@ -165,36 +170,44 @@ def background_problem(analysis: ShellAnalysis, args: dict[str, Any]) -> str | N
 
 
 def _background(analysis: ShellAnalysis) -> str | None:
-    from .programs.worktree import DETACHERS
-
+    detachers = _worktree_facts()[0]
+    texts = [analysis.source]  # the line, and the code it hands to shells (`_shell_texts`)
     for c in analysis.commands:
-        if c.name_literal and c.name in DETACHERS:
-            return f"`{c.name}` leaves work running after the call"
+        if not c.name_literal:
+            continue
+        name = c.name
+        if name in detachers:
+            return f"`{name}` leaves work running after the call"
+        base = name[name.rfind("/") + 1:]  # (`os.path.basename`)
+        if base in _CODE_RUNNERS:
+            _shell_texts(c, base, texts)
     parsed = dict(analysis.job_tokens)  # (what the walk found in the texts it parsed)
-    for text in _shell_texts(analysis):
+    for text in texts:
         job = parsed.get(text)
         if job if job is not None else _has_background(text):
             return "`&` leaves a job running after the call"
     return None
 
 
-def _shell_texts(analysis: ShellAnalysis) -> list[str]:
-    """The line, and the code it hands to shells (`bash -c '...'`, `eval '...'`)."""
-    out = [analysis.source]
-    for c in analysis.commands:
-        if not c.name_literal:
-            continue
-        base = os.path.basename(c.name)
-        vals = [a.value for a in c.args]
-        if base in ("bash", "sh", "dash", "zsh", "ksh", "mksh", "busybox") and "-c" in vals:
-            i = vals.index("-c")
-            if i + 1 < len(vals):
-                out.append(vals[i + 1])
-        elif base == "eval":
-            out.append(" ".join(vals))
-        if c.stdin_text and base in ("bash", "sh", "dash", "zsh", "ksh"):
-            out.append(c.stdin_text)
-    return out
+#: shells that run the text after `-c`; those of them that run the text fed to them
+_C_SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "busybox"})
+_STDIN_SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh"})
+#: every command that hands code to a shell (`_shell_texts`)
+_CODE_RUNNERS = _C_SHELLS | {"eval"}
+
+
+def _shell_texts(c: Command, base: str, out: list[str]) -> None:
+    """Add to `out` the code command `c` (named `base`) hands to a shell (`bash -c '...'`,
+    `eval '...'`, a here-document fed to a shell)."""
+    vals = [a.value for a in c.args]
+    if base in _C_SHELLS and "-c" in vals:
+        i = vals.index("-c")
+        if i + 1 < len(vals):
+            out.append(vals[i + 1])
+    elif base == "eval":
+        out.append(" ".join(vals))
+    if c.stdin_text and base in _STDIN_SHELLS:
+        out.append(c.stdin_text)
 
 
 @lru_cache(maxsize=256)
@@ -219,24 +232,56 @@ def line_exports(analysis: ShellAnalysis, state: State) -> dict[str, str]:
     """Variables an allowed line is made to run with, besides `env_overrides`: the actor for
     statewright's CLI, and git's hardening (`programs.worktree.GIT_HARDENING`) in a state that
     restricts commands (a planted bare repository or fsmonitor would run code)."""
-    return dict(_exports_by_line(analysis, state.allowed_commands is not None))
+    return dict(export_items(analysis, state.allowed_commands is not None))
 
 
-def _exports(analysis: ShellAnalysis, restricted: bool) -> tuple[tuple[str, str], ...]:
-    from .programs.worktree import GIT_HARDENING
+def export_items(analysis: ShellAnalysis, restricted: bool) -> tuple[tuple[str, str], ...]:
+    """`line_exports` as (name, value) pairs, the same tuple for every line with the same
+    needs (`restricted`: the state restricts commands)."""
+    actor = "statewright" in analysis.source
+    git = False
+    for c in analysis.commands:
+        if c.name_literal:
+            name = c.name
+            if "statewright" in name:
+                actor = True
+            elif name == "git":
+                git = True
+    key = (actor, git and restricted)
+    out = _EXPORTS.get(key)
+    if out is None:
+        out = _EXPORTS[key] = _exports(*key)
+    return out
 
-    names = {c.name for c in analysis.commands if c.name_literal}
+
+def _exports(actor: bool, git: bool) -> tuple[tuple[str, str], ...]:
     out: dict[str, str] = {}
-    if any("statewright" in n for n in names) or "statewright" in analysis.source:
+    if actor:
         out[ACTOR_ENV] = "agent"
-    if "git" in names and restricted:
-        out["GIT_CONFIG_COUNT"] = str(len(GIT_HARDENING))
-        for i, (k, v) in enumerate(GIT_HARDENING):
+    if git:
+        hardening = _worktree_facts()[1]
+        out["GIT_CONFIG_COUNT"] = str(len(hardening))
+        for i, (k, v) in enumerate(hardening):
             out[f"GIT_CONFIG_KEY_{i}"] = k
             out[f"GIT_CONFIG_VALUE_{i}"] = v
     return tuple(out.items())
 
 
+_EXPORTS: dict[tuple[bool, bool], tuple[tuple[str, str], ...]] = {}
+
+
+def _worktree_facts() -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
+    """(`DETACHERS`, `GIT_HARDENING`) of `programs.worktree`, imported the first time a line
+    needs them (a host tool decided here without a shell line never loads `programs`)."""
+    if not _WT:
+        from .programs.worktree import DETACHERS, GIT_HARDENING
+
+        _WT.append((DETACHERS, GIT_HARDENING))
+    return _WT[0]
+
+
+_WT: list[tuple[frozenset[str], tuple[tuple[str, str], ...]]] = []
+
+
 _pinned_by_line = LineMemo(_pinned)
 _background_by_line = LineMemo(_background)
-_exports_by_line = LineMemo(_exports)

@@ -454,16 +454,47 @@ def _allow(c: _Call, state: State) -> Decision:
     run with the blocked variables unset and the overrides exported."""
     updated = None
     if c.analysis is not None and c.command is not None and c.shell_key is not None:
-        extra = _sh.channels.line_exports(c.analysis, state)
-        if state.blocked_env or state.env_overrides or extra:
+        items = _sh.channels.export_items(c.analysis, state.allowed_commands is not None)
+        if state.blocked_env or state.env_overrides or items:
+            head, note = _rewriting(state, items)
             updated = dict(c.args)
-            updated[c.shell_key] = _sh.shell.rewrite_for_env(c.command, state.blocked_env,
-                                                             {**extra, **state.env_overrides})
-            c.trace.append("rewritten to run with blocked variables unset"
-                           + (" and " + ", ".join(sorted({*extra, *state.env_overrides}))
-                              + " exported" if extra or state.env_overrides else ""))
+            updated[c.shell_key] = head + c.command if head is not None else \
+                _sh.shell.rewrite_for_env(c.command, state.blocked_env,
+                                          {**dict(items), **state.env_overrides})
+            c.trace.append(note)
     c.trace.append("allow")
     return Decision(True, "", "", "", tuple(c.trace), tuple(c.files), updated)
+
+
+def _rewriting(state: State, items: tuple[tuple[str, str], ...]) -> tuple[str | None, str]:
+    """How `_allow` rewrites a line of a state with blocked variables or exports (`items`:
+    `channels.export_items`): (the text `shell.rewrite_for_env` puts before every line, or None
+    when it does more than that, and the trace's note), kept per value of what it depends on."""
+    try:
+        key: Any = (items, tuple(state.blocked_env), tuple(state.env_overrides.items()))
+        kept = _REWRITES.get(key)
+    except TypeError:  # (an unhashable value: worked out each time)
+        key, kept = None, None
+    if kept is not None:
+        return kept
+    extra = dict(items)
+    env = {**extra, **state.env_overrides}
+    rewrite = _sh.shell.rewrite_for_env
+    head: str | None = rewrite("", state.blocked_env, env)
+    if head is None or any(rewrite(probe, state.blocked_env, env) != head + probe
+                           for probe in ("true", "a\nb")):
+        head = None
+    note = ("rewritten to run with blocked variables unset"
+            + (" and " + ", ".join(sorted({*extra, *state.env_overrides})) + " exported"
+               if extra or state.env_overrides else ""))
+    if key is not None:
+        if len(_REWRITES) >= 256:
+            _REWRITES.clear()
+        _REWRITES[key] = head, note
+    return head, note
+
+
+_REWRITES: dict[Any, tuple[str | None, str]] = {}
 
 
 # -- helpers -----------------------------------------------------------------------------------

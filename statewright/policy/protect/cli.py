@@ -303,9 +303,7 @@ def _cli_violations(analysis: ShellAnalysis, cwd: str) -> list[str]:
             out.append(f"`{tok}` could name statewright's CLI in a line that cannot be fully "
                        f"analysed ({analysis.problems[0]})")
             return out
-    line_mentions = bool(_STATEWRIGHT_RE.search(src)) or any(
-        "tatewright" in w.value.lower() or "tatewright" in w.pattern.lower()
-        for w in analysis.words)
+    line_mentions = _mentions_statewright(analysis)
     for c in analysis.commands:
         if c.argv:
             _command_problems(c, line_mentions, cwd, out)
@@ -314,6 +312,21 @@ def _cli_violations(analysis: ShellAnalysis, cwd: str) -> list[str]:
         if why:
             out.append(why)
     return list(dict.fromkeys(out))
+
+
+def _mentions_statewright(analysis: ShellAnalysis) -> bool:
+    """Whether the line names statewright: in its text (`_STATEWRIGHT_RE`), or in a word's
+    value or pattern once unquoted (`state''wright`)."""
+    src = analysis.source
+    # (ASCII text the regular expression could match holds `statewright` once lower-cased;
+    # other text may spell it with the letters Unicode case-folds to ASCII ones)
+    if (not src.isascii() or "statewright" in src.lower()) and _STATEWRIGHT_RE.search(src):
+        return True
+    words = analysis.words
+    # (one look at every value and pattern joined by newlines: `tatewright` holds none, and
+    # lower-casing is done letter by letter)
+    return bool(words) and "tatewright" in "\n".join(
+        [w.value for w in words] + [w.pattern for w in words]).lower()
 
 
 def _command_problems(c: Command, line_mentions: bool, cwd: str, out: list[str]) -> None:

@@ -109,10 +109,15 @@ def _is_ancestor_arg(w: Word, ctx: Any, cwd: str) -> bool:
     return inside(store, full)
 
 
-def _recursive(c: Command) -> bool:
-    vals = [a.value for a in c.args]
+#: commands made recursive by an option (`rm -r`, `cp -a`)
+_RECURSIVE_BY_OPTION = frozenset({"rm", "cp", "chmod", "chown", "chgrp", "setfacl", "scp", "srm",
+                                  "shred", "trash"})
+
+
+def _recursive(c: Command, vals: list[str]) -> bool:
+    """Whether `c` (its arguments' values: `vals`) acts on whole trees."""
     n = c.name
-    if n in ("rm", "cp", "chmod", "chown", "chgrp", "setfacl", "scp", "srm", "shred", "trash"):
+    if n in _RECURSIVE_BY_OPTION:
         return any(v in ("--recursive", "-R") or (v.startswith("-") and not v.startswith("--")
                                                     and ("r" in v or "R" in v or "a" in v))
                    for v in vals)
@@ -138,8 +143,11 @@ def _static_violations(analysis: ShellAnalysis, store_dir: str
         if tok is not None:
             out.append(f"`{tok}` could name statewright's store in a line that cannot be "
                        f"fully analysed ({analysis.problems[0]})")
-    for w in analysis.words:
-        if rx.search(w.value):
+    words = analysis.words
+    # (the usual line: no word's value names the store, found by one search of them all)
+    named = bool(words) and rx.any_of([w.value for w in words])
+    for w in words:
+        if named and rx.search(w.value):
             out.append(f"`{w.text}` names statewright's store")
         elif (w.glob or w.dynamic) and _word_could_name(w, markers):
             out.append(f"`{w.text}` could expand to statewright's store")
@@ -150,13 +158,15 @@ def _static_violations(analysis: ShellAnalysis, store_dir: str
         if not c.name_literal:
             continue
         name = c.name
+        if name in _QUIET:
+            continue  # reads what it is given, never a whole tree: nothing below applies
         args = c.args
         vals = [a.value for a in args]
         if name == "git" and "clean" in vals and any(
                 v.startswith("-") and not v.startswith("--") and ("x" in v or "X" in v)
                 for v in vals):
             out.append("`git clean -x` would delete statewright's store")
-        recursive = _recursive(c)
+        recursive = _recursive(c, vals)
         find_here = name == "find" and recursive and (
             not args or all(v.startswith(("-", "(", "!")) for v in vals[:1]))
         # the arguments worth a look: not options; for read-only commands only when the
@@ -249,6 +259,10 @@ def _protected_arg(c: Command, a: Word, recursive: bool, ctx: Any, full: str,
 def _protected_names(protected: frozenset[str]) -> frozenset[str]:
     return frozenset(os.path.basename(p).lower() for p in protected)
 
+
+#: commands for which `_static_violations` finds nothing to look at: read-only
+#: (`READ_ONLY`), and never recursive whatever their arguments (`_recursive`)
+_QUIET = frozenset(READ_ONLY - _TREE_CMDS - _RECURSIVE_BY_OPTION - {"find", "git", "ln"})
 
 #: what the line's text alone tells (kept per line)
 _worktree_facts = LineMemo(_worktree_scan)

@@ -57,13 +57,23 @@ class StoreMarkers:
     (Unicode case folding only relates ASCII letters to non-ASCII ones, such as `ſ` to `s`);
     anything else is searched with the regular expression itself."""
 
-    __slots__ = ("ascii", "needles", "store_dir")
+    __slots__ = ("ascii", "needles", "newline", "store_dir")
 
     def __init__(self, store_dir: str) -> None:
         parts = (*store_markers(store_dir), os.path.normpath(store_dir))
         self.store_dir = store_dir
         self.needles = tuple(dict.fromkeys(p.lower() for p in parts))
         self.ascii = all(p.isascii() for p in parts)
+        # (no mention can span a newline unless a marker holds one: `any_of`)
+        self.newline = any("\n" in p for p in parts)
+
+    def any_of(self, texts: list[str]) -> bool:
+        """Whether `search` finds a mention in one of `texts`: one search of them joined by
+        newlines (a mention cannot span one, and `state.db` after one is as after the start),
+        rather than one search each."""
+        if self.newline:
+            return any(self.search(t) for t in texts)
+        return self.search("\n".join(texts))
 
     def search(self, text: str) -> bool:
         if not (self.ascii and text.isascii()):
