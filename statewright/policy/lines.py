@@ -8,10 +8,10 @@ import os
 
 from ..lean import TYPE_CHECKING
 from .paths import HARMLESS_DEVICES, relative_to_root
-from .protect.line import changes_worktree
+from .protect.line import changes_worktree, line_dirs
 from .protect.scope import holds_protected, sensitive
 from .shell import check_commands, check_env
-from .shell.cwds import DirWalk, line_cwds
+from .shell.cwds import DirWalk
 from .types import CACHE_MAX_LINE, LineMemo
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,7 +33,7 @@ def command_problem(c: Any, state: State, ctx: GateContext) -> tuple[str, str] |
     redirects in scope. (rule, why) when refused. Adds to `c` the files the line writes (check
     8) and the trace."""
     analysis, command = c.analysis, c.command
-    cwds = line_cwds(analysis, c.cwd or ctx.project_root)[0]
+    cwds = line_dirs(analysis, c.cwd or ctx.project_root)[0]
     for r in analysis.redirects:
         if r.output and r.target is not None and r.target.literal and \
                 r.target.value not in HARMLESS_DEVICES:

@@ -305,7 +305,7 @@ def _cli_violations(analysis: ShellAnalysis, cwd: str) -> list[str]:
             return out
     line_mentions = _mentions_statewright(analysis)
     for c in analysis.commands:
-        if c.argv:
+        if c.argv and (line_mentions or not c.name_literal or not _bystander(c.name)):
             _command_problems(c, line_mentions, cwd, out)
     if line_mentions and not out and not _talk_only(analysis):
         why = _code_problem(analysis)
@@ -327,6 +327,23 @@ def _mentions_statewright(analysis: ShellAnalysis) -> bool:
     # lower-casing is done letter by letter)
     return bool(words) and "tatewright" in "\n".join(
         [w.value for w in words] + [w.pattern for w in words]).lower()
+
+
+def _bystander(name: str) -> bool:
+    """Whether `_command_problems` finds nothing in a command named `name` (a literal word) in
+    a line that does not mention statewright: a plain name, not the CLI, Python or a runner."""
+    known = _BYSTANDERS.get(name)
+    if known is None:
+        base = basename(name)
+        known = "/" not in name and base not in _CLI_NAMES and not is_python(base) and \
+            base not in _RUNNERS
+        if len(_BYSTANDERS) >= 1024:
+            _BYSTANDERS.clear()
+        _BYSTANDERS[name] = known
+    return known
+
+
+_BYSTANDERS: dict[str, bool] = {}  # `_bystander` by name
 
 
 def _command_problems(c: Command, line_mentions: bool, cwd: str, out: list[str]) -> None:

@@ -12,7 +12,7 @@ from ...lean import TYPE_CHECKING
 from ...names import STORE_FILE
 from ..paths import relative_to_root
 from ..programs import worktree as wt
-from ..shell.cwds import line_cwds
+from ..shell.cwds import DIR_CHANGERS, line_cwds
 from ..types import LineMemo
 from .cli import basename, cli_violations, loose_mention
 from .store import (
@@ -70,6 +70,8 @@ def _worktree_scan(analysis: ShellAnalysis) -> tuple[bool, bool]:
         if not c.name_literal:
             continue
         name = c.name
+        if name not in _WORKTREE_NAMES and name not in wt.REMOVERS:
+            continue  # (none of the programs below)
         vals = [a.value for a in c.args]
         if name == "git":
             judged = judged or wt.git_effect(vals, lambda w: True) is not None
@@ -93,8 +95,15 @@ def _word_could_name(w: Word, names: tuple[str, ...]) -> bool:
     for comp in w.pattern.split("/"):
         if not comp or set(comp) <= {"*"}:
             continue
+        low = comp.lower()
+        # (a pattern that starts with a letter matches only names that start with it: the
+        # usual word is ruled out without matching it)
+        c0, l0 = comp[0], low[0]
         for n in names:
-            if fnmatch.fnmatchcase(n, comp) or fnmatch.fnmatchcase(n.lower(), comp.lower()):
+            if (c0 in "*?[" or c0 == n[0]) and fnmatch.fnmatchcase(n, comp):
+                return True
+            nl = n.lower()
+            if (l0 in "*?[" or l0 == nl[:1]) and fnmatch.fnmatchcase(nl, low):
                 return True
     return False
 
@@ -191,7 +200,7 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
     if needs_fs:
         protected = protected_paths(ctx)
         store = real_store(ctx.store_dir)
-        cwds, lost = line_cwds(analysis, cwd)
+        cwds, lost = line_dirs(analysis, cwd)
     for c, recursive, writes, check, find_here in todo:
         name = c.name
         if find_here and inside(store, os.path.normpath(cwd)):
@@ -218,7 +227,7 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
     if _may_change_worktree(analysis):
         from .worktree import worktree_violations
 
-        out += worktree_violations(analysis, ctx, resolve, line_cwds(analysis, cwd)[0])
+        out += worktree_violations(analysis, ctx, resolve, line_dirs(analysis, cwd)[0])
     out += cli_violations(analysis, cwd)
     for r in analysis.redirects:
         if r.output and r.target is not None and r.target.literal:
@@ -234,6 +243,26 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
                            "enforcing (the line changes to a directory the analysis cannot "
                            "know)")
     return list(dict.fromkeys(out))
+
+
+def line_dirs(analysis: ShellAnalysis, start: str) -> tuple[list[str], bool]:
+    """`shell.cwds.line_cwds(analysis, start)` (not to be changed by the caller): the usual
+    line, with no command that changes directory, answered without a walk, and the last answer
+    kept (the checks of one decision ask two or three times)."""
+    last = _LAST_DIRS[0]
+    if last is not None and last[0] is analysis and last[1] == start:
+        return last[2]
+    out: tuple[list[str], bool] = ([start], False)
+    for c in analysis.commands:
+        if c.name_literal and c.name in DIR_CHANGERS:
+            out = line_cwds(analysis, start)
+            break
+    _LAST_DIRS[0] = (analysis, start, out)  # (one store: a thread never sees half of it)
+    return out
+
+
+#: [(analysis, start, answer)] of the last `line_dirs`
+_LAST_DIRS: list[tuple[ShellAnalysis, str, tuple[list[str], bool]] | None] = [None]
 
 
 def _protected_arg(c: Command, a: Word, recursive: bool, ctx: Any, full: str,

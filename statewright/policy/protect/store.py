@@ -244,20 +244,21 @@ def _ctx_facts(project_root: str, store_dir: str, protected_files: Any) -> CtxFa
     return CtxFacts(project_root, store_dir, _protected(project_root, protected_files))
 
 
-_LAST_CTX: list = [None, None]  # [GateContext, CtxFacts] of the last decision
+#: [(GateContext, CtxFacts)] of the last decision (one store: a thread never sees half of it)
+_LAST_CTX: list[tuple[Any, CtxFacts] | None] = [None]
 
 
 def ctx_facts(ctx: Any) -> CtxFacts:
     """`CtxFacts` of `ctx`: by identity when it is the context of the last decision (a
     `GateContext` is immutable; one with a mutable `protected_files` is never kept), else by
     value."""
-    last = _LAST_CTX
-    if last[0] is ctx:
+    last = _LAST_CTX[0]
+    if last is not None and last[0] is ctx:
         return last[1]
     pf = ctx.protected_files
     if type(pf) is frozenset:
         facts = _ctx_facts(ctx.project_root, ctx.store_dir, pf)
-        last[0], last[1] = ctx, facts
+        _LAST_CTX[0] = (ctx, facts)
         return facts
     return _ctx_facts(ctx.project_root, ctx.store_dir, frozenset(pf))
 
