@@ -170,17 +170,18 @@ def background_problem(analysis: ShellAnalysis, args: dict[str, Any]) -> str | N
 
 
 def _background(analysis: ShellAnalysis) -> str | None:
-    detachers = _worktree_facts()[0]
     texts = [analysis.source]  # the line, and the code it hands to shells (`_shell_texts`)
     for c in analysis.commands:
         if not c.name_literal:
             continue
         name = c.name
-        if name in detachers:
+        role = _ROLES.get(name)
+        if role is None:
+            role = _role(name)
+        if role == _DETACHER:
             return f"`{name}` leaves work running after the call"
-        base = name[name.rfind("/") + 1:]  # (`os.path.basename`)
-        if base in _CODE_RUNNERS:
-            _shell_texts(c, base, texts)
+        if role:  # (a shell, or eval: its base name)
+            _shell_texts(c, role, texts)
     parsed = dict(analysis.job_tokens)  # (what the walk found in the texts it parsed)
     for text in texts:
         job = parsed.get(text)
@@ -194,6 +195,24 @@ _C_SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "busybox"})
 _STDIN_SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh"})
 #: every command that hands code to a shell (`_shell_texts`)
 _CODE_RUNNERS = _C_SHELLS | {"eval"}
+
+
+_DETACHER = "detacher"
+#: what `_background` makes of a command name: `_DETACHER`, the base name of a command
+#: that hands code to a shell, or "" (nothing)
+_ROLES: dict[str, str] = {}
+
+
+def _role(name: str) -> str:
+    if name in _worktree_facts()[0]:
+        role = _DETACHER
+    else:
+        base = name[name.rfind("/") + 1:]  # (`os.path.basename`)
+        role = base if base in _CODE_RUNNERS else ""
+    if len(_ROLES) >= 1024:
+        _ROLES.clear()
+    _ROLES[name] = role
+    return role
 
 
 def _shell_texts(c: Command, base: str, out: list[str]) -> None:

@@ -53,6 +53,22 @@ class LineMemo:
         return out
 
 
+def word_texts(analysis: Any) -> tuple[str, str]:
+    """The values and the patterns of a shell analysis's words, each joined by newlines: what
+    several checks search all at once (no name they look for holds a newline), worked out
+    once for the analysis last asked about."""
+    last = _LAST_WORDS[0]
+    if last is not None and last[0] is analysis:
+        return last[1]
+    words = analysis.words
+    out = ("\n".join([w.value for w in words]), "\n".join([w.pattern for w in words]))
+    _LAST_WORDS[0] = (analysis, out)  # (one store: a thread never sees half of it)
+    return out
+
+
+_LAST_WORDS: list[tuple[Any, tuple[str, str]] | None] = [None]
+
+
 class ToolCall(Record):
     """One tool call as the agent made it.
 

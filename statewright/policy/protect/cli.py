@@ -18,7 +18,7 @@ from ...lean import TYPE_CHECKING, LazyRe
 from ..paths import HARMLESS_DEVICES, real_path
 from ..programs import is_python
 from ..shell.words import literal_word
-from ..types import CACHE_MAX_LINE
+from ..types import CACHE_MAX_LINE, word_texts
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..shell import Command, ShellAnalysis, Word
@@ -322,11 +322,23 @@ def _mentions_statewright(analysis: ShellAnalysis) -> bool:
     # other text may spell it with the letters Unicode case-folds to ASCII ones)
     if (not src.isascii() or "statewright" in src.lower()) and _STATEWRIGHT_RE.search(src):
         return True
-    words = analysis.words
-    # (one look at every value and pattern joined by newlines: `tatewright` holds none, and
-    # lower-casing is done letter by letter)
-    return bool(words) and "tatewright" in "\n".join(
-        [w.value for w in words] + [w.pattern for w in words]).lower()
+    # (one look at every value and every pattern joined by newlines: `tatewright` holds
+    # none, and lower-casing is done letter by letter)
+    values, patterns = word_texts(analysis)
+    return "tatewright" in values.lower() or "tatewright" in patterns.lower()
+
+
+def _inert(value: str) -> bool:
+    """Whether a literal word with this value is a plain name (no `/`), neither the CLI nor
+    Python: a runner given it runs no statewright (`_runner_problems`)."""
+    known = _INERT.get(value)
+    if known is None:
+        base = basename(value)
+        known = "/" not in value and base not in _CLI_NAMES and not is_python(base)
+        if len(_INERT) >= 1024:
+            _INERT.clear()
+        _INERT[value] = known
+    return known
 
 
 def _bystander(name: str) -> bool:
@@ -334,15 +346,14 @@ def _bystander(name: str) -> bool:
     a line that does not mention statewright: a plain name, not the CLI, Python or a runner."""
     known = _BYSTANDERS.get(name)
     if known is None:
-        base = basename(name)
-        known = "/" not in name and base not in _CLI_NAMES and not is_python(base) and \
-            base not in _RUNNERS
+        known = _inert(name) and basename(name) not in _RUNNERS
         if len(_BYSTANDERS) >= 1024:
             _BYSTANDERS.clear()
         _BYSTANDERS[name] = known
     return known
 
 
+_INERT: dict[str, bool] = {}  # `_inert` by value
 _BYSTANDERS: dict[str, bool] = {}  # `_bystander` by name
 
 
@@ -396,6 +407,8 @@ def _runner_problems(c: Command, line_mentions: bool, cwd: str, out: list[str]) 
                            "time around statewright's CLI")
                 break
             continue
+        if _inert(w.value):
+            continue  # (the usual argument: a plain word, neither the CLI nor Python)
         b = basename(w.value)
         if b in _CLI_NAMES or is_python(b) or (
                 "/" in w.value and _word_cli_name(w, cwd) in _CLI_NAMES):

@@ -13,7 +13,7 @@ from ...names import STORE_FILE
 from ..paths import relative_to_root
 from ..programs import worktree as wt
 from ..shell.cwds import DIR_CHANGERS, line_cwds
-from ..types import LineMemo
+from ..types import LineMemo, word_texts
 from .cli import basename, cli_violations, loose_mention
 from .store import (
     inside,
@@ -74,7 +74,7 @@ def _worktree_scan(analysis: ShellAnalysis) -> tuple[bool, bool]:
             continue  # (none of the programs below)
         vals = [a.value for a in c.args]
         if name == "git":
-            judged = judged or wt.git_effect(vals, lambda w: True) is not None
+            judged = judged or wt.git_effect(vals, _any_path) is not None
         elif name in wt.COPIERS:
             if wt.copy_operands(name, vals)[1] is not None:
                 judged = counted = True
@@ -88,24 +88,44 @@ def _worktree_scan(analysis: ShellAnalysis) -> tuple[bool, bool]:
     return judged, counted
 
 
-def _word_could_name(w: Word, names: tuple[str, ...]) -> bool:
-    """Could this word (glob or partly dynamic) expand to a path with a component in `names`?"""
+def _any_path(word: str) -> bool:
+    """For `git_effect` judging what a line could do: any word could name a path."""
+    return True
+
+
+def _word_could_name(w: Word, names: tuple[str, ...],
+                     firsts: frozenset[str] | None = None) -> bool:
+    """Could this word (glob or partly dynamic) expand to a path with a component in `names`?
+    (`firsts`: `_first_letters(names)`, when the caller has it.)"""
     if not (w.glob or w.dynamic):
         return False
+    if firsts is None:
+        firsts = _first_letters(names)
     for comp in w.pattern.split("/"):
-        if not comp or set(comp) <= {"*"}:
-            continue
+        if not comp.strip("*"):
+            continue  # (empty, or stars only)
         low = comp.lower()
-        # (a pattern that starts with a letter matches only names that start with it: the
-        # usual word is ruled out without matching it)
-        c0, l0 = comp[0], low[0]
+        if comp[0] not in firsts and low[0] not in firsts:
+            # (a pattern that starts with neither a wildcard nor the first letter of a name,
+            # in either case, matches none: the usual word is ruled out without matching it)
+            continue
         for n in names:
-            if (c0 in "*?[" or c0 == n[0]) and fnmatch.fnmatchcase(n, comp):
-                return True
-            nl = n.lower()
-            if (l0 in "*?[" or l0 == nl[:1]) and fnmatch.fnmatchcase(nl, low):
+            if fnmatch.fnmatchcase(n, comp) or fnmatch.fnmatchcase(n.lower(), low):
                 return True
     return False
+
+
+@lru_cache(maxsize=64)
+def _first_letters(names: tuple[str, ...]) -> frozenset[str]:
+    """The wildcards that may start a pattern, and the first letter of each of `names` and of
+    its lower-case form."""
+    return frozenset({"*", "?", "["} | {n[:1] for n in names} | {n.lower()[:1] for n in names})
+
+
+@lru_cache(maxsize=64)
+def _markers(store_dir: str) -> tuple[str, ...]:
+    """The names that mark the store in a path: its own and `STORE_FILE`."""
+    return (*store_markers(store_dir), STORE_FILE)
 
 
 def _is_ancestor_arg(w: Word, ctx: Any, cwd: str) -> bool:
@@ -144,21 +164,25 @@ def _static_violations(analysis: ShellAnalysis, store_dir: str
     need the file system or the working directory checked, with their facts)."""
     out: list[str] = []
     rx = markers_of(store_dir)
-    markers = (*store_markers(store_dir), STORE_FILE)
-    if rx.search(analysis.source):
+    markers = _markers(store_dir)
+    words = analysis.words
+    values = word_texts(analysis)[0]
+    # (the usual line: neither the line nor a word's value names the store, found by one
+    # search of them all)
+    named = rx.any_of([analysis.source, values])
+    if named and rx.search(analysis.source):
         out.append("the command names statewright's store")
     elif analysis.problems:
         tok = loose_mention(analysis.source, markers)
         if tok is not None:
             out.append(f"`{tok}` could name statewright's store in a line that cannot be "
                        f"fully analysed ({analysis.problems[0]})")
-    words = analysis.words
-    # (the usual line: no word's value names the store, found by one search of them all)
-    named = bool(words) and rx.any_of([w.value for w in words])
+    named = named and bool(words) and rx.search(values)
+    firsts = _first_letters(markers)
     for w in words:
         if named and rx.search(w.value):
             out.append(f"`{w.text}` names statewright's store")
-        elif (w.glob or w.dynamic) and _word_could_name(w, markers):
+        elif (w.glob or w.dynamic) and _word_could_name(w, markers, firsts):
             out.append(f"`{w.text}` could expand to statewright's store")
     todo: list[Any] = []
     for c in analysis.commands:

@@ -62,7 +62,9 @@ class StoreMarkers:
     def __init__(self, store_dir: str) -> None:
         parts = (*store_markers(store_dir), os.path.normpath(store_dir))
         self.store_dir = store_dir
-        self.needles = tuple(dict.fromkeys(p.lower() for p in parts))
+        low = list(dict.fromkeys(p.lower() for p in parts))
+        # (a needle that holds another is found only where that one is: left out)
+        self.needles = tuple(n for n in low if not any(m != n and m in n for m in low))
         self.ascii = all(p.isascii() for p in parts)
         # (no mention can span a newline unless a marker holds one: `any_of`)
         self.newline = any("\n" in p for p in parts)
@@ -82,6 +84,8 @@ class StoreMarkers:
         for n in self.needles:
             if n in low:
                 return True
+        if "state.db" not in low:
+            return False
         i = low.find("state.db")
         while i != -1:
             if i == 0 or low[i - 1] not in _WORD_CHARS:
