@@ -7,9 +7,10 @@ from __future__ import annotations
 import os
 
 from ..lean import TYPE_CHECKING
-from .paths import HARMLESS_DEVICES, relative_to_root
+from .paths import HARMLESS_DEVICES, relative_to_real, relative_to_root
 from .protect.line import changes_worktree, line_dirs
 from .protect.scope import holds_protected, sensitive
+from .protect.store import ctx_facts
 from .shell import check_commands, check_env
 from .shell.cwds import DirWalk
 from .types import CACHE_MAX_LINE, LineMemo
@@ -110,6 +111,7 @@ def redirect_problems(analysis: ShellAnalysis, ctx: GateContext, resolve: Resolv
     """Output redirects (and files options say a command writes) may write inside the project
     only, never into git metadata, Claude settings, the store or a protected file."""
     out: list[str] = []
+    root = ctx_facts(ctx).real_root  # (`relative_to_root(full, ctx.project_root)`)
     for r in analysis.redirects:
         if not r.output or r.target is None:
             continue
@@ -121,7 +123,7 @@ def redirect_problems(analysis: ShellAnalysis, ctx: GateContext, resolve: Resolv
             continue
         for d in cwds:
             full = resolve(t.value, d, shell=True)
-            rel = relative_to_root(full, ctx.project_root)
+            rel = relative_to_real(full, root)
             if rel is None:
                 out.append(f"`{r.op} {t.value}` writes outside the project")
                 break
@@ -129,12 +131,12 @@ def redirect_problems(analysis: ShellAnalysis, ctx: GateContext, resolve: Resolv
             if why:
                 out.append(f"`{r.op} {t.value}`: {why}")
                 break
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(out)) if out else out
 
 
 def file_key(path: str, ctx: GateContext, resolve: Resolve, cwd: str) -> str:
     """How check 8 names a file a shell line writes: project-relative, else absolute."""
-    rel = relative_to_root(resolve(path, cwd, shell=True), ctx.project_root)
+    rel = relative_to_real(resolve(path, cwd, shell=True), ctx_facts(ctx).real_root)
     if rel is not None:
         return rel
     return os.path.normpath(os.path.join(cwd or ctx.project_root, path))

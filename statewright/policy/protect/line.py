@@ -16,13 +16,12 @@ from ..shell.cwds import DIR_CHANGERS, line_cwds
 from ..types import LineMemo, word_texts
 from .cli import basename, cli_violations, loose_mention
 from .store import (
+    ctx_facts,
     inside,
     is_protected,
     markers_of,
     program_paths,
-    protected_paths,
     protected_relative,
-    real_store,
     store_markers,
 )
 
@@ -222,8 +221,8 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
     out = list(static)
     needs_fs = todo or analysis.redirects
     if needs_fs:
-        protected = protected_paths(ctx)
-        store = real_store(ctx.store_dir)
+        fx = ctx_facts(ctx)  # (`protected_paths(ctx)`, `real_store(ctx.store_dir)`)
+        protected, folded, store = fx.protected, fx.folded, fx.real_store
         cwds, lost = line_dirs(analysis, cwd)
     for c, recursive, writes, check, find_here in todo:
         name = c.name
@@ -257,7 +256,7 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
         if r.output and r.target is not None and r.target.literal:
             for d in cwds:
                 full = resolve(r.target.value, d, shell=True)
-                if is_protected(full, protected) or inside(full, store) or (
+                if is_protected(full, protected, folded) or inside(full, store) or (
                         r.fd is None and r.op.startswith("-") and inside(store, full)):
                     out.append(f"`{r.op} {r.target.value}` would write a file statewright is "
                                "enforcing")

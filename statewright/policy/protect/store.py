@@ -99,13 +99,16 @@ def markers_of(store_dir: str) -> StoreMarkers:
     return StoreMarkers(store_dir)
 
 
-def is_protected(full: str, protected: frozenset[str]) -> bool:
+def is_protected(full: str, protected: frozenset[str],
+                 folded: frozenset[str] | None = None) -> bool:
     """Whether the resolved `full` is one of the `protected` paths in any spelling a file
     system may take for it: as is, NFC or NFD (macOS; a front end that maps one to the other),
-    case-folded (a case-insensitive file system)."""
+    case-folded (a case-insensitive file system). (`folded`: `CtxFacts.folded`, when the
+    caller has it.)"""
     if full in protected:
         return True
-    folded = _protected_folded(protected)
+    if folded is None:
+        folded = _protected_folded(protected)
     if full.casefold() in folded:
         return True
     if full.isascii():
@@ -211,6 +214,7 @@ class CtxFacts:
         "real_root",
         "real_store",
         "real_store_prefix",
+        "sensitive_verdicts",
         "store",
         "store_prefix",
         "write_verdicts",
@@ -233,6 +237,7 @@ class CtxFacts:
         # system says is never kept, only what follows from the text of the resolutions
         self.path_verdicts: dict[tuple[Any, ...], str | None] = {}
         self.write_verdicts: dict[tuple[str, str, str], str | None] = {}
+        self.sensitive_verdicts: dict[tuple[str, str], str | None] = {}  # `scope.sensitive`
 
 
 def remember(verdicts: dict[Any, str | None], key: Any, why: str | None) -> str | None:
