@@ -13,7 +13,7 @@ from functools import lru_cache
 from ..lean import TYPE_CHECKING
 from ..names import CODE_TOOLS
 from .tools import FILE_READERS
-from .types import LineMemo
+from .types import line_memo
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
@@ -289,6 +289,40 @@ def _exports(actor: bool, git: bool) -> tuple[tuple[str, str], ...]:
 _EXPORTS: dict[tuple[bool, bool], tuple[tuple[str, str], ...]] = {}
 
 
+def rewriting(state: State, items: tuple[tuple[str, str], ...]) -> tuple[str | None, str]:
+    """How the gate rewrites an allowed line of a state with blocked variables or exports
+    (`items`: `export_items`): (the text `shell.rewrite_for_env` puts before every line, or
+    None when it does more than that, and the trace's note), kept per value of what it
+    depends on."""
+    try:
+        key: Any = (items, tuple(state.blocked_env), tuple(state.env_overrides.items()))
+        kept = _REWRITES.get(key)
+    except TypeError:  # (an unhashable value: worked out each time)
+        key, kept = None, None
+    if kept is not None:
+        return kept
+    extra = dict(items)
+    env = {**extra, **state.env_overrides}
+    from .shell import rewrite_for_env as rewrite
+
+    head: str | None = rewrite("", state.blocked_env, env)
+    # (the answer is that text and the line: checked on two lines, else it is asked each time)
+    if any(rewrite(probe, state.blocked_env, env) != f"{head}{probe}"
+           for probe in ("true", "a\nb")):
+        head = None
+    note = ("rewritten to run with blocked variables unset"
+            + (" and " + ", ".join(sorted({*extra, *state.env_overrides})) + " exported"
+               if extra or state.env_overrides else ""))
+    if key is not None:
+        if len(_REWRITES) >= 256:
+            _REWRITES.clear()
+        _REWRITES[key] = head, note
+    return head, note
+
+
+_REWRITES: dict[Any, tuple[str | None, str]] = {}
+
+
 def _worktree_facts() -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
     """(`DETACHERS`, `GIT_HARDENING`) of `programs.worktree`, imported the first time a line
     needs them (a host tool decided here without a shell line never loads `programs`)."""
@@ -302,5 +336,5 @@ def _worktree_facts() -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
 _WT: list[tuple[frozenset[str], tuple[tuple[str, str], ...]]] = []
 
 
-_pinned_by_line = LineMemo(_pinned)
-_background_by_line = LineMemo(_background)
+_pinned_by_line = line_memo(_pinned, with_arg=True)
+_background_by_line = line_memo(_background)

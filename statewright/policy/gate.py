@@ -456,7 +456,7 @@ def _allow(c: _Call, state: State) -> Decision:
     if c.analysis is not None and c.command is not None and c.shell_key is not None:
         items = _sh.channels.export_items(c.analysis, state.allowed_commands is not None)
         if state.blocked_env or state.env_overrides or items:
-            head, note = _rewriting(state, items)
+            head, note = _rewriting_in(c.memo, state, items)
             updated = dict(c.args)
             updated[c.shell_key] = head + c.command if head is not None else \
                 _sh.shell.rewrite_for_env(c.command, state.blocked_env,
@@ -466,35 +466,19 @@ def _allow(c: _Call, state: State) -> Decision:
     return Decision(True, "", "", "", tuple(c.trace), tuple(c.files), updated)
 
 
-def _rewriting(state: State, items: tuple[tuple[str, str], ...]) -> tuple[str | None, str]:
-    """How `_allow` rewrites a line of a state with blocked variables or exports (`items`:
-    `channels.export_items`): (the text `shell.rewrite_for_env` puts before every line, or None
-    when it does more than that, and the trace's note), kept per value of what it depends on."""
-    try:
-        key: Any = (items, tuple(state.blocked_env), tuple(state.env_overrides.items()))
-        kept = _REWRITES.get(key)
-    except TypeError:  # (an unhashable value: worked out each time)
-        key, kept = None, None
-    if kept is not None:
-        return kept
-    extra = dict(items)
-    env = {**extra, **state.env_overrides}
-    rewrite = _sh.shell.rewrite_for_env
-    head: str | None = rewrite("", state.blocked_env, env)
-    if head is None or any(rewrite(probe, state.blocked_env, env) != head + probe
-                           for probe in ("true", "a\nb")):
-        head = None
-    note = ("rewritten to run with blocked variables unset"
-            + (" and " + ", ".join(sorted({*extra, *state.env_overrides})) + " exported"
-               if extra or state.env_overrides else ""))
-    if key is not None:
-        if len(_REWRITES) >= 256:
-            _REWRITES.clear()
-        _REWRITES[key] = head, note
-    return head, note
+def _rewriting_in(memo: _StateMemo, state: State, items: tuple[tuple[str, str], ...]
+                  ) -> tuple[str | None, str]:
+    """`channels.rewriting(state, items)`, kept per State object (`memo`) and `items` object
+    (one of a few: `channels.export_items`) while the state has no `env_overrides` (a dict:
+    its value is what `channels.rewriting` keeps) and its `blocked_env` is a tuple."""
+    if state.env_overrides or type(state.blocked_env) is not tuple:
+        return _sh.channels.rewriting(state, items)
+    kept = memo.rewrites.get(id(items))
+    if kept is None or kept[0] is not items:
+        kept = memo.rewrites[id(items)] = (items, _sh.channels.rewriting(state, items))
+    return kept[1]
 
 
-_REWRITES: dict[Any, tuple[str | None, str]] = {}
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -549,13 +533,15 @@ def _printable(text: str) -> str:
 class _StateMemo:
     """What the gate remembers about one State object, an immutable record (the object is
     kept, so its id is not reused while it is remembered): the checks that can apply to each
-    kind of call, and `tool_allowed` per tool name (None: the tool lists are not tuples of
-    text, and their verdicts are never kept)."""
+    kind of call, `tool_allowed` per tool name (None: the tool lists are not tuples of
+    text, and their verdicts are never kept), and how an allowed line is rewritten."""
 
-    __slots__ = ("checks", "state", "tools")
+    __slots__ = ("checks", "rewrites", "state", "tools")
 
     def __init__(self, state: State) -> None:
         self.state = state
+        # `_rewriting_in`: id of an `export_items` tuple -> (that tuple, its `channels.rewriting`)
+        self.rewrites: dict[int, tuple[Any, tuple[str | None, str]]] = {}
         self.checks = {kind: tuple(check for check, kinds, field in _CHECKS if kind in kinds
                                    and (field is None or _applies(field, getattr(state, field))))
                        for kind in _EVERY_KIND}

@@ -13,7 +13,7 @@ from .protect.scope import holds_protected, sensitive
 from .protect.store import ctx_facts
 from .shell import check_commands, check_env
 from .shell.cwds import DirWalk
-from .types import CACHE_MAX_LINE, LineMemo
+from .types import CACHE_MAX_LINE, line_memo
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
@@ -25,8 +25,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .types import GateContext
 
 #: the verdicts of checks 5 and 6 that depend on the text alone, kept per line
-_commands_by_line = LineMemo(check_commands)
-_env_by_line = LineMemo(check_env)
+_commands_by_line = line_memo(check_commands, with_arg=True)
+_env_by_line = line_memo(check_env, with_arg=True)
 
 
 def command_problem(c: Any, state: State, ctx: GateContext) -> tuple[str, str] | None:

@@ -13,7 +13,7 @@ from ...names import STORE_FILE
 from ..paths import relative_to_root
 from ..programs import worktree as wt
 from ..shell.cwds import DIR_CHANGERS, line_cwds
-from ..types import LineMemo, word_texts
+from ..types import line_memo, word_texts
 from .cli import basename, cli_violations, loose_mention
 from .store import (
     ctx_facts,
@@ -317,5 +317,5 @@ def _protected_names(protected: frozenset[str]) -> frozenset[str]:
 _QUIET = frozenset(READ_ONLY - _TREE_CMDS - _RECURSIVE_BY_OPTION - {"find", "git", "ln"})
 
 #: what the line's text alone tells (kept per line)
-_worktree_facts = LineMemo(_worktree_scan)
-_static_by_line = LineMemo(_static_violations)
+_worktree_facts = line_memo(_worktree_scan)
+_static_by_line = line_memo(_static_violations, with_arg=True)
