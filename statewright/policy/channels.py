@@ -247,16 +247,12 @@ ACTOR_ENV = "STATEWRIGHT_ACTOR"
 IDENTITY_ENV = (ACTOR_ENV, "CLAUDECODE")
 
 
-def line_exports(analysis: ShellAnalysis, state: State) -> dict[str, str]:
-    """Variables an allowed line is made to run with, besides `env_overrides`: the actor for
-    statewright's CLI, and git's hardening (`programs.worktree.GIT_HARDENING`) in a state that
-    restricts commands (a planted bare repository or fsmonitor would run code)."""
-    return dict(export_items(analysis, state.allowed_commands is not None))
-
-
 def export_items(analysis: ShellAnalysis, restricted: bool) -> tuple[tuple[str, str], ...]:
-    """`line_exports` as (name, value) pairs, the same tuple for every line with the same
-    needs (`restricted`: the state restricts commands)."""
+    """Variables an allowed line is made to run with, besides `env_overrides`, as (name,
+    value) pairs: the actor for statewright's CLI, and git's hardening
+    (`programs.worktree.GIT_HARDENING`) in a state that restricts commands (`restricted`: a
+    planted bare repository or fsmonitor would run code). The same tuple for every line with
+    the same needs."""
     actor = "statewright" in analysis.source
     git = False
     for c in analysis.commands:

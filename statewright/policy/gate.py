@@ -479,8 +479,6 @@ def _rewriting_in(memo: _StateMemo, state: State, items: tuple[tuple[str, str], 
     return kept[1]
 
 
-
-
 # -- helpers -----------------------------------------------------------------------------------
 
 def _shell_arg(name: str, raw: str, ctx: GateContext) -> str | None:

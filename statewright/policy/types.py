@@ -72,7 +72,7 @@ def word_texts(analysis: Any) -> tuple[str, str]:
     several checks search all at once (no name they look for holds a newline), worked out
     once for the analysis last asked about."""
     last = _LAST_WORDS[0]
-    if last is not None and last[0] is analysis:
+    if last[0] is analysis:
         return last[1]
     words = analysis.words
     out = ("\n".join([w.value for w in words]), "\n".join([w.pattern for w in words]))
@@ -80,7 +80,7 @@ def word_texts(analysis: Any) -> tuple[str, str]:
     return out
 
 
-_LAST_WORDS: list[tuple[Any, tuple[str, str]] | None] = [None]
+_LAST_WORDS: list[tuple[Any, Any]] = [(None, None)]
 
 
 class ToolCall(Record):

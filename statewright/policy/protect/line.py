@@ -273,7 +273,7 @@ def line_dirs(analysis: ShellAnalysis, start: str) -> tuple[list[str], bool]:
     line, with no command that changes directory, answered without a walk, and the last answer
     kept (the checks of one decision ask two or three times)."""
     last = _LAST_DIRS[0]
-    if last is not None and last[0] is analysis and last[1] == start:
+    if last[0] is analysis and last[1] == start:
         return last[2]
     out: tuple[list[str], bool] = ([start], False)
     for c in analysis.commands:
@@ -285,7 +285,7 @@ def line_dirs(analysis: ShellAnalysis, start: str) -> tuple[list[str], bool]:
 
 
 #: [(analysis, start, answer)] of the last `line_dirs`
-_LAST_DIRS: list[tuple[ShellAnalysis, str, tuple[list[str], bool]] | None] = [None]
+_LAST_DIRS: list[tuple[Any, Any, Any]] = [(None, None, None)]
 
 
 def _protected_arg(c: Command, a: Word, recursive: bool, ctx: Any, full: str,

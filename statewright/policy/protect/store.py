@@ -254,7 +254,7 @@ def _ctx_facts(project_root: str, store_dir: str, protected_files: Any) -> CtxFa
 
 
 #: [(GateContext, CtxFacts)] of the last decision (one store: a thread never sees half of it)
-_LAST_CTX: list[tuple[Any, CtxFacts] | None] = [None]
+_LAST_CTX: list[tuple[Any, Any]] = [(None, None)]
 
 
 def ctx_facts(ctx: Any) -> CtxFacts:
@@ -262,7 +262,7 @@ def ctx_facts(ctx: Any) -> CtxFacts:
     `GateContext` is immutable; one with a mutable `protected_files` is never kept), else by
     value."""
     last = _LAST_CTX[0]
-    if last is not None and last[0] is ctx:
+    if last[0] is ctx:
         return last[1]
     pf = ctx.protected_files
     if type(pf) is frozenset:
