@@ -25,7 +25,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
     from typing import Any
 
-_OUTPUT_OPS = {">", ">>", ">|", "&>", "&>>", "<>", ">&"}
+_OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
+_FD_OPS = frozenset({">&", "<&", ">&-", "<&-"})
 _WORD_NODES = {"word", "string", "raw_string", "ansi_c_string", "concatenation", "number",
                "simple_expansion", "expansion", "command_substitution", "process_substitution",
                "arithmetic_expansion", "translated_string", "brace_expression"}
@@ -60,13 +61,10 @@ def _analyze(command_line: str) -> ShellAnalysis:
         w.problems.append("shell code nested too deeply to analyse")
     hidden = w.hidden_code()
     w.problems += hidden
-    return ShellAnalysis(
-        source=command_line, commands=tuple(w.commands), redirects=tuple(w.redirects),
-        assignments=tuple(w.assignments), variables=tuple(w.variables),
-        functions=frozenset(w.functions), words=tuple(w.words), problems=tuple(w.problems),
-        changes_dir=w.changes_dir, status_command=w.status_command, hidden_code=tuple(hidden),
-        job_tokens=tuple(w.job_tokens.items()),
-    )
+    return ShellAnalysis(command_line, tuple(w.commands), tuple(w.redirects),
+                         tuple(w.assignments), tuple(w.variables), frozenset(w.functions),
+                         tuple(w.words), tuple(w.problems), w.changes_dir, w.status_command,
+                         tuple(hidden), tuple(w.job_tokens.items()))
 
 
 def _text(node: Any) -> str:
@@ -94,6 +92,16 @@ class Walker:
         self.tainted: set[str] = set()
         self.integers: set[str] = set()
         self.job_tokens: dict[str, bool] = {}  # see ShellAnalysis.job_tokens
+        # the text the tree being walked was parsed from, when it is ASCII (its byte offsets
+        # are then its character offsets: a node's text is a slice of it); None otherwise
+        self._ascii: str | None = None
+
+    def text(self, node: Any) -> str:
+        """The text of a node of the tree being walked."""
+        src = self._ascii
+        if src is not None:
+            return src[node.start_byte:node.end_byte]
+        return node.text.decode("utf-8", "replace")
 
     def hidden_code(self) -> list[str]:
         """Why code would run from text bash evaluates as arithmetic or a subscript."""
@@ -124,15 +132,21 @@ class Walker:
             self.problems.append("the command line holds text that is not valid Unicode "
                                  "(a lone surrogate)")
             return
-        tree = bash_parser().parse(source.encode("utf-8", "surrogatepass"))
+        data = source.encode("utf-8", "surrogatepass")
+        tree = bash_parser().parse(data)
         root = tree.root_node
         if "&" in source:
-            self.job_tokens[source] = has_job_token(root)
+            self.job_tokens[source] = has_job_token(root, data)
         if root.has_error or has_missing(root):
             where = first_error(root)
             self.problems.append(f"the command line does not parse cleanly ({where})")
         start = len(self.commands)
-        self.node(root, context, depth, stdin="inherit")
+        outer = self._ascii
+        self._ascii = source if source.isascii() else None
+        try:
+            self.node(root, context, depth)
+        finally:
+            self._ascii = outer
         if depth == 0 and parent is None:
             status = status_node(root)
             if status is not None:
@@ -192,25 +206,21 @@ class Walker:
         t = node.type
         if t == "command":
             self._command(node, context, depth, stdin, redirects, stdin_text)
+            return
+        visit = _VISIT.get(t)
+        if visit is not None:
+            visit(self, node, context, depth, stdin)
         elif t == "declaration_command" or t == "unset_command":
             self._declaration(node, context, depth, redirects)
-        elif t == "redirected_statement":
-            self._redirected(node, context, depth, stdin)
-        elif t == "comment":
-            return
-        else:
-            visit = _VISIT.get(t)
-            if visit is not None:
-                visit(self, node, context, depth, stdin)
-            else:
-                self.children(node, context, depth)
+        elif t != "comment":
+            for ch in node.named_children:
+                self.node(ch, context, depth)
 
     def _pipeline(self, node: Any, context: str, depth: int, stdin: str) -> None:
-        first = True
+        inner = context if context != "top" else "pipeline"
         for ch in node.named_children:
-            self.node(ch, context if context != "top" else "pipeline", depth,
-                      stdin=stdin if first else "pipe")
-            first = False
+            self.node(ch, inner, depth, stdin)
+            stdin = "pipe"
 
     def _function(self, node: Any, context: str, depth: int, stdin: str) -> None:
         name_node = node.child_by_field_name("name") or node.named_children[0]
@@ -243,16 +253,18 @@ class Walker:
             self.node(ch, context, depth)
 
     def _word(self, node: Any, context: str, depth: int, stdin: str) -> None:
-        self.words.append(make_word(node, self.problems))
-        self.children(node, context, depth)
+        self.words.append(make_word(node, self.problems, self.text(node)))
+        if node.named_child_count:
+            self.children(node, context, depth)
 
-    def _after_word(self, node: Any, context: str, depth: int) -> None:
-        """Walk what is nested in a word already recorded (without recording it again)."""
-        t = node.type
+    def _after_word(self, node: Any, t: str, context: str, depth: int) -> None:
+        """Walk what is nested in a word already recorded (without recording it again); `t`:
+        its type."""
         if t in _LEAF_WORDS:
             return  # nothing nested in a bare word, number or single-quoted string
         if t in _PLAIN_WORDS:
-            self.children(node, context, depth)
+            if node.named_child_count:
+                self.children(node, context, depth)
         else:
             self.node(node, context, depth)
 
@@ -333,53 +345,66 @@ class Walker:
         fd = None
         op = ""
         target = None
+        src = self._ascii
         for ch in node.children:
-            if ch.type == "file_descriptor":
-                fd = ch.text.decode()
+            t = ch.type
+            if t == "file_descriptor":
+                fd = src[ch.start_byte:ch.end_byte] if src is not None else ch.text.decode()
             elif not ch.is_named:
-                op = ch.text.decode()
+                op = src[ch.start_byte:ch.end_byte] if src is not None else ch.text.decode()
             elif target is None:
-                target = make_word(ch, self.problems)
+                problems = self.problems
+                seen = len(problems)
+                text = self.text(ch)
+                target = make_word(ch, problems, text, t)
                 self.words.append(target)
-                self.node(ch, context, depth)
+                if t in _PLAIN_WORDS:
+                    # what `self.node(ch)` does (`_word`): the same word again (made anew only
+                    # when it added problems, which it then adds again)
+                    self.words.append(target if len(problems) == seen
+                                      else make_word(ch, problems, text, t))
+                    if ch.named_child_count:
+                        self.children(ch, context, depth)
+                else:
+                    self.node(ch, context, depth)
         output = op in _OUTPUT_OPS or (op.startswith(">") and op != ">&-")
-        if op in (">&", "<&", ">&-", "<&-") and target is not None and (
+        if op in _FD_OPS and target is not None and (
                 target.value.isdigit() or target.value == "-"):
             output = False  # fd duplication / closing, not a file
-        r = Redirect(op=op, fd=fd, target=target, output=output)
+        r = Redirect(op, fd, target, output)
         self.redirects.append(r)
         return r
 
     def _redirected(self, node: Any, context: str, depth: int, stdin: str) -> None:
         body = node.child_by_field_name("body")
+        body_id = body.id if body is not None else None
         redirects: list[Redirect] = []
         stdin_kind = stdin
         stdin_text: str | None = None
         later: list[Any] = []
         for ch in node.named_children:
-            if body is not None and ch.id == body.id:
+            if ch.id == body_id:
                 continue
-            if ch.type == "heredoc_redirect":
+            t = ch.type
+            if t == "heredoc_redirect":
                 stdin_text = self._heredoc(ch, context, depth, redirects, later, stdin_text)
                 stdin_kind = "heredoc"
                 redirects.append(Redirect(op="<<", fd=None, target=None, output=False))
-            elif ch.type == "herestring_redirect":
+            elif t == "herestring_redirect":
                 stdin_text = self._herestring_text(ch, stdin_text)
                 stdin_kind = "herestring"
                 r = self._redirect(ch, context, depth)
                 if r is not None:
                     redirects.append(r)
-            elif ch.type == "file_redirect":
-                r = self._redirect(ch, context, depth)
-                if r is not None:
-                    redirects.append(r)
-                    if r.op == "<" and stdin_kind == "inherit":
-                        stdin_kind = "file"
+            elif t == "file_redirect":
+                r = self._file_redirect(ch, context, depth)
+                redirects.append(r)
+                if r.op == "<" and stdin_kind == "inherit":
+                    stdin_kind = "file"
             else:
                 self.node(ch, context, depth)
         if body is not None:
-            self.node(body, context, depth, stdin=stdin_kind, redirects=tuple(redirects),
-                      stdin_text=stdin_text)
+            self.node(body, context, depth, stdin_kind, tuple(redirects), stdin_text)
         for h in later:
             if h.type == "pipeline":
                 for p in h.named_children:
@@ -456,6 +481,9 @@ class Walker:
         argv: list[Word] = []
         extra_redirects = list(redirects)
         word_nodes: list[Any] = []
+        problems = self.problems
+        words = self.words
+        src = self._ascii
         for ch in node.named_children:
             t = ch.type
             if t == "variable_assignment":
@@ -468,26 +496,28 @@ class Walker:
                 if r is not None:
                     extra_redirects.append(r)
             else:
-                word_node = ch
-                if t == "command_name":
-                    word_node = ch.named_children[0] if ch.named_children else ch
-                w = make_word(word_node, self.problems)
+                if t == "command_name" and ch.named_child_count:
+                    ch = ch.named_children[0]
+                    t = ch.type
+                w = make_word(ch, problems, src[ch.start_byte:ch.end_byte] if src is not None
+                              else ch.text.decode("utf-8", "replace"), t)
                 argv.append(w)
-                word_nodes.append(word_node)
-                self.words.append(w)
-                self._after_word(word_node, context, depth)
+                word_nodes.append(ch)
+                words.append(w)
+                if t not in _LEAF_WORDS:
+                    self._after_word(ch, t, context, depth)
         if not argv:
             return
         name = argv[0].value if argv[0].literal else None
         if name in arith.EVALUATING:
             arith.evaluated_operands(self, name, argv, word_nodes, context, depth)
-        cmd = Command(argv=tuple(argv), text=_text(node), context=context,
-                      assignments=tuple(assigns), redirects=tuple(extra_redirects), stdin=stdin,
-                      stdin_text=stdin_text,
-                      function_call=name in self.functions if name else False,
-                      risks=programs.risks(name, tuple(argv[1:])) if name else ())
-        idx = len(self.commands)
-        self.commands.append(cmd)
+        cmd = Command(tuple(argv), self.text(node), context, tuple(assigns),
+                      tuple(extra_redirects), stdin, stdin_text, None, 0,
+                      name in self.functions if name else False, "simple",
+                      programs.risks(name, tuple(argv[1:])) if name else ())
+        commands = self.commands
+        idx = len(commands)
+        commands.append(cmd)
         self._index_of[node.id] = idx
         if name in DIR_CHANGERS:
             self.changes_dir = True
@@ -538,6 +568,7 @@ def status_node(root: Any) -> Any:
 
 #: the other kinds of node that need more than a walk through their children
 _VISIT: dict[str, Callable[[Walker, Any, str, int, str], None]] = {
+    "redirected_statement": Walker._redirected,
     "pipeline": Walker._pipeline,
     "function_definition": Walker._function,
     "variable_assignment": Walker._assignment_node,

@@ -175,20 +175,25 @@ def _word_parts(node: Any, w: _W, problems: list[str], text: str | None = None) 
 _PLAIN_WORD_RE = re.compile(r"[^\\*?\[\]{}$`~]+\Z")
 
 
-def make_word(node: Any, problems: list[str]) -> Word:
+_plain_word = _PLAIN_WORD_RE.match
+
+
+def make_word(node: Any, problems: list[str], text: str | None = None, t: str | None = None
+              ) -> Word:
     """The `Word` of a parse-tree node; what the analysis cannot see through goes to
-    `problems`."""
-    t = node.type
-    text = node.text.decode("utf-8", "replace")
-    if t == "word" and _PLAIN_WORD_RE.match(text):
+    `problems`. `text`, `t`: the node's text and type when the caller has them already."""
+    if t is None:
+        t = node.type
+    if text is None:
+        text = node.text.decode("utf-8", "replace")
+    if t == "word" and _plain_word(text):
         # the common case: a bare word with nothing to unquote, expand or glob
         return Word(text, text, text, True)
     w = _W()
     _word_parts(node, w, problems, text)
     tilde = (t == "word" or t == "concatenation") and text.startswith("~")
-    pat = "".join(w.pat)
-    return Word(text=text, value="".join(w.val), pattern=pat,
-                literal=w.literal and not tilde, dynamic=w.dynamic, glob=w.glob, tilde=tilde)
+    return Word(text, "".join(w.val), "".join(w.pat), w.literal and not tilde, w.dynamic,
+                w.glob, tilde)
 
 
 def literal_word(s: str) -> Word:
