@@ -18,7 +18,7 @@ from . import arith
 from .cwds import DIR_CHANGERS
 from .parser import bash_parser, first_error, has_job_token, has_missing
 from .records import Command, Redirect, ShellAnalysis, Word
-from .words import literal_word, make_word, part_word
+from .words import literal_word, make_word, part_word, plain_word
 from .wrappers import inner_commands
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -499,8 +499,12 @@ class Walker:
                 if t == "command_name" and ch.named_child_count:
                     ch = ch.named_children[0]
                     t = ch.type
-                w = make_word(ch, problems, src[ch.start_byte:ch.end_byte] if src is not None
-                              else ch.text.decode("utf-8", "replace"), t)
+                text = (src[ch.start_byte:ch.end_byte] if src is not None
+                        else ch.text.decode("utf-8", "replace"))
+                if t == "word" and plain_word(text):
+                    w = Word(text, text, text, True)  # `make_word`'s common case, inlined
+                else:
+                    w = make_word(ch, problems, text, t)
                 argv.append(w)
                 word_nodes.append(ch)
                 words.append(w)
@@ -537,10 +541,9 @@ def status_node(root: Any) -> Any:
     last = None
     background = False
     for ch in root.children:
-        if ch.type == "comment":
-            continue
         if ch.is_named:
-            last, background = ch, False
+            if ch.type != "comment":
+                last, background = ch, False
         elif ch.type == "&":
             background = True
     if last is None or background:
@@ -551,17 +554,21 @@ def status_node(root: Any) -> Any:
         if t == "command":
             return node
         if t == "redirected_statement":
-            named = node.named_children
             body = node.child_by_field_name("body")
             # a here-document with a pipeline hanging off it (`cat <<EOF | sh`) runs more
-            if body is None or any(ch.type == "pipeline" for ch in named):
+            if body is None or any(ch.type == "pipeline" for ch in node.named_children):
                 return None
             node = body
         elif t == "list":
-            ops = [ch.type for ch in node.children if not ch.is_named]
-            if not ops or ops[-1] != "&&":
+            op = last = None  # the last operator, and the last statement, of the list
+            for ch in node.children:
+                if ch.is_named:
+                    last = ch
+                else:
+                    op = ch.type
+            if op != "&&":
                 return None
-            node = node.named_children[-1]
+            node = last
         else:
             return None
 

@@ -175,7 +175,9 @@ def _word_parts(node: Any, w: _W, problems: list[str], text: str | None = None) 
 _PLAIN_WORD_RE = re.compile(r"[^\\*?\[\]{}$`~]+\Z")
 
 
-_plain_word = _PLAIN_WORD_RE.match
+#: whether a bare word (`word` node) is its own value and pattern: nothing to unquote, expand
+#: or glob (`make_word`'s common case)
+plain_word = _PLAIN_WORD_RE.match
 
 
 def make_word(node: Any, problems: list[str], text: str | None = None, t: str | None = None
@@ -186,7 +188,7 @@ def make_word(node: Any, problems: list[str], text: str | None = None, t: str | 
         t = node.type
     if text is None:
         text = node.text.decode("utf-8", "replace")
-    if t == "word" and _plain_word(text):
+    if t == "word" and plain_word(text):
         # the common case: a bare word with nothing to unquote, expand or glob
         return Word(text, text, text, True)
     w = _W()
