@@ -18,7 +18,7 @@ from . import arith
 from .cwds import DIR_CHANGERS
 from .parser import bash_parser, first_error, has_job_token, has_missing
 from .records import Command, Redirect, ShellAnalysis, Word
-from .words import literal_word, make_word, part_word, plain_word
+from .words import WORD_CACHE, literal_word, make_word, part_word
 from .wrappers import inner_commands
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -32,9 +32,10 @@ _WORD_NODES = {"word", "string", "raw_string", "ansi_c_string", "concatenation",
                "arithmetic_expansion", "translated_string", "brace_expression"}
 _MAX_DEPTH = 8
 _LEAF_WORDS = frozenset({"word", "raw_string"})  # `number` may hold `16#$(cmd)`
-_PLAIN_WORDS = frozenset({"word", "concatenation", "string", "raw_string", "ansi_c_string",
+_WORD_CACHE = frozenset({"word", "concatenation", "string", "raw_string", "ansi_c_string",
                           "number", "translated_string"})
 _REDIRECT_NODES = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
+known_word = WORD_CACHE.get
 
 
 def analyze(command_line: str) -> ShellAnalysis:
@@ -262,7 +263,7 @@ class Walker:
         its type."""
         if t in _LEAF_WORDS:
             return  # nothing nested in a bare word, number or single-quoted string
-        if t in _PLAIN_WORDS:
+        if t in _WORD_CACHE:
             if node.named_child_count:
                 self.children(node, context, depth)
         else:
@@ -358,7 +359,7 @@ class Walker:
                 text = self.text(ch)
                 target = make_word(ch, problems, text, t)
                 self.words.append(target)
-                if t in _PLAIN_WORDS:
+                if t in _WORD_CACHE:
                     # what `self.node(ch)` does (`_word`): the same word again (made anew only
                     # when it added problems, which it then adds again)
                     self.words.append(target if len(problems) == seen
@@ -501,9 +502,8 @@ class Walker:
                     t = ch.type
                 text = (src[ch.start_byte:ch.end_byte] if src is not None
                         else ch.text.decode("utf-8", "replace"))
-                if t == "word" and plain_word(text):
-                    w = Word(text, text, text, True)  # `make_word`'s common case, inlined
-                else:
+                w = known_word(text) if t == "word" else None  # (`make_word`'s common case)
+                if w is None:
                     w = make_word(ch, problems, text, t)
                 argv.append(w)
                 word_nodes.append(ch)
@@ -590,5 +590,5 @@ _VISIT: dict[str, Callable[[Walker, Any, str, int, str], None]] = {
     "test_command": arith.test_command,
     "subscript": arith.subscript,
     "array": arith.array,
-    **dict.fromkeys(_PLAIN_WORDS, Walker._word),
+    **dict.fromkeys(_WORD_CACHE, Walker._word),
 }

@@ -175,9 +175,13 @@ def _word_parts(node: Any, w: _W, problems: list[str], text: str | None = None) 
 _PLAIN_WORD_RE = re.compile(r"[^\\*?\[\]{}$`~]+\Z")
 
 
-#: whether a bare word (`word` node) is its own value and pattern: nothing to unquote, expand
-#: or glob (`make_word`'s common case)
-plain_word = _PLAIN_WORD_RE.match
+#: the `Word` of each plain bare word met so far (text -> Word): `make_word`'s common case is a
+#: pure function of the text and a `Word` is immutable, so one is shared by every line that
+#: holds the word; a long-running process (the resident hook server, the proxy) meets `git`,
+#: `-q`, `tests/` again and again. Emptied when it holds `_PLAIN_MAX` words.
+WORD_CACHE: dict[str, Word] = {}
+_PLAIN_MAX = 4096
+_plain_word = _PLAIN_WORD_RE.match
 
 
 def make_word(node: Any, problems: list[str], text: str | None = None, t: str | None = None
@@ -188,9 +192,16 @@ def make_word(node: Any, problems: list[str], text: str | None = None, t: str | 
         t = node.type
     if text is None:
         text = node.text.decode("utf-8", "replace")
-    if t == "word" and plain_word(text):
-        # the common case: a bare word with nothing to unquote, expand or glob
-        return Word(text, text, text, True)
+    if t == "word":
+        known = WORD_CACHE.get(text)
+        if known is not None:
+            return known
+        if _plain_word(text):
+            # the common case: a bare word with nothing to unquote, expand or glob
+            if len(WORD_CACHE) >= _PLAIN_MAX:
+                WORD_CACHE.clear()
+            known = WORD_CACHE[text] = Word(text, text, text, True)
+            return known
     w = _W()
     _word_parts(node, w, problems, text)
     tilde = (t == "word" or t == "concatenation") and text.startswith("~")
