@@ -555,9 +555,15 @@ def status_node(root: Any) -> Any:
             return node
         if t == "redirected_statement":
             body = node.child_by_field_name("body")
+            named = node.named_children
             # a here-document with a pipeline hanging off it (`cat <<EOF | sh`) runs more
-            if body is None or any(ch.type == "pipeline" for ch in node.named_children):
+            if body is None or any(ch.type == "pipeline" for ch in named):
                 return None
+            body_id = body.id
+            for ch in named:  # the walk's own node object, whose children it has listed
+                if ch.id == body_id:
+                    body = ch
+                    break
             node = body
         elif t == "list":
             op = last = None  # the last operator, and the last statement, of the list

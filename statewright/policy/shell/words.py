@@ -102,6 +102,8 @@ def _unescape_double(text: str) -> str:
 
 
 def escape_pattern(s: str) -> str:
+    if "*" not in s and "?" not in s and "[" not in s and "]" not in s:
+        return s  # (the usual text: nothing to escape)
     return "".join("[" + c + "]" if c in "*?[]" else c for c in s)
 
 
