@@ -50,7 +50,8 @@ these names. `tests/hook/test_imports.py` lists every module the hook may import
   `lru_cache` for the statement cache, so while `_sqlite3` loads, `sys.modules["functools"]` is
   a module holding just this `lru_cache`, removed once `_sqlite3` has it (`_load_sqlite3`); when
   that fails (a Python whose `_sqlite3` wants more of `functools`), the real `functools` is
-  imported and nothing else changes. A module that imported `functools` before keeps it.
+  imported and nothing else changes. A process that has `functools` already, or runs other
+  threads (which could import `functools` meanwhile), imports `_sqlite3` plainly.
 
 Stdlib only; nothing is imported at module level but the C modules `_json`, `_thread` and
 `_functools`. `sqlite3` is loaded when first asked for (a module `__getattr__`): the hook process
@@ -97,7 +98,9 @@ def _load_sqlite3() -> ModuleType:
     import sys
 
     modules = sys.modules
-    if "functools" in modules or "_sqlite3" in modules:
+    # (with other threads running, one of them could import `functools` meanwhile and be
+    # handed the stand-in: then the plain import)
+    if "functools" in modules or "_sqlite3" in modules or _thread._count():
         import _sqlite3
 
         return _sqlite3

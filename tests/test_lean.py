@@ -119,3 +119,15 @@ def test_a_sqlite3_that_wants_more_of_functools_gets_the_real_one(tmp_path: Path
         print(module.__file__.endswith("_sqlite3.py"), module.WANTS[1] is functools.partial,
               type(sys.modules["functools"].reduce).__name__)
     """) == "True True builtin_function_or_method"
+
+
+def test_sqlite3_loads_plainly_while_other_threads_run():
+    """Another thread could import `functools` while the stand-in is in place: with threads
+    running, `_sqlite3` is imported as usual (and brings the real `functools`)."""
+    assert _run("""
+        import _thread, sys, time
+        from statewright import lean
+        _thread.start_new_thread(time.sleep, (2,))
+        db = lean.sqlite3.connect(":memory:")
+        print(db.execute("select 2 * 3").fetchone()[0], hasattr(sys.modules["functools"], "reduce"))
+    """) == "6 True"
