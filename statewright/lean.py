@@ -31,8 +31,9 @@ these names. `tests/hook/test_imports.py` lists every module the hook may import
   last checkpoint (docs/design-decisions.md, "Durability"); the log and its index stay beside
   the store between calls.
 
-- `one_call_process()`: no cyclic garbage collection in a hook process that decides alone (it
-  would only run during the imports, to find nothing).
+- `one_call_process()`: a hook process that decides alone says so: `_sqlite3` without
+  `functools`, and no cyclic garbage collection (it would only run during the imports, to find
+  nothing).
 
 - `field_setters(cls)`: each field's slot descriptor setter, for a record built on every
   decision (`policy.types.Decision`): half the cost of `set_field`, which looks the descriptor
@@ -47,11 +48,12 @@ these names. `tests/hook/test_imports.py` lists every module the hook may import
 - `lru_cache`: `functools.lru_cache` on its C core (`_functools._lru_cache_wrapper`) without
   `functools`, which imports `collections`, `operator`, `reprlib`, `keyword` and `types` (~3 ms,
   a quarter of a bare interpreter's start-up). `_sqlite3` imports `functools` only to take its
-  `lru_cache` for the statement cache, so while `_sqlite3` loads, `sys.modules["functools"]` is
-  a module holding just this `lru_cache`, removed once `_sqlite3` has it (`_load_sqlite3`); when
-  that fails (a Python whose `_sqlite3` wants more of `functools`), the real `functools` is
-  imported and nothing else changes. A process that has `functools` already, or runs other
-  threads (which could import `functools` meanwhile), imports `_sqlite3` plainly.
+  `lru_cache` for the statement cache, so in a hook process that decides alone
+  (`one_call_process`: one thread, so nothing else imports meanwhile), while `_sqlite3` loads,
+  `sys.modules["functools"]` is a module holding just this `lru_cache`, removed once `_sqlite3`
+  has it (`_load_sqlite3`); when that fails (a Python whose `_sqlite3` wants more of
+  `functools`), the real `functools` is imported and nothing else changes. Every other process
+  imports `_sqlite3` plainly.
 
 Stdlib only; nothing is imported at module level but the C modules `_json`, `_thread` and
 `_functools`. `sqlite3` is loaded when first asked for (a module `__getattr__`): the hook process
@@ -98,9 +100,9 @@ def _load_sqlite3() -> ModuleType:
     import sys
 
     modules = sys.modules
-    # (with other threads running, one of them could import `functools` meanwhile and be
-    # handed the stand-in: then the plain import)
-    if "functools" in modules or "_sqlite3" in modules or _thread._count():
+    # (only in a one-call process, which runs no other thread: another thread could import
+    # `functools` meanwhile and be handed the stand-in)
+    if not _one_call or "functools" in modules or "_sqlite3" in modules:
         import _sqlite3
 
         return _sqlite3
@@ -480,14 +482,21 @@ def unix_request(path: str, data: bytes, timeout: float) -> bytes:
         s.close()
 
 
+_one_call = False
+
+
 def one_call_process() -> None:
-    """For a process that decides one call and ends (`statewright-hook` deciding alone): no
-    cyclic garbage collection. Its collections would run while the modules are imported (each
-    import allocates enough to start one) and find next to nothing to free; whatever cycles a
-    decision leaves go with the process (`exit_now`). 2-4% of such a process's instructions."""
+    """Declares this process one that decides one call, in one thread, and ends
+    (`statewright-hook` deciding alone): `_sqlite3` is loaded without `functools` (see the
+    module's docstring), and no cyclic garbage collection runs. Its collections would run while
+    the modules are imported (each import allocates enough to start one) and find next to
+    nothing to free; whatever cycles a decision leaves go with the process (`exit_now`): 2-4% of
+    such a process's instructions."""
+    global _one_call
     import gc
 
     gc.disable()
+    _one_call = True
 
 
 def exit_now(status: int) -> None:

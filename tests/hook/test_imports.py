@@ -71,7 +71,7 @@ SHELL = CORE | {
 # `collections`, `operator`, `reprlib`, ... ~3 ms) is not among them: `statewright.lean` has
 # `lru_cache` on `_functools` and loads `_sqlite3` without it. A shell line may need `re` and
 # `fnmatch`.
-STDLIB = frozenset({"__future__", "_functools", "_json", "_sqlite3"})
+STDLIB = frozenset({"__future__", "_functools", "_json", "_sqlite3", "gc"})
 STDLIB_SHELL = STDLIB | {"_sre", "copyreg", "enum", "fnmatch", "re", "re._casefix",
                          "re._compiler", "re._constants", "re._parser",
                          # what `re` imports
@@ -91,7 +91,9 @@ WF = {
         "end": {"type": "final"},
     },
 }
+# (as the console script `statewright.hook.run` decides alone: a one-call process)
 _PROBE = ("import sys; base = set(sys.modules); from statewright.hook import main; "
+          "from statewright.lean import one_call_process; one_call_process(); "
           "main([sys.argv[1]]); sys.stderr.write('\\nMODULES ' + ' '.join(sorted("
           "set(sys.modules) - base)))")
 
