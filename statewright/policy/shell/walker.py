@@ -8,9 +8,7 @@ find the commands it runs itself. Anything the walk cannot see through is a prob
 
 from __future__ import annotations
 
-from functools import lru_cache
-
-from ...lean import TYPE_CHECKING
+from ...lean import TYPE_CHECKING, lru_cache
 from .. import programs
 from ..paths import has_surrogate
 from ..types import CACHE_MAX_LINE
