@@ -252,7 +252,7 @@ class Walker:
             self.node(ch, context, depth)
 
     def _word(self, node: Any, context: str, depth: int, stdin: str) -> None:
-        self.words.append(make_word(node, self.problems, self.text(node)))
+        self.words.append(make_word(node, self.problems, self.text(node), None, self._ascii))
         if node.named_child_count:
             self.children(node, context, depth)
 
@@ -355,13 +355,13 @@ class Walker:
                 problems = self.problems
                 seen = len(problems)
                 text = self.text(ch)
-                target = make_word(ch, problems, text, t)
+                target = make_word(ch, problems, text, t, src)
                 self.words.append(target)
                 if t in _WORD_CACHE:
                     # what `self.node(ch)` does (`_word`): the same word again (made anew only
                     # when it added problems, which it then adds again)
                     self.words.append(target if len(problems) == seen
-                                      else make_word(ch, problems, text, t))
+                                      else make_word(ch, problems, text, t, src))
                     if ch.named_child_count:
                         self.children(ch, context, depth)
                 else:
@@ -502,7 +502,7 @@ class Walker:
                         else ch.text.decode("utf-8", "replace"))
                 w = known_word(text) if t == "word" else None  # (`make_word`'s common case)
                 if w is None:
-                    w = make_word(ch, problems, text, t)
+                    w = make_word(ch, problems, text, t, src)
                 argv.append(w)
                 word_nodes.append(ch)
                 words.append(w)
