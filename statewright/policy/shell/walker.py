@@ -30,7 +30,7 @@ _WORD_NODES = {"word", "string", "raw_string", "ansi_c_string", "concatenation",
                "arithmetic_expansion", "translated_string", "brace_expression"}
 _MAX_DEPTH = 8
 _LEAF_WORDS = frozenset({"word", "raw_string"})  # `number` may hold `16#$(cmd)`
-_WORD_CACHE = frozenset({"word", "concatenation", "string", "raw_string", "ansi_c_string",
+_PLAIN_WORDS = frozenset({"word", "concatenation", "string", "raw_string", "ansi_c_string",
                           "number", "translated_string"})
 _REDIRECT_NODES = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
 known_word = WORD_CACHE.get
@@ -229,6 +229,12 @@ class Walker:
             if ch is not name_node and ch.id != name_node.id:
                 self.node(ch, f"function {name}", depth)
 
+    def _leaf(self, node: Any, context: str, depth: int, stdin: str) -> None:
+        """A kind of node with nothing of its own to record (what `node` does with any such
+        kind, without listing the children of a node that has none)."""
+        if node.named_child_count:
+            self.children(node, context, depth)
+
     def _variable_name(self, node: Any, context: str, depth: int, stdin: str) -> None:
         # a bare name inside arithmetic ($((V)), ((V++)), array subscripts) is a read
         self.variables.append(_text(node))
@@ -261,26 +267,37 @@ class Walker:
         its type."""
         if t in _LEAF_WORDS:
             return  # nothing nested in a bare word, number or single-quoted string
-        if t in _WORD_CACHE:
+        if t in _PLAIN_WORDS:
             if node.named_child_count:
                 self.children(node, context, depth)
         else:
             self.node(node, context, depth)
 
     def _expansion(self, node: Any, context: str, depth: int, stdin: str = "inherit") -> None:
-        names = [c for c in node.named_children if c.type == "variable_name"]
-        indirect = any(not c.is_named and c.type == "!" for c in node.children)
-        if names:
-            nm = _text(names[0])
+        indirect = offsets = False  # `${!...}`, `${s:OFF:LEN}`
+        name = None  # the first variable name in it
+        named: list[Any] = []
+        for c in node.children:
+            if c.is_named:
+                named.append(c)
+                if name is None and c.type == "variable_name":
+                    name = c
+            else:
+                ct = c.type
+                if ct == "!":
+                    indirect = True
+                elif ct == ":":
+                    offsets = True
+        if name is not None:
+            nm = self.text(name)
             self.variables.append(("!" + nm) if indirect else nm)
+            if indirect:
+                self.evaluated.append(("var", nm))  # its value is a name
         elif indirect:
             # ${!...} with specials ($@, $1, $$): record the raw text
-            self.variables.append("!" + _text(node))
-        if indirect and names:
-            self.evaluated.append(("var", _text(names[0])))  # its value is a name
-        offsets = any(not c.is_named and c.type == ":" for c in node.children)
+            self.variables.append("!" + self.text(node))
         first = True
-        for ch in node.named_children:
+        for ch in named:
             if first:
                 first = False
                 if ch.type == "variable_name":
@@ -357,7 +374,7 @@ class Walker:
                 text = self.text(ch)
                 target = make_word(ch, problems, text, t, src)
                 self.words.append(target)
-                if t in _WORD_CACHE:
+                if t in _PLAIN_WORDS:
                     # what `self.node(ch)` does (`_word`): the same word again (made anew only
                     # when it added problems, which it then adds again)
                     self.words.append(target if len(problems) == seen
@@ -594,5 +611,9 @@ _VISIT: dict[str, Callable[[Walker, Any, str, int, str], None]] = {
     "test_command": arith.test_command,
     "subscript": arith.subscript,
     "array": arith.array,
-    **dict.fromkeys(_WORD_CACHE, Walker._word),
+    **dict.fromkeys(_PLAIN_WORDS, Walker._word),
+    # (tokens, as the grammar has it; `_leaf` walks their children all the same if they had)
+    **dict.fromkeys(("string_content", "special_variable_name", "heredoc_content",
+                     "heredoc_start", "heredoc_end", "test_operator", "regex",
+                     "extglob_pattern", "file_descriptor"), Walker._leaf),
 }
