@@ -56,3 +56,19 @@ def test_the_shared_words_are_bounded() -> None:
         walker._analyze(f"echo w{i}")
     assert 0 < len(words.WORD_CACHE) <= limit
     assert walker._analyze("echo w1").commands[0].args[0] == Word("w1", "w1", "w1", True)
+
+
+def test_a_line_nested_deeper_than_the_walk_can_follow_is_a_problem() -> None:
+    # the depth at which Python's recursion limit stops the walk depends on the call stack
+    # (and moved deeper when the walk made fewer calls per node): a line nested well within
+    # it is analysed in full, one far beyond it is a problem, and check 5 refuses it
+    def nested(n: int) -> str:
+        return "echo " + "$(echo " * n + "x" + ")" * n
+
+    a = walker._analyze(nested(100))
+    assert a.ok and len(a.commands) == 101
+    a = walker._analyze(nested(1000))
+    assert "shell code nested too deeply to analyse" in a.problems
+    from statewright.policy.shell import check_commands
+
+    assert not check_commands(a, ("echo",)).allowed

@@ -14,7 +14,7 @@ from ..paths import has_surrogate
 from ..types import CACHE_MAX_LINE
 from . import arith
 from .cwds import DIR_CHANGERS
-from .parser import bash_parser, first_error, has_job_token, has_missing
+from .parser import bash_parser, first_error, has_job_token, has_missing, status_node
 from .records import Command, Redirect, ShellAnalysis, Word
 from .words import WORD_CACHE, literal_word, make_word, part_word
 from .wrappers import inner_commands
@@ -543,55 +543,6 @@ class Walker:
         if name:
             self._option_outputs(name, cmd.args)
         inner_commands(self, cmd, idx, depth)
-
-
-def status_node(root: Any) -> Any:
-    """The `command` node whose exit status is the whole line's, or None.
-
-    The line's last statement decides its status. It counts only when nothing after it can
-    change that status: no `&` (the line ends before it does), and inside it no `||` (a left
-    side that succeeds skips it), no negation, no later pipeline stage; `a && cmd` is fine (a
-    failing `a` skips `cmd` but then the line fails too), and so is a redirection around it.
-    Compound statements (subshells, braces, loops, conditionals) are not looked into."""
-    last = None
-    background = False
-    for ch in root.children:
-        if ch.is_named:
-            if ch.type != "comment":
-                last, background = ch, False
-        elif ch.type == "&":
-            background = True
-    if last is None or background:
-        return None
-    node = last
-    while True:
-        t = node.type
-        if t == "command":
-            return node
-        if t == "redirected_statement":
-            body = node.child_by_field_name("body")
-            named = node.named_children
-            # a here-document with a pipeline hanging off it (`cat <<EOF | sh`) runs more
-            if body is None or any(ch.type == "pipeline" for ch in named):
-                return None
-            body_id = body.id
-            for ch in named:  # the walk's own node object, whose children it has listed
-                if ch.id == body_id:
-                    body = ch
-                    break
-            node = body
-        elif t == "list":
-            op = last = None  # the last operator, and the last statement, of the list
-            for ch in node.children:
-                if ch.is_named:
-                    last = ch
-                else:
-                    op = ch.type
-            if op != "&&":
-                return None
-            node = last
-        else:
-            return None
 
 
 #: the other kinds of node that need more than a walk through their children
