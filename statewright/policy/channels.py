@@ -8,9 +8,8 @@ Pure: the questions take the call's parts and answer why it is refused (None: it
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 
-from ..lean import TYPE_CHECKING
+from ..lean import TYPE_CHECKING, fnmatchcase, lru_cache
 from ..names import CODE_TOOLS
 from .tools import FILE_READERS
 from .types import line_memo
@@ -96,13 +95,11 @@ def environ_read_problem(name: str, args: dict[str, Any],
 
 def _glob_reaches(t: str) -> bool:
     """A pattern (or plain path) whose expansion could name an environment, memory or fd."""
-    import fnmatch
-
     comps = [c for c in t.replace("\\", "/").split("/") if c and c != "."]
     if "environ" in t or "**" in comps:
         return True
     for target in ("environ", "mem", "fd"):
-        if comps and fnmatch.fnmatchcase(target, comps[-1]) and comps[-1] not in (target,) \
+        if comps and fnmatchcase(target, comps[-1]) and comps[-1] not in (target,) \
                 and any(ch in comps[-1] for ch in "*?["):
             return True
     return False

@@ -11,10 +11,9 @@ Python code importing the package, or as `statewright-hook` fed hand-made JSON.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 
-from ...lean import TYPE_CHECKING, LazyRe
+from ...lean import TYPE_CHECKING, LazyRe, fnmatchcase
 from ..paths import HARMLESS_DEVICES, real_path
 from ..programs import is_python
 from ..shell.words import literal_word
@@ -88,7 +87,7 @@ def _word_cli_name(w: Word, cwd: str) -> str | None:
     if not comp or set(comp) <= {"*"}:
         return "*"
     for n in _CLI_NAMES:
-        if fnmatch.fnmatchcase(n, comp):
+        if fnmatchcase(n, comp):
             return n
     return None
 
@@ -162,7 +161,7 @@ def _python_problem(args: tuple[Word, ...], c: Command, shown: str, line_mention
                         return None
                     mod = val.value.lower()
                     if not val.literal:
-                        if fnmatch.fnmatchcase("statewright", val.pattern.lower()):
+                        if fnmatchcase("statewright", val.pattern.lower()):
                             return f"`{shown}`: the module could be statewright"
                         return None
                     if mod in ("statewright", "statewright.cli", "statewright.__main__"):
@@ -265,7 +264,7 @@ def loose_mention(source: str, names: tuple[str, ...]) -> str | None:
             if not comp or set(comp) <= set("*?"):
                 continue
             for n in names:
-                if fnmatch.fnmatchcase(n, comp):
+                if fnmatchcase(n, comp):
                     return tok
     return None
 

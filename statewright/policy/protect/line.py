@@ -4,11 +4,9 @@ that holds them, by an output redirect), plus the human-only CLI (`cli`)."""
 
 from __future__ import annotations
 
-import fnmatch
 import os
-from functools import lru_cache
 
-from ...lean import TYPE_CHECKING
+from ...lean import TYPE_CHECKING, fnmatchcase, lru_cache
 from ...names import STORE_FILE
 from ..paths import relative_to_root
 from ..programs import worktree as wt
@@ -109,7 +107,7 @@ def _word_could_name(w: Word, names: tuple[str, ...],
             # in either case, matches none: the usual word is ruled out without matching it)
             continue
         for n in names:
-            if fnmatch.fnmatchcase(n, comp) or fnmatch.fnmatchcase(n.lower(), low):
+            if fnmatchcase(n, comp) or fnmatchcase(n.lower(), low):
                 return True
     return False
 

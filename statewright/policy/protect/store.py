@@ -9,10 +9,9 @@ imports this.
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 
 from ...config import active_marker_dir
-from ...lean import TYPE_CHECKING
+from ...lean import TYPE_CHECKING, lru_cache
 from ...names import CONFIG_FILE, STATE_DIR
 from ..paths import _real_root, project_relative
 
