@@ -224,8 +224,42 @@ def make_word(node: Any, problems: list[str], text: str | None = None, t: str | 
     w = _W()
     _word_parts(node, w, problems, text, src)
     tilde = (t == "word" or t == "concatenation") and text.startswith("~")
-    return Word(text, "".join(w.val), "".join(w.pat), w.literal and not tilde, w.dynamic,
-                w.glob, tilde)
+    pat = "".join(w.pat)
+    if t == "concatenation" and "{" in text and _brace_expands(node, src):
+        # (the grammar reads `a{b,c}` as plain text: bash makes it `ab ac`)
+        w.literal, w.glob = False, True
+        while True:
+            braced, pat = pat, _BRACE_GROUP_RE.sub("*", pat)
+            if pat == braced:
+                break
+    return Word(text, "".join(w.val), pat, w.literal and not tilde, w.dynamic, w.glob, tilde)
+
+
+_BRACE_GROUP_RE = re.compile(r"\{[^{}]*\}")
+
+
+def _brace_expands(node: Any, src: str | None) -> bool:
+    """Whether bash brace-expands the concatenation `node`: an unquoted, unescaped `{` closed
+    by a `}` with an unquoted `,` or `..` between them (quoted and expanded parts hold none)."""
+    open_groups: list[bool] = []  # per `{` still open: a separator seen inside it
+    for ch in node.children:
+        if ch.is_named and ch.type != "word":
+            continue
+        s = src[ch.start_byte:ch.end_byte] if src is not None else \
+            ch.text.decode("utf-8", "replace")
+        i = 0
+        while i < len(s):
+            c = s[i]
+            if c == "\\":
+                i += 1
+            elif c == "{":
+                open_groups.append(False)
+            elif open_groups and (c == "," or s.startswith("..", i)):
+                open_groups[-1] = True
+            elif c == "}" and open_groups and open_groups.pop():
+                return True
+            i += 1
+    return False
 
 
 def literal_word(s: str) -> Word:
