@@ -290,8 +290,17 @@ class Run(Record):
         s(self, "interrupt_queue", interrupt_queue)
 
     def with_(self, **changes: Any) -> Run:
-        """A copy with some fields changed."""
-        return self.replace(**changes)
+        """A copy with some fields changed (what `Record.replace` does, without building a
+        dict of all the fields and calling `__init__` with it: the runtime copies a run twice
+        per tool call, to count it and to record its result)."""
+        if not _FIELD_SET.issuperset(changes):
+            raise TypeError(f"Run has no field(s) {sorted(set(changes) - _FIELD_SET)}")
+        new = _new(Run)
+        for get, put in _SLOTS:
+            put(new, get(self))
+        for name, value in changes.items():
+            set_field(new, name, {} if value is None and name == "context" else value)
+        return new
 
     def is_waiting(self) -> bool:
         """The run waits on children (an invoked workflow or an unjoined fork)."""
@@ -330,3 +339,8 @@ class Run(Record):
             if value is not None:
                 d[key] = record.from_dict(value) if value else None
         return cls(**d)
+
+
+_new = object.__new__
+#: each field's slot descriptor (getter, setter), in order: `Run.with_` copies through them
+_SLOTS = tuple((getattr(Run, f).__get__, getattr(Run, f).__set__) for f in _FIELDS)
