@@ -66,6 +66,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 CHECKPOINT_EVERY_S = 0.5  # a resident store's background checkpoint interval
+#: a resident store's WAL is started over from its beginning once it holds this many frames
+#: (about 16 MiB with 4 KiB pages; see `Store`)
+WAL_RESTART_FRAMES = 4096
+RESTART_WAIT_S = 0.1  # how long that checkpoint waits for another process's reader or writer
 
 _INSERT_EVENT = ("INSERT INTO events(run_id, at, actor, kind, data, version, state)"
                  " VALUES (?,?,?,?,?,?,?)")
@@ -364,13 +368,24 @@ class Store:
     `resident=True` (a long-running process: `statewright serve`, `ui`): its connections never
     checkpoint the WAL inside a commit; a background thread does (`PRAGMA wal_checkpoint
     (PASSIVE)`, which waits for no one), so the fsyncs of a checkpoint are not paid on the path
-    of a decision or a transition. Durability is the same: a commit is in the WAL either way."""
+    of a decision or a transition. Durability is the same: a commit is in the WAL either way.
+
+    Under a continuous stream of commits a passive checkpoint never catches up (writers append
+    while it syncs), so SQLite never starts the WAL over and it grows without end: every commit
+    then extends the file, which costs more than writing over pages already there. Once the WAL
+    holds `WAL_RESTART_FRAMES` frames the thread runs a RESTART checkpoint right after its
+    passive one (little left to copy), holding `_gate`, which this process's writers pass
+    before BEGIN: they wait for it on a lock instead of sleeping in SQLite's busy handler. The
+    next commit then writes the WAL from its start. A RESTART checkpoint syncs the WAL and the
+    database like any other; another process's long reader makes it give up after
+    `RESTART_WAIT_S` (the next round tries again)."""
 
     def __init__(self, path: str | os.PathLike[str], resident: bool = False) -> None:
         self.file = os.fspath(path)  # the database file, as a str
         self._local = thread_local()
         self.resident = resident
         self._checkpointer: Any = None
+        self._gate: Any = None  # see above: a lock while the checkpointer thread runs
         self.identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the file opened
 
     @classmethod
@@ -387,15 +402,19 @@ class Store:
         import threading  # (only long-running processes: the hook never gets here)
 
         stop = threading.Event()
+        gate = self._gate = allocate_lock()
 
         def loop() -> None:
             conn = None
             try:
-                conn = sqlite3.connect(self.file, timeout=BUSY_TIMEOUT_MS / 1000,
+                conn = sqlite3.connect(self.file, timeout=RESTART_WAIT_S,
                                        isolation_level=None, check_same_thread=False)
                 while not stop.wait(CHECKPOINT_EVERY_S):
                     try:
-                        conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                        frames = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
+                        if frames >= WAL_RESTART_FRAMES:
+                            with gate:
+                                conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
                     except sqlite3.Error:
                         pass  # busy or gone: the next round, or another process, does it
             except sqlite3.Error:
@@ -533,6 +552,10 @@ class _Transaction:
         local = store._local
         cache = local.cache
         run = self.run = local.run
+        gate = store._gate
+        if gate is not None and self.write:  # the checkpointer's RESTART: wait until it is done
+            gate.acquire()
+            gate.release()
         try:
             run("BEGIN IMMEDIATE" if self.write else "BEGIN")
             # another connection committed since this one last looked: forget what it read
