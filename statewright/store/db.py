@@ -362,6 +362,18 @@ def write_gitignore(directory: str) -> None:
         pass  # (a read-only or shared directory: the store works without it)
 
 
+def checkpoint_round(conn: sqlite3.Connection, gate: Any) -> bool:
+    """One round of a resident store's checkpointer (see `Store`) on its own connection: a
+    passive checkpoint, then, when the WAL holds `WAL_RESTART_FRAMES` frames or more, a RESTART
+    one holding `gate`. Whether the WAL is now ready to be started over."""
+    frames = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
+    if frames < WAL_RESTART_FRAMES:
+        return False
+    with gate:
+        busy = conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()[0]
+    return not busy
+
+
 class Store:
     """The project's state.db. Connections are per thread and opened lazily.
 
@@ -411,10 +423,7 @@ class Store:
                                        isolation_level=None, check_same_thread=False)
                 while not stop.wait(CHECKPOINT_EVERY_S):
                     try:
-                        frames = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
-                        if frames >= WAL_RESTART_FRAMES:
-                            with gate:
-                                conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
+                        checkpoint_round(conn, gate)
                     except sqlite3.Error:
                         pass  # busy or gone: the next round, or another process, does it
             except sqlite3.Error:
