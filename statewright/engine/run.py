@@ -310,10 +310,13 @@ class Run(Record):
         n.bytes_read = c["bytes_read"] if "bytes_read" in c else self.bytes_read
         n.denied = c["denied"] if "denied" in c else self.denied
         n.stop_reminders = c["stop_reminders"] if "stop_reminders" in c else self.stop_reminders
-        n.transition_count = c["transition_count"] if "transition_count" in c else self.transition_count
-        n.interrupt_return = c["interrupt_return"] if "interrupt_return" in c else self.interrupt_return
+        n.transition_count = (c["transition_count"] if "transition_count" in c
+                              else self.transition_count)
+        n.interrupt_return = (c["interrupt_return"] if "interrupt_return" in c
+                              else self.interrupt_return)
         n.interrupt = c["interrupt"] if "interrupt" in c else self.interrupt
-        n.pending_approval = c["pending_approval"] if "pending_approval" in c else self.pending_approval
+        n.pending_approval = (c["pending_approval"] if "pending_approval" in c
+                              else self.pending_approval)
         n.fork = c["fork"] if "fork" in c else self.fork
         n.child_run = c["child_run"] if "child_run" in c else self.child_run
         n.invoke = c["invoke"] if "invoke" in c else self.invoke
@@ -326,7 +329,7 @@ class Run(Record):
         if n.context is None:
             n.context = {}
         n.__class__ = Run
-        return n  # type: ignore[no-any-return]
+        return n
 
     def is_waiting(self) -> bool:
         """The run waits on children (an invoked workflow or an unjoined fork)."""
@@ -374,7 +377,7 @@ class _RunCopy(Record):
     still route assignments through a method)."""
 
     __slots__ = _FIELDS
-    __setattr__ = object.__setattr__
+    __setattr__ = object.__setattr__  # type: ignore[assignment]
     __delattr__ = object.__delattr__
 
 
