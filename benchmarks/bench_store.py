@@ -9,7 +9,7 @@ run's row that changed: see docs/design-decisions.md, "Store speed").
 
 The runtime is opened as the resident proxy opens it (`resident=True`: the WAL is checkpointed
 by a background thread, not inside commits, and started over once it is long: see
-`store.db.Store`); a commit is durable the same way either way. The WAL's size after the
+`store.checkpoint`); a commit is durable the same way either way. The WAL's size after the
 streams is printed too (without the restart it grew by the stream's every commit).
 
     .venv/bin/python benchmarks/bench_store.py

@@ -16,7 +16,8 @@ these names. `tests/hook/test_imports.py` lists every module the hook may import
 - `sqlite3`: the C module `_sqlite3`; the `sqlite3` package adds only datetime adapters (we store
   none) and imports `datetime` (~3 ms). `thread_local`, `allocate_lock`: `_thread`'s, without
   `threading`.
-- `LazyRe`: a regular expression compiled, and `re` imported, on first use.
+- `LazyRe`: a regular expression compiled, and `re` imported, on first use; `fnmatchcase`:
+  `fnmatch`'s, imported on first use.
 - `load_extension(package)`: tree-sitter's C extensions without their packages' `__init__`
   (`tree_sitter` imports `typing`; `tree_sitter_bash` imports `importlib.resources`, ~11 ms).
 - `lazy_attributes(package, table)`: a package `__getattr__` that imports a submodule the first
@@ -33,6 +34,10 @@ these names. `tests/hook/test_imports.py` lists every module the hook may import
 - `compact_dumps(default)`: compact JSON with its C encoder built once (the store writes JSON
   on every tool call; building the encoder costs as much as encoding a small dict).
 
+- `one_call_process()`: a hook process that decides alone says so: `_sqlite3` without
+  `functools`, and no cyclic garbage collection (it would only run during the imports, to find
+  nothing).
+
 - `field_setters(cls)`: each field's slot descriptor setter, for a record built on every
   decision (`policy.types.Decision`): half the cost of `set_field`, which looks the descriptor
   up along the class's MRO for every field.
@@ -43,16 +48,25 @@ these names. `tests/hook/test_imports.py` lists every module the hook may import
   (`statewright.hook.resident`): `hmac` and `hashlib` load OpenSSL (~3 ms), `socket` imports
   `selectors` and `enum`.
 
-`functools` needs no trick: `_sqlite3` imports it, so the hook has it anyway.
-Stdlib only; nothing is imported at module level but the C modules `_json` and `_thread`.
-`sqlite3` is loaded when first asked for (a module `__getattr__`): the hook process that only
-forwards its input to the resident hook server (`statewright.hook.resident`) never opens the
-store, and `_sqlite3` with the `functools` it imports is a quarter of a bare interpreter's
-start-up.
+- `lru_cache`: `functools.lru_cache` on its C core (`_functools._lru_cache_wrapper`) without
+  `functools`, which imports `collections`, `operator`, `reprlib`, `keyword` and `types` (~3 ms,
+  a quarter of a bare interpreter's start-up). `_sqlite3` imports `functools` only to take its
+  `lru_cache` for the statement cache, so in a hook process that decides alone
+  (`one_call_process`: one thread, so nothing else imports meanwhile), while `_sqlite3` loads,
+  `sys.modules["functools"]` is a module holding just this `lru_cache`, removed once `_sqlite3`
+  has it (`_load_sqlite3`); when that fails (a Python whose `_sqlite3` wants more of
+  `functools`), the real `functools` is imported and nothing else changes. Every other process
+  imports `_sqlite3` plainly.
+
+Stdlib only; nothing is imported at module level but the C modules `_json`, `_thread` and
+`_functools`. `sqlite3` is loaded when first asked for (a module `__getattr__`): the hook process
+that only forwards its input to the resident hook server (`statewright.hook.resident`) never
+opens the store.
 """
 
 from __future__ import annotations
 
+import _functools  # type: ignore[import-not-found]  # (no stub: the C half of functools)
 import _json as _cjson
 import _thread
 
@@ -66,9 +80,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TYPE_CHECKING", "FrozenInstanceError", "LazyRe", "Record", "allocate_lock", "compact_dumps",
-    "dumps",
-    "exit_now", "field_setters", "hmac_sha256", "lazy_attributes", "load_extension", "loads",
-    "same_bytes", "set_field", "sha256", "sqlite3", "thread_local", "unix_request",
+    "dumps", "exit_now", "field_setters", "fnmatchcase", "hmac_sha256", "lazy_attributes",
+    "load_extension", "loads", "lru_cache", "one_call_process", "same_bytes", "set_field",
+    "sha256", "sqlite3", "thread_local", "unix_request",
 ]
 
 thread_local = _thread._local
@@ -79,10 +93,88 @@ def __getattr__(name: str) -> Any:
     # `sqlite3` (the C module `_sqlite3`) on first use, then kept as a module global
     if name != "sqlite3":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _load_sqlite3()
+    globals()["sqlite3"] = module
+    return module
+
+
+def _load_sqlite3() -> ModuleType:
+    """`_sqlite3`, loaded with a `functools` that holds only `lru_cache` (see the docstring)."""
+    import sys
+
+    modules = sys.modules
+    # (only in a one-call process, which runs no other thread: another thread could import
+    # `functools` meanwhile and be handed the stand-in)
+    if not _one_call or "functools" in modules or "_sqlite3" in modules:
+        import _sqlite3
+
+        return _sqlite3
+    stand_in = type(sys)("functools")
+    stand_in.lru_cache = lru_cache  # type: ignore[attr-defined]
+    modules["functools"] = stand_in
+    try:
+        import _sqlite3
+    except Exception:  # (it wants more of functools than lru_cache: the real one, below)
+        pass
+    finally:
+        if modules.get("functools") is stand_in:
+            del modules["functools"]
     import _sqlite3
 
-    globals()["sqlite3"] = _sqlite3
     return _sqlite3
+
+
+# -- functools.lru_cache ------------------------------------------------------------------------
+
+class _CacheInfo(tuple):
+    """What `cache_info()` answers: (hits, misses, maxsize, currsize), as functools' does."""
+
+    __slots__ = ()
+
+    def __new__(cls, hits: int, misses: int, maxsize: int | None, currsize: int) -> _CacheInfo:
+        return tuple.__new__(cls, (hits, misses, maxsize, currsize))
+
+    @property
+    def hits(self) -> int:
+        return self[0]
+
+    @property
+    def misses(self) -> int:
+        return self[1]
+
+    @property
+    def maxsize(self) -> int | None:
+        return self[2]
+
+    @property
+    def currsize(self) -> int:
+        return self[3]
+
+
+def _cached(function: Any, maxsize: int | None, typed: bool) -> Any:
+    wrapper = _functools._lru_cache_wrapper(function, maxsize, typed, _CacheInfo)
+    for attribute in ("__module__", "__name__", "__qualname__", "__doc__"):
+        try:
+            setattr(wrapper, attribute, getattr(function, attribute))
+        except AttributeError:  # (a callable without a name: a sqlite3 connection)
+            pass
+    wrapper.__wrapped__ = function
+    return wrapper
+
+
+if TYPE_CHECKING:
+    from functools import lru_cache as lru_cache
+else:
+    def lru_cache(maxsize=128, typed=False):
+        """`functools.lru_cache`, same arguments and the same C cache (`@lru_cache`,
+        `@lru_cache(maxsize=None)`, `cache_clear()`, `cache_info()`, `__wrapped__`)."""
+        if callable(maxsize) and isinstance(typed, bool):
+            return _cached(maxsize, 128, typed)
+        if maxsize is not None and not isinstance(maxsize, int):
+            raise TypeError("Expected first argument to be an integer, a callable, or None")
+        if isinstance(maxsize, int) and maxsize < 0:
+            maxsize = 0
+        return lambda function: _cached(function, maxsize, typed)
 
 
 # -- records ----------------------------------------------------------------------------------
@@ -262,6 +354,14 @@ def dumps(obj: Any, *, ensure_ascii: bool = True,
 
 # -- regular expressions and modules, on first use ---------------------------------------------
 
+def fnmatchcase(name: str, pattern: str) -> bool:
+    """`fnmatch.fnmatchcase`, with `fnmatch` (which imports `re`, ~6 ms) loaded on first use:
+    only a glob or a partly dynamic word of a shell line needs it."""
+    import fnmatch
+
+    return fnmatch.fnmatchcase(name, pattern)
+
+
 class LazyRe:
     """A regular expression compiled (and `re` imported) on first use: the big ones cost
     milliseconds to compile, which every hook process would pay even for calls that never
@@ -399,6 +499,23 @@ def unix_request(path: str, data: bytes, timeout: float) -> bytes:
             chunks.append(chunk)
     finally:
         s.close()
+
+
+_one_call = False
+
+
+def one_call_process() -> None:
+    """Declares this process one that decides one call, in one thread, and ends
+    (`statewright-hook` deciding alone): `_sqlite3` is loaded without `functools` (see the
+    module's docstring), and no cyclic garbage collection runs. Its collections would run while
+    the modules are imported (each import allocates enough to start one) and find next to
+    nothing to free; whatever cycles a decision leaves go with the process (`exit_now`): 2-4% of
+    such a process's instructions."""
+    global _one_call
+    import gc
+
+    gc.disable()
+    _one_call = True
 
 
 def exit_now(status: int) -> None:

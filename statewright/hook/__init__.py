@@ -69,9 +69,12 @@ def run() -> None:
             out = ask(args, stdin)
         except Exception:  # (a broken install: the hook decides itself, as below)
             out = None
-    from ..lean import exit_now
+    from ..lean import exit_now, one_call_process
 
-    exit_now(main(args, stdin) if out is None else answer(out, args))
+    if out is not None:
+        exit_now(answer(out, args))
+    one_call_process()
+    exit_now(main(args, stdin))
 
 
 def main(argv: list[str] | None = None, stdin: bytes | None = None) -> int:

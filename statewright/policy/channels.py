@@ -8,19 +8,18 @@ Pure: the questions take the call's parts and answer why it is refused (None: it
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 
-from ..lean import TYPE_CHECKING
+from ..lean import TYPE_CHECKING, fnmatchcase, lru_cache
 from ..names import CODE_TOOLS
 from .tools import FILE_READERS
-from .types import LineMemo
+from .types import line_memo
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
     from typing import Any
 
     from ..definition.compiled import State
-    from .shell import ShellAnalysis
+    from .shell import Command, ShellAnalysis
 
 
 def restricts_code(state: State) -> bool:
@@ -96,13 +95,11 @@ def environ_read_problem(name: str, args: dict[str, Any],
 
 def _glob_reaches(t: str) -> bool:
     """A pattern (or plain path) whose expansion could name an environment, memory or fd."""
-    import fnmatch
-
     comps = [c for c in t.replace("\\", "/").split("/") if c and c != "."]
     if "environ" in t or "**" in comps:
         return True
     for target in ("environ", "mem", "fd"):
-        if comps and fnmatch.fnmatchcase(target, comps[-1]) and comps[-1] not in (target,) \
+        if comps and fnmatchcase(target, comps[-1]) and comps[-1] not in (target,) \
                 and any(ch in comps[-1] for ch in "*?["):
             return True
     return False
@@ -127,8 +124,8 @@ def _pinned(analysis: ShellAnalysis, pinned: tuple[str, ...]) -> str | None:
         for nm, _v in c.assignments:
             if nm in pinned:
                 return f"`{nm}=...` overrides a value this state pins (env_overrides)"
-        if not c.name_literal:
-            continue
+        if not c.name_literal or (c.kind != "unset" and c.name not in _DROPPERS):
+            continue  # (none of the commands below: nothing to look at)
         vals = [a.value for a in c.args]
         if c.kind == "unset" or c.name in ("unset", "export", "declare", "typeset", "local",
                                            "readonly"):
@@ -153,6 +150,11 @@ def _pinned(analysis: ShellAnalysis, pinned: tuple[str, ...]) -> str | None:
     return None
 
 
+#: the commands `_pinned` looks at (besides the `unset` kind)
+_DROPPERS = frozenset({"unset", "export", "declare", "typeset", "local", "readonly", "env",
+                       "exec"})
+
+
 # -- work that outlives the call ------------------------------------------------------------------
 
 def background_problem(analysis: ShellAnalysis, args: dict[str, Any]) -> str | None:
@@ -165,36 +167,63 @@ def background_problem(analysis: ShellAnalysis, args: dict[str, Any]) -> str | N
 
 
 def _background(analysis: ShellAnalysis) -> str | None:
-    from .programs.worktree import DETACHERS
-
+    texts = [analysis.source]  # the line, and the code it hands to shells (`_shell_texts`)
     for c in analysis.commands:
-        if c.name_literal and c.name in DETACHERS:
-            return f"`{c.name}` leaves work running after the call"
+        if not c.name_literal:
+            continue
+        name = c.name
+        role = _ROLES.get(name)
+        if role is None:
+            role = _role(name)
+        if role == _DETACHER:
+            return f"`{name}` leaves work running after the call"
+        if role:  # (a shell, or eval: its base name)
+            _shell_texts(c, role, texts)
     parsed = dict(analysis.job_tokens)  # (what the walk found in the texts it parsed)
-    for text in _shell_texts(analysis):
+    for text in texts:
         job = parsed.get(text)
         if job if job is not None else _has_background(text):
             return "`&` leaves a job running after the call"
     return None
 
 
-def _shell_texts(analysis: ShellAnalysis) -> list[str]:
-    """The line, and the code it hands to shells (`bash -c '...'`, `eval '...'`)."""
-    out = [analysis.source]
-    for c in analysis.commands:
-        if not c.name_literal:
-            continue
-        base = os.path.basename(c.name)
-        vals = [a.value for a in c.args]
-        if base in ("bash", "sh", "dash", "zsh", "ksh", "mksh", "busybox") and "-c" in vals:
-            i = vals.index("-c")
-            if i + 1 < len(vals):
-                out.append(vals[i + 1])
-        elif base == "eval":
-            out.append(" ".join(vals))
-        if c.stdin_text and base in ("bash", "sh", "dash", "zsh", "ksh"):
-            out.append(c.stdin_text)
-    return out
+#: shells that run the text after `-c`; those of them that run the text fed to them
+_C_SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "busybox"})
+_STDIN_SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh"})
+#: every command that hands code to a shell (`_shell_texts`)
+_CODE_RUNNERS = _C_SHELLS | {"eval"}
+
+
+_DETACHER = "detacher"
+#: what `_background` makes of a command name: `_DETACHER`, the base name of a command
+#: that hands code to a shell, or "" (nothing)
+_ROLES: dict[str, str] = {}
+
+
+def _role(name: str) -> str:
+    if name in _worktree_facts()[0]:
+        role = _DETACHER
+    else:
+        base = name[name.rfind("/") + 1:]  # (`os.path.basename`)
+        role = base if base in _CODE_RUNNERS else ""
+    if len(_ROLES) >= 1024:
+        _ROLES.clear()
+    _ROLES[name] = role
+    return role
+
+
+def _shell_texts(c: Command, base: str, out: list[str]) -> None:
+    """Add to `out` the code command `c` (named `base`) hands to a shell (`bash -c '...'`,
+    `eval '...'`, a here-document fed to a shell)."""
+    vals = [a.value for a in c.args]
+    if base in _C_SHELLS and "-c" in vals:
+        i = vals.index("-c")
+        if i + 1 < len(vals):
+            out.append(vals[i + 1])
+    elif base == "eval":
+        out.append(" ".join(vals))
+    if c.stdin_text and base in _STDIN_SHELLS:
+        out.append(c.stdin_text)
 
 
 @lru_cache(maxsize=256)
@@ -215,28 +244,90 @@ ACTOR_ENV = "STATEWRIGHT_ACTOR"
 IDENTITY_ENV = (ACTOR_ENV, "CLAUDECODE")
 
 
-def line_exports(analysis: ShellAnalysis, state: State) -> dict[str, str]:
-    """Variables an allowed line is made to run with, besides `env_overrides`: the actor for
-    statewright's CLI, and git's hardening (`programs.worktree.GIT_HARDENING`) in a state that
-    restricts commands (a planted bare repository or fsmonitor would run code)."""
-    return dict(_exports_by_line(analysis, state.allowed_commands is not None))
+def export_items(analysis: ShellAnalysis, restricted: bool) -> tuple[tuple[str, str], ...]:
+    """Variables an allowed line is made to run with, besides `env_overrides`, as (name,
+    value) pairs: the actor for statewright's CLI, and git's hardening
+    (`programs.worktree.GIT_HARDENING`) in a state that restricts commands (`restricted`: a
+    planted bare repository or fsmonitor would run code). The same tuple for every line with
+    the same needs."""
+    actor = "statewright" in analysis.source
+    git = False
+    for c in analysis.commands:
+        if c.name_literal:
+            name = c.name
+            if "statewright" in name:
+                actor = True
+            elif name == "git":
+                git = True
+    key = (actor, git and restricted)
+    out = _EXPORTS.get(key)
+    if out is None:
+        out = _EXPORTS[key] = _exports(*key)
+    return out
 
 
-def _exports(analysis: ShellAnalysis, restricted: bool) -> tuple[tuple[str, str], ...]:
-    from .programs.worktree import GIT_HARDENING
-
-    names = {c.name for c in analysis.commands if c.name_literal}
+def _exports(actor: bool, git: bool) -> tuple[tuple[str, str], ...]:
     out: dict[str, str] = {}
-    if any("statewright" in n for n in names) or "statewright" in analysis.source:
+    if actor:
         out[ACTOR_ENV] = "agent"
-    if "git" in names and restricted:
-        out["GIT_CONFIG_COUNT"] = str(len(GIT_HARDENING))
-        for i, (k, v) in enumerate(GIT_HARDENING):
+    if git:
+        hardening = _worktree_facts()[1]
+        out["GIT_CONFIG_COUNT"] = str(len(hardening))
+        for i, (k, v) in enumerate(hardening):
             out[f"GIT_CONFIG_KEY_{i}"] = k
             out[f"GIT_CONFIG_VALUE_{i}"] = v
     return tuple(out.items())
 
 
-_pinned_by_line = LineMemo(_pinned)
-_background_by_line = LineMemo(_background)
-_exports_by_line = LineMemo(_exports)
+_EXPORTS: dict[tuple[bool, bool], tuple[tuple[str, str], ...]] = {}
+
+
+def rewriting(state: State, items: tuple[tuple[str, str], ...]) -> tuple[str | None, str]:
+    """How the gate rewrites an allowed line of a state with blocked variables or exports
+    (`items`: `export_items`): (the text `shell.rewrite_for_env` puts before every line, or
+    None when it does more than that, and the trace's note), kept per value of what it
+    depends on."""
+    try:
+        key: Any = (items, tuple(state.blocked_env), tuple(state.env_overrides.items()))
+        kept = _REWRITES.get(key)
+    except TypeError:  # (an unhashable value: worked out each time)
+        key, kept = None, None
+    if kept is not None:
+        return kept
+    extra = dict(items)
+    env = {**extra, **state.env_overrides}
+    from .shell import rewrite_for_env as rewrite
+
+    head: str | None = rewrite("", state.blocked_env, env)
+    # (the answer is that text and the line: checked on two lines, else it is asked each time)
+    if any(rewrite(probe, state.blocked_env, env) != f"{head}{probe}"
+           for probe in ("true", "a\nb")):
+        head = None
+    note = ("rewritten to run with blocked variables unset"
+            + (" and " + ", ".join(sorted({*extra, *state.env_overrides})) + " exported"
+               if extra or state.env_overrides else ""))
+    if key is not None:
+        if len(_REWRITES) >= 256:
+            _REWRITES.clear()
+        _REWRITES[key] = head, note
+    return head, note
+
+
+_REWRITES: dict[Any, tuple[str | None, str]] = {}
+
+
+def _worktree_facts() -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
+    """(`DETACHERS`, `GIT_HARDENING`) of `programs.worktree`, imported the first time a line
+    needs them (a host tool decided here without a shell line never loads `programs`)."""
+    if not _WT:
+        from .programs.worktree import DETACHERS, GIT_HARDENING
+
+        _WT.append((DETACHERS, GIT_HARDENING))
+    return _WT[0]
+
+
+_WT: list[tuple[frozenset[str], tuple[tuple[str, str], ...]]] = []
+
+
+_pinned_by_line = line_memo(_pinned, with_arg=True)
+_background_by_line = line_memo(_background)

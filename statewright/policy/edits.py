@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 
-from ..lean import TYPE_CHECKING, LazyRe
+from ..lean import TYPE_CHECKING, LazyRe, lru_cache
 from .paths import is_path_key, tool_paths
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -454,16 +454,29 @@ def _allow(c: _Call, state: State) -> Decision:
     run with the blocked variables unset and the overrides exported."""
     updated = None
     if c.analysis is not None and c.command is not None and c.shell_key is not None:
-        extra = _sh.channels.line_exports(c.analysis, state)
-        if state.blocked_env or state.env_overrides or extra:
+        items = _sh.channels.export_items(c.analysis, state.allowed_commands is not None)
+        if state.blocked_env or state.env_overrides or items:
+            head, note = _rewriting_in(c.memo, state, items)
             updated = dict(c.args)
-            updated[c.shell_key] = _sh.shell.rewrite_for_env(c.command, state.blocked_env,
-                                                             {**extra, **state.env_overrides})
-            c.trace.append("rewritten to run with blocked variables unset"
-                           + (" and " + ", ".join(sorted({*extra, *state.env_overrides}))
-                              + " exported" if extra or state.env_overrides else ""))
+            updated[c.shell_key] = head + c.command if head is not None else \
+                _sh.shell.rewrite_for_env(c.command, state.blocked_env,
+                                          {**dict(items), **state.env_overrides})
+            c.trace.append(note)
     c.trace.append("allow")
     return Decision(True, "", "", "", tuple(c.trace), tuple(c.files), updated)
+
+
+def _rewriting_in(memo: _StateMemo, state: State, items: tuple[tuple[str, str], ...]
+                  ) -> tuple[str | None, str]:
+    """`channels.rewriting(state, items)`, kept per State object (`memo`) and `items` object
+    (one of a few: `channels.export_items`) while the state has no `env_overrides` (a dict:
+    its value is what `channels.rewriting` keeps) and its `blocked_env` is a tuple."""
+    if state.env_overrides or type(state.blocked_env) is not tuple:
+        return _sh.channels.rewriting(state, items)
+    kept = memo.rewrites.get(id(items))
+    if kept is None or kept[0] is not items:
+        kept = memo.rewrites[id(items)] = (items, _sh.channels.rewriting(state, items))
+    return kept[1]
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -518,13 +531,15 @@ def _printable(text: str) -> str:
 class _StateMemo:
     """What the gate remembers about one State object, an immutable record (the object is
     kept, so its id is not reused while it is remembered): the checks that can apply to each
-    kind of call, and `tool_allowed` per tool name (None: the tool lists are not tuples of
-    text, and their verdicts are never kept)."""
+    kind of call, `tool_allowed` per tool name (None: the tool lists are not tuples of
+    text, and their verdicts are never kept), and how an allowed line is rewritten."""
 
-    __slots__ = ("checks", "state", "tools")
+    __slots__ = ("checks", "rewrites", "state", "tools")
 
     def __init__(self, state: State) -> None:
         self.state = state
+        # `_rewriting_in`: id of an `export_items` tuple -> (that tuple, its `channels.rewriting`)
+        self.rewrites: dict[int, tuple[Any, tuple[str | None, str]]] = {}
         self.checks = {kind: tuple(check for check, kinds, field in _CHECKS if kind in kinds
                                    and (field is None or _applies(field, getattr(state, field))))
                        for kind in _EVERY_KIND}

@@ -7,12 +7,13 @@ from __future__ import annotations
 import os
 
 from ..lean import TYPE_CHECKING
-from .paths import HARMLESS_DEVICES, relative_to_root
-from .protect.line import changes_worktree
+from .paths import HARMLESS_DEVICES, relative_to_real, relative_to_root
+from .protect.line import changes_worktree, line_dirs
 from .protect.scope import holds_protected, sensitive
+from .protect.store import ctx_facts
 from .shell import check_commands, check_env
-from .shell.cwds import DirWalk, line_cwds
-from .types import CACHE_MAX_LINE, LineMemo
+from .shell.cwds import DirWalk
+from .types import CACHE_MAX_LINE, line_memo
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
@@ -24,8 +25,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .types import GateContext
 
 #: the verdicts of checks 5 and 6 that depend on the text alone, kept per line
-_commands_by_line = LineMemo(check_commands)
-_env_by_line = LineMemo(check_env)
+_commands_by_line = line_memo(check_commands, with_arg=True)
+_env_by_line = line_memo(check_env, with_arg=True)
 
 
 def command_problem(c: Any, state: State, ctx: GateContext) -> tuple[str, str] | None:
@@ -33,7 +34,7 @@ def command_problem(c: Any, state: State, ctx: GateContext) -> tuple[str, str] |
     redirects in scope. (rule, why) when refused. Adds to `c` the files the line writes (check
     8) and the trace."""
     analysis, command = c.analysis, c.command
-    cwds = line_cwds(analysis, c.cwd or ctx.project_root)[0]
+    cwds = line_dirs(analysis, c.cwd or ctx.project_root)[0]
     for r in analysis.redirects:
         if r.output and r.target is not None and r.target.literal and \
                 r.target.value not in HARMLESS_DEVICES:
@@ -110,6 +111,7 @@ def redirect_problems(analysis: ShellAnalysis, ctx: GateContext, resolve: Resolv
     """Output redirects (and files options say a command writes) may write inside the project
     only, never into git metadata, Claude settings, the store or a protected file."""
     out: list[str] = []
+    root = ctx_facts(ctx).real_root  # (`relative_to_root(full, ctx.project_root)`)
     for r in analysis.redirects:
         if not r.output or r.target is None:
             continue
@@ -121,7 +123,7 @@ def redirect_problems(analysis: ShellAnalysis, ctx: GateContext, resolve: Resolv
             continue
         for d in cwds:
             full = resolve(t.value, d, shell=True)
-            rel = relative_to_root(full, ctx.project_root)
+            rel = relative_to_real(full, root)
             if rel is None:
                 out.append(f"`{r.op} {t.value}` writes outside the project")
                 break
@@ -129,12 +131,12 @@ def redirect_problems(analysis: ShellAnalysis, ctx: GateContext, resolve: Resolv
             if why:
                 out.append(f"`{r.op} {t.value}`: {why}")
                 break
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(out)) if out else out
 
 
 def file_key(path: str, ctx: GateContext, resolve: Resolve, cwd: str) -> str:
     """How check 8 names a file a shell line writes: project-relative, else absolute."""
-    rel = relative_to_root(resolve(path, cwd, shell=True), ctx.project_root)
+    rel = relative_to_real(resolve(path, cwd, shell=True), ctx_facts(ctx).real_root)
     if rel is not None:
         return rel
     return os.path.normpath(os.path.join(cwd or ctx.project_root, path))

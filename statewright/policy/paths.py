@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import os
 import stat
-from functools import lru_cache
 
-from ..lean import TYPE_CHECKING
+from ..lean import TYPE_CHECKING, lru_cache
 
 if TYPE_CHECKING:  # pragma: no cover
     import re

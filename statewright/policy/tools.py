@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
-
-from ..lean import TYPE_CHECKING
+from ..lean import TYPE_CHECKING, lru_cache
 from ..names import OWN_TOOLS, PROXY_PREFIXES, RESERVED_SERVERS
 from ..wildcards import name_matches
 from . import edits

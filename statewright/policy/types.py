@@ -24,33 +24,63 @@ _EMPTY: frozenset = frozenset()
 _NO_ARG = object()
 
 
-class LineMemo:
-    """A pure function of a shell line's analysis (and of one more hashable argument), its
-    answers kept per line text: up to 256 lines of at most `CACHE_MAX_LINE` characters.
+def line_memo(fn: Callable[..., Any], with_arg: bool = False) -> Callable[..., Any]:
+    """`fn`, a pure function of a shell line's analysis (and, `with_arg`, of one more
+    hashable argument), with its answers kept per line text: up to 256 lines of at most
+    `CACHE_MAX_LINE` characters.
 
     The function is handed the analysis the caller holds (`shell.analyze` is a pure function
     of the text), so a line decided again costs a dictionary look-up, and a new line costs no
-    second analysis nor the import statement a function-level `lru_cache` wrapper would run."""
+    second analysis nor the import statement a function-level `lru_cache` wrapper would run.
+    (A closure rather than an object with `__call__`: it is called several times for every
+    new line, and a plain function call is the cheaper one.)"""
+    kept: dict[Any, Any] = {}
 
-    __slots__ = ("fn", "kept")
+    if with_arg:
+        def memo_arg(analysis: Any, arg: Any) -> Any:
+            source = analysis.source
+            if len(source) > CACHE_MAX_LINE:
+                return fn(analysis, arg)
+            key = (source, arg)
+            out = kept.get(key, _NO_ARG)
+            if out is _NO_ARG:
+                out = fn(analysis, arg)
+                if len(kept) >= 256:
+                    kept.clear()
+                kept[key] = out
+            return out
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
-        self.fn = fn
-        self.kept: dict[Any, Any] = {}
+        return memo_arg
 
-    def __call__(self, analysis: Any, arg: Any = _NO_ARG) -> Any:
+    def memo(analysis: Any) -> Any:
         source = analysis.source
         if len(source) > CACHE_MAX_LINE:
-            return self.fn(analysis) if arg is _NO_ARG else self.fn(analysis, arg)
-        key = source if arg is _NO_ARG else (source, arg)
-        kept = self.kept
-        if key in kept:
-            return kept[key]
-        out = self.fn(analysis) if arg is _NO_ARG else self.fn(analysis, arg)
-        if len(kept) >= 256:
-            kept.clear()
-        kept[key] = out
+            return fn(analysis)
+        out = kept.get(source, _NO_ARG)
+        if out is _NO_ARG:
+            out = fn(analysis)
+            if len(kept) >= 256:
+                kept.clear()
+            kept[source] = out
         return out
+
+    return memo
+
+
+def word_texts(analysis: Any) -> tuple[str, str]:
+    """The values and the patterns of a shell analysis's words, each joined by newlines: what
+    several checks search all at once (no name they look for holds a newline), worked out
+    once for the analysis last asked about."""
+    last = _LAST_WORDS[0]
+    if last[0] is analysis:
+        return last[1]
+    words = analysis.words
+    out = ("\n".join([w.value for w in words]), "\n".join([w.pattern for w in words]))
+    _LAST_WORDS[0] = (analysis, out)  # (one store: a thread never sees half of it)
+    return out
+
+
+_LAST_WORDS: list[tuple[Any, Any]] = [(None, None)]
 
 
 class ToolCall(Record):

@@ -51,18 +51,12 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{os.urandom(6).hex()}"
 
 
-_ENFORCEMENT: list[Any] = []  # runtime.enforcement, once imported (see `_enforcement`)
-
-
 def _enforcement() -> Any:
     # the policy layer loads with the first tool call decided: `import statewright.runtime`
-    # alone (the CLI's run commands) never needs it; kept once imported (an import statement
-    # goes through the import system on every call, and a resident process decides many)
-    if not _ENFORCEMENT:
-        from . import enforcement
+    # alone (the CLI's run commands) never needs it
+    from . import enforcement
 
-        _ENFORCEMENT.append(enforcement)
-    return _ENFORCEMENT[0]
+    return enforcement
 
 
 class Runtime:
@@ -75,7 +69,6 @@ class Runtime:
         self.resident = resident  # a long-running process (serve, ui): see `Store`
         self._store: Store | None = None
         self._store_dir: str | None = None  # (where the store lives is read once: hot paths)
-        self._store_file: str | None = None
         # the session a file watcher of this process (serve's watchdog) fires interrupts for:
         # its calls leave out the per-call comparison of file marks (`runtime.watch`)
         self.watching: str | None = None
@@ -106,10 +99,7 @@ class Runtime:
 
     @property
     def store_file(self) -> str:
-        f = self._store_file
-        if f is None:
-            f = self._store_file = os.path.join(self.store_dir, STORE_FILE)
-        return f
+        return os.path.join(self.store_dir, STORE_FILE)
 
     @property
     def store(self) -> Store:

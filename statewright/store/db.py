@@ -65,11 +65,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
 
-CHECKPOINT_EVERY_S = 0.5  # a resident store's background checkpoint interval
-#: a resident store's WAL is started over from its beginning once it holds this many frames
-#: (about 16 MiB with 4 KiB pages; see `Store`)
-WAL_RESTART_FRAMES = 4096
-RESTART_WAIT_S = 0.1  # how long that checkpoint waits for another process's reader or writer
 
 _INSERT_EVENT = ("INSERT INTO events(run_id, at, actor, kind, data, version, state)"
                  " VALUES (?,?,?,?,?,?,?)")
@@ -362,35 +357,14 @@ def write_gitignore(directory: str) -> None:
         pass  # (a read-only or shared directory: the store works without it)
 
 
-def checkpoint_round(conn: sqlite3.Connection, gate: Any) -> bool:
-    """One round of a resident store's checkpointer (see `Store`) on its own connection: a
-    passive checkpoint, then, when the WAL holds `WAL_RESTART_FRAMES` frames or more, a RESTART
-    one holding `gate`. Whether the WAL is now ready to be started over."""
-    frames = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
-    if frames < WAL_RESTART_FRAMES:
-        return False
-    with gate:
-        busy = conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()[0]
-    return not busy
-
-
 class Store:
     """The project's state.db. Connections are per thread and opened lazily.
 
     `resident=True` (a long-running process: `statewright serve`, `ui`): its connections never
-    checkpoint the WAL inside a commit; a background thread does (`PRAGMA wal_checkpoint
-    (PASSIVE)`, which waits for no one), so the fsyncs of a checkpoint are not paid on the path
-    of a decision or a transition. Durability is the same: a commit is in the WAL either way.
-
-    Under a continuous stream of commits a passive checkpoint never catches up (writers append
-    while it syncs), so SQLite never starts the WAL over and it grows without end: every commit
-    then extends the file, which costs more than writing over pages already there. Once the WAL
-    holds `WAL_RESTART_FRAMES` frames the thread runs a RESTART checkpoint right after its
-    passive one (little left to copy), holding `_gate`, which this process's writers pass
-    before BEGIN: they wait for it on a lock instead of sleeping in SQLite's busy handler. The
-    next commit then writes the WAL from its start. A RESTART checkpoint syncs the WAL and the
-    database like any other; another process's long reader makes it give up after
-    `RESTART_WAIT_S` (the next round tries again)."""
+    checkpoint the WAL inside a commit; a background thread does (`store.checkpoint`), so the
+    fsyncs of a checkpoint are not paid on the path of a decision or a transition, and starts
+    the WAL over once it is long; while it does, this process's writers wait on `_gate` before
+    BEGIN. Durability is the same: a commit is in the WAL either way."""
 
     def __init__(self, path: str | os.PathLike[str], resident: bool = False) -> None:
         self.file = os.fspath(path)  # the database file, as a str
@@ -411,30 +385,10 @@ class Store:
         return store
 
     def _start_checkpointer(self) -> None:
-        import threading  # (only long-running processes: the hook never gets here)
+        from .checkpoint import start  # (only long-running processes: the hook never gets here)
 
-        stop = threading.Event()
-        gate = self._gate = allocate_lock()
-
-        def loop() -> None:
-            conn = None
-            try:
-                conn = sqlite3.connect(self.file, timeout=RESTART_WAIT_S,
-                                       isolation_level=None, check_same_thread=False)
-                while not stop.wait(CHECKPOINT_EVERY_S):
-                    try:
-                        checkpoint_round(conn, gate)
-                    except sqlite3.Error:
-                        pass  # busy or gone: the next round, or another process, does it
-            except sqlite3.Error:
-                pass
-            finally:
-                if conn is not None:
-                    conn.close()
-
-        t = threading.Thread(target=loop, name="statewright-checkpoint", daemon=True)
-        t.start()
-        self._checkpointer = stop
+        self._gate = allocate_lock()
+        self._checkpointer = start(self.file, self._gate)
 
     # -- connection -------------------------------------------------------------------------
     def _conn(self) -> sqlite3.Connection:

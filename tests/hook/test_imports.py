@@ -67,14 +67,16 @@ SHELL = CORE | {
     "statewright.policy.shell.wrappers",
     "tree_sitter._binding", "tree_sitter_bash._binding",
 }
-# Other modules a per-call decision may import. `_sqlite3` imports `functools` (and with it
-# `collections`, `operator`, ...) itself; a shell line may need `re` and `fnmatch`.
-STDLIB = frozenset({
-    "__future__", "_collections", "_functools", "_json", "_operator", "_sqlite3", "collections",
-    "functools", "itertools", "keyword", "operator", "reprlib", "types",
-})
+# Other modules a per-call decision may import: C modules and `__future__`. `functools` (with
+# `collections`, `operator`, `reprlib`, ... ~3 ms) is not among them: `statewright.lean` has
+# `lru_cache` on `_functools` and loads `_sqlite3` without it. A shell line may need `re` and
+# `fnmatch`.
+STDLIB = frozenset({"__future__", "_functools", "_json", "_sqlite3", "gc"})
 STDLIB_SHELL = STDLIB | {"_sre", "copyreg", "enum", "fnmatch", "re", "re._casefix",
-                         "re._compiler", "re._constants", "re._parser"}
+                         "re._compiler", "re._constants", "re._parser",
+                         # what `re` imports
+                         "_collections", "_operator", "collections", "functools", "itertools",
+                         "keyword", "operator", "reprlib", "types"}
 # never, on any hook event (the heavy dependencies, and what only long-running processes need)
 NEVER = ("mcp", "mcp_types", "pydantic", "pydantic_core", "jsonschema", "typer", "click",
          "rich", "anyio", "starlette", "uvicorn", "httpx", "httpx2", "tree_sitter",
@@ -89,7 +91,9 @@ WF = {
         "end": {"type": "final"},
     },
 }
+# (as the console script `statewright.hook.run` decides alone: a one-call process)
 _PROBE = ("import sys; base = set(sys.modules); from statewright.hook import main; "
+          "from statewright.lean import one_call_process; one_call_process(); "
           "main([sys.argv[1]]); sys.stderr.write('\\nMODULES ' + ' '.join(sorted("
           "set(sys.modules) - base)))")
 

@@ -1,6 +1,5 @@
-"""`parser.has_job_token`: a `&` left running is found the same way by the node-by-node search
-(a process deciding its first lines) and by the tree-sitter query (compiled once a process has
-searched `QUERY_AFTER` trees)."""
+"""`parser.has_job_token`: a `&` left running is found the same way by the lookup of the node at
+each `&` byte (trees without errors) and by the node-by-node search (trees with errors)."""
 
 from __future__ import annotations
 
@@ -24,35 +23,35 @@ def _corpus() -> list[str]:
     return lines
 
 
-def test_the_query_and_the_node_by_node_search_agree() -> None:
+def _by_node(root) -> bool:
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n.type == "&":
+            return True
+        stack.extend(n.children)
+    return False
+
+
+def test_the_byte_lookup_and_the_node_by_node_search_agree() -> None:
     p = parser.bash_parser()
-    query = parser._job_query()
-    assert query is not None
     checked = 0
     for line in _corpus():
-        root = p.parse(line.encode()).root_node
-        if root.has_error:
-            continue
-        stack, by_node = [root], False
-        while stack:
-            n = stack.pop()
-            if n.type == "&":
-                by_node = True
-                break
-            stack.extend(n.children)
-        assert bool(query.captures(root)) == by_node, line
-        checked += 1
-    assert checked > 100
+        for text in (line, "  \n " + line, "é " + line):  # the root may not start at byte 0
+            data = text.encode()
+            root = p.parse(data).root_node
+            if root.has_error:
+                continue
+            expected = _by_node(root)
+            assert parser.has_job_token(root, data) is expected, text
+            assert parser.has_job_token(root) is expected, text
+            checked += 1
+    assert checked > 300
 
 
-def test_a_process_compiles_the_query_only_after_its_first_trees(monkeypatch) -> None:
-    monkeypatch.setattr(parser, "_JOBS", [])
-    monkeypatch.setattr(parser, "_SEARCHED", [0])
+def test_a_tree_with_errors_is_searched_node_by_node() -> None:
     p = parser.bash_parser()
-    for i in range(parser.QUERY_AFTER):
-        line, job = (b"sleep 1 &", True) if i % 2 else (b"a && b", False)
-        assert parser.has_job_token(p.parse(line).root_node) is job
-    assert parser._JOBS == []  # the first trees were searched node by node
-    assert parser.has_job_token(p.parse(b"sleep 1 &").root_node)
-    assert parser._JOBS and parser._JOBS[0] is not None
-    assert not parser.has_job_token(p.parse(b"a && b").root_node)
+    for line, job in (("a & )", True), ("a && )", False), ("( a &", True)):
+        root = p.parse(line.encode()).root_node
+        assert root.has_error
+        assert parser.has_job_token(root) is job, line

@@ -1,5 +1,5 @@
 """A resident store's write-ahead log under a continuous stream of commits: the checkpointer
-starts it over once it is long (`store.db.checkpoint_round`), and nothing committed is lost.
+starts it over once it is long (`store.checkpoint.checkpoint_round`), and nothing committed is lost.
 
 A stream is what keeps a passive checkpoint from catching up (a test alone is never fast
 enough to), so a reader holding an old snapshot stands in for it here: while it reads, the
@@ -12,7 +12,7 @@ import sqlite3
 from pathlib import Path
 
 from statewright.runtime import Runtime
-from statewright.store import db
+from statewright.store import checkpoint as db
 
 LOOP = {"id": "loop", "initial": "a",
         "states": {"a": {"on": {"TICK": "a", "END": "z"}}, "z": {"type": "final"}}}

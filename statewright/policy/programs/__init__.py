@@ -24,9 +24,7 @@ component: `/usr/bin/env` is `env`):
 
 from __future__ import annotations
 
-from functools import lru_cache
-
-from ...lean import TYPE_CHECKING, LazyRe
+from ...lean import TYPE_CHECKING, LazyRe, lru_cache
 from .builders import BUILDERS
 from .cloud import CLOUD
 from .environment import ENVIRONMENT_DUMPS

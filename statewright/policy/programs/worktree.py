@@ -85,12 +85,19 @@ _STASH_VERBS = frozenset({"push", "save", "list", "show", "pop", "apply", "drop"
                           "clear", "create", "store", "export", "import"})
 
 
+#: the subcommands `git_effect` finds an effect for (with some of their options)
+_GIT_CHANGERS = frozenset({"clean", "stash", "checkout", "restore", "reset", "rm", "switch",
+                           "checkout-index", "read-tree"})
+
+
 def git_effect(vals: Sequence[str], path_exists: object = None) -> GitEffect | None:
     """What `git VALS` does to the worktree (None: it changes no file there, or only as a
     branch switch, merge or pull, which statewright leaves to the human's review: see
     docs/policy.md). `path_exists(word)`: whether a word names an existing path (tells
     `git checkout BRANCH` from `git checkout PATH`)."""
     sub, args = git_subcommand(vals)
+    if sub not in _GIT_CHANGERS:
+        return None  # (`status`, `diff`, `log`, ...: nothing below applies)
     opts, plain, before = _split(args)
     if sub == "clean":
         if opts & {"-n", "--dry-run"} or not opts & {"-f", "--force"}:

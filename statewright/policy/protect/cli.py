@@ -11,14 +11,13 @@ Python code importing the package, or as `statewright-hook` fed hand-made JSON.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 
-from ...lean import TYPE_CHECKING, LazyRe
+from ...lean import TYPE_CHECKING, LazyRe, fnmatchcase
 from ..paths import HARMLESS_DEVICES, real_path
 from ..programs import is_python
 from ..shell.words import literal_word
-from ..types import CACHE_MAX_LINE
+from ..types import CACHE_MAX_LINE, word_texts
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..shell import Command, ShellAnalysis, Word
@@ -88,7 +87,7 @@ def _word_cli_name(w: Word, cwd: str) -> str | None:
     if not comp or set(comp) <= {"*"}:
         return "*"
     for n in _CLI_NAMES:
-        if fnmatch.fnmatchcase(n, comp):
+        if fnmatchcase(n, comp):
             return n
     return None
 
@@ -162,7 +161,7 @@ def _python_problem(args: tuple[Word, ...], c: Command, shown: str, line_mention
                         return None
                     mod = val.value.lower()
                     if not val.literal:
-                        if fnmatch.fnmatchcase("statewright", val.pattern.lower()):
+                        if fnmatchcase("statewright", val.pattern.lower()):
                             return f"`{shown}`: the module could be statewright"
                         return None
                     if mod in ("statewright", "statewright.cli", "statewright.__main__"):
@@ -265,7 +264,7 @@ def loose_mention(source: str, names: tuple[str, ...]) -> str | None:
             if not comp or set(comp) <= set("*?"):
                 continue
             for n in names:
-                if fnmatch.fnmatchcase(n, comp):
+                if fnmatchcase(n, comp):
                     return tok
     return None
 
@@ -303,17 +302,58 @@ def _cli_violations(analysis: ShellAnalysis, cwd: str) -> list[str]:
             out.append(f"`{tok}` could name statewright's CLI in a line that cannot be fully "
                        f"analysed ({analysis.problems[0]})")
             return out
-    line_mentions = bool(_STATEWRIGHT_RE.search(src)) or any(
-        "tatewright" in w.value.lower() or "tatewright" in w.pattern.lower()
-        for w in analysis.words)
+    line_mentions = _mentions_statewright(analysis)
     for c in analysis.commands:
-        if c.argv:
+        if c.argv and (line_mentions or not c.name_literal or not _bystander(c.name)):
             _command_problems(c, line_mentions, cwd, out)
     if line_mentions and not out and not _talk_only(analysis):
         why = _code_problem(analysis)
         if why:
             out.append(why)
     return list(dict.fromkeys(out))
+
+
+def _mentions_statewright(analysis: ShellAnalysis) -> bool:
+    """Whether the line names statewright: in its text (`_STATEWRIGHT_RE`), or in a word's
+    value or pattern once unquoted (`state''wright`)."""
+    src = analysis.source
+    # (ASCII text the regular expression could match holds `statewright` once lower-cased;
+    # other text may spell it with the letters Unicode case-folds to ASCII ones)
+    if (not src.isascii() or "statewright" in src.lower()) and _STATEWRIGHT_RE.search(src):
+        return True
+    # (one look at every value and every pattern joined by newlines: `tatewright` holds
+    # none, and lower-casing is done letter by letter)
+    values, patterns = word_texts(analysis)
+    return "tatewright" in values.lower() or "tatewright" in patterns.lower()
+
+
+def _inert(value: str) -> bool:
+    """Whether a literal word with this value is a plain name (no `/`), neither the CLI nor
+    Python: a runner given it runs no statewright (`_runner_problems`)."""
+    known = _INERT.get(value)
+    if known is None:
+        base = basename(value)
+        known = "/" not in value and base not in _CLI_NAMES and not is_python(base)
+        if len(_INERT) >= 1024:
+            _INERT.clear()
+        _INERT[value] = known
+    return known
+
+
+def _bystander(name: str) -> bool:
+    """Whether `_command_problems` finds nothing in a command named `name` (a literal word) in
+    a line that does not mention statewright: a plain name, not the CLI, Python or a runner."""
+    known = _BYSTANDERS.get(name)
+    if known is None:
+        known = _inert(name) and basename(name) not in _RUNNERS
+        if len(_BYSTANDERS) >= 1024:
+            _BYSTANDERS.clear()
+        _BYSTANDERS[name] = known
+    return known
+
+
+_INERT: dict[str, bool] = {}  # `_inert` by value
+_BYSTANDERS: dict[str, bool] = {}  # `_bystander` by name
 
 
 def _command_problems(c: Command, line_mentions: bool, cwd: str, out: list[str]) -> None:
@@ -366,6 +406,8 @@ def _runner_problems(c: Command, line_mentions: bool, cwd: str, out: list[str]) 
                            "time around statewright's CLI")
                 break
             continue
+        if _inert(w.value):
+            continue  # (the usual argument: a plain word, neither the CLI nor Python)
         b = basename(w.value)
         if b in _CLI_NAMES or is_python(b) or (
                 "/" in w.value and _word_cli_name(w, cwd) in _CLI_NAMES):

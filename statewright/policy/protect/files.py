@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from ...lean import TYPE_CHECKING, LazyRe
+from ...lean import TYPE_CHECKING, LazyRe, fnmatchcase
 from ...names import STORE_FILE
 from .store import ctx_facts, program_paths, program_prefixes, remember, store_markers
 
@@ -13,12 +13,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
     from ..paths import Resolve
-
-
-def _fnmatchcase(name: str, pattern: str) -> bool:
-    import fnmatch
-
-    return fnmatch.fnmatchcase(name, pattern)
 
 
 def path_violation(p: str, ctx: Any, resolve: Resolve, cwd: str | None, write: bool,
@@ -106,10 +100,10 @@ def glob_violation(pattern: str, ctx: Any) -> str | None:
                          (i == len(comps) - 1 and low == STORE_FILE)):
             return f"the pattern `{pattern}` names statewright's store"
         if wild and not set(low) <= {"*"}:
-            if any(_fnmatchcase(m.lower(), low) for m in markers):
+            if any(fnmatchcase(m.lower(), low) for m in markers):
                 return f"the pattern `{pattern}` could match statewright's store"
         if i == len(comps) - 1 and (wild_dir or i == 0) and wild and \
-                _fnmatchcase(STORE_FILE, low):
+                fnmatchcase(STORE_FILE, low):
             return f"the pattern `{pattern}` could match statewright's store file"
         if wild:
             wild_dir = True

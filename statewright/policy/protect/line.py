@@ -4,25 +4,22 @@ that holds them, by an output redirect), plus the human-only CLI (`cli`)."""
 
 from __future__ import annotations
 
-import fnmatch
 import os
-from functools import lru_cache
 
-from ...lean import TYPE_CHECKING
+from ...lean import TYPE_CHECKING, fnmatchcase, lru_cache
 from ...names import STORE_FILE
 from ..paths import relative_to_root
 from ..programs import worktree as wt
-from ..shell.cwds import line_cwds
-from ..types import LineMemo
+from ..shell.cwds import DIR_CHANGERS, line_cwds
+from ..types import line_memo, word_texts
 from .cli import basename, cli_violations, loose_mention
 from .store import (
+    ctx_facts,
     inside,
     is_protected,
     markers_of,
     program_paths,
-    protected_paths,
     protected_relative,
-    real_store,
     store_markers,
 )
 
@@ -70,9 +67,11 @@ def _worktree_scan(analysis: ShellAnalysis) -> tuple[bool, bool]:
         if not c.name_literal:
             continue
         name = c.name
+        if name not in _WORKTREE_NAMES and name not in wt.REMOVERS:
+            continue  # (none of the programs below)
         vals = [a.value for a in c.args]
         if name == "git":
-            judged = judged or wt.git_effect(vals, lambda w: True) is not None
+            judged = judged or wt.git_effect(vals, _any_path) is not None
         elif name in wt.COPIERS:
             if wt.copy_operands(name, vals)[1] is not None:
                 judged = counted = True
@@ -86,17 +85,44 @@ def _worktree_scan(analysis: ShellAnalysis) -> tuple[bool, bool]:
     return judged, counted
 
 
-def _word_could_name(w: Word, names: tuple[str, ...]) -> bool:
-    """Could this word (glob or partly dynamic) expand to a path with a component in `names`?"""
+def _any_path(word: str) -> bool:
+    """For `git_effect` judging what a line could do: any word could name a path."""
+    return True
+
+
+def _word_could_name(w: Word, names: tuple[str, ...],
+                     firsts: frozenset[str] | None = None) -> bool:
+    """Could this word (glob or partly dynamic) expand to a path with a component in `names`?
+    (`firsts`: `_first_letters(names)`, when the caller has it.)"""
     if not (w.glob or w.dynamic):
         return False
+    if firsts is None:
+        firsts = _first_letters(names)
     for comp in w.pattern.split("/"):
-        if not comp or set(comp) <= {"*"}:
+        if not comp.strip("*"):
+            continue  # (empty, or stars only)
+        low = comp.lower()
+        if comp[0] not in firsts and low[0] not in firsts:
+            # (a pattern that starts with neither a wildcard nor the first letter of a name,
+            # in either case, matches none: the usual word is ruled out without matching it)
             continue
         for n in names:
-            if fnmatch.fnmatchcase(n, comp) or fnmatch.fnmatchcase(n.lower(), comp.lower()):
+            if fnmatchcase(n, comp) or fnmatchcase(n.lower(), low):
                 return True
     return False
+
+
+@lru_cache(maxsize=64)
+def _first_letters(names: tuple[str, ...]) -> frozenset[str]:
+    """The wildcards that may start a pattern, and the first letter of each of `names` and of
+    its lower-case form."""
+    return frozenset({"*", "?", "["} | {n[:1] for n in names} | {n.lower()[:1] for n in names})
+
+
+@lru_cache(maxsize=64)
+def _markers(store_dir: str) -> tuple[str, ...]:
+    """The names that mark the store in a path: its own and `STORE_FILE`."""
+    return (*store_markers(store_dir), STORE_FILE)
 
 
 def _is_ancestor_arg(w: Word, ctx: Any, cwd: str) -> bool:
@@ -109,10 +135,15 @@ def _is_ancestor_arg(w: Word, ctx: Any, cwd: str) -> bool:
     return inside(store, full)
 
 
-def _recursive(c: Command) -> bool:
-    vals = [a.value for a in c.args]
+#: commands made recursive by an option (`rm -r`, `cp -a`)
+_RECURSIVE_BY_OPTION = frozenset({"rm", "cp", "chmod", "chown", "chgrp", "setfacl", "scp", "srm",
+                                  "shred", "trash"})
+
+
+def _recursive(c: Command, vals: list[str]) -> bool:
+    """Whether `c` (its arguments' values: `vals`) acts on whole trees."""
     n = c.name
-    if n in ("rm", "cp", "chmod", "chown", "chgrp", "setfacl", "scp", "srm", "shred", "trash"):
+    if n in _RECURSIVE_BY_OPTION:
         return any(v in ("--recursive", "-R") or (v.startswith("-") and not v.startswith("--")
                                                     and ("r" in v or "R" in v or "a" in v))
                    for v in vals)
@@ -130,18 +161,25 @@ def _static_violations(analysis: ShellAnalysis, store_dir: str
     need the file system or the working directory checked, with their facts)."""
     out: list[str] = []
     rx = markers_of(store_dir)
-    markers = (*store_markers(store_dir), STORE_FILE)
-    if rx.search(analysis.source):
+    markers = _markers(store_dir)
+    words = analysis.words
+    values = word_texts(analysis)[0]
+    # (the usual line: neither the line nor a word's value names the store, found by one
+    # search of them all)
+    named = rx.any_of([analysis.source, values])
+    if named and rx.search(analysis.source):
         out.append("the command names statewright's store")
     elif analysis.problems:
         tok = loose_mention(analysis.source, markers)
         if tok is not None:
             out.append(f"`{tok}` could name statewright's store in a line that cannot be "
                        f"fully analysed ({analysis.problems[0]})")
-    for w in analysis.words:
-        if rx.search(w.value):
+    named = named and bool(words) and rx.search(values)
+    firsts = _first_letters(markers)
+    for w in words:
+        if named and rx.search(w.value):
             out.append(f"`{w.text}` names statewright's store")
-        elif (w.glob or w.dynamic) and _word_could_name(w, markers):
+        elif (w.glob or w.dynamic) and _word_could_name(w, markers, firsts):
             out.append(f"`{w.text}` could expand to statewright's store")
     todo: list[Any] = []
     for c in analysis.commands:
@@ -150,13 +188,15 @@ def _static_violations(analysis: ShellAnalysis, store_dir: str
         if not c.name_literal:
             continue
         name = c.name
+        if name in _QUIET:
+            continue  # reads what it is given, never a whole tree: nothing below applies
         args = c.args
         vals = [a.value for a in args]
         if name == "git" and "clean" in vals and any(
                 v.startswith("-") and not v.startswith("--") and ("x" in v or "X" in v)
                 for v in vals):
             out.append("`git clean -x` would delete statewright's store")
-        recursive = _recursive(c)
+        recursive = _recursive(c, vals)
         find_here = name == "find" and recursive and (
             not args or all(v.startswith(("-", "(", "!")) for v in vals[:1]))
         # the arguments worth a look: not options; for read-only commands only when the
@@ -179,9 +219,9 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
     out = list(static)
     needs_fs = todo or analysis.redirects
     if needs_fs:
-        protected = protected_paths(ctx)
-        store = real_store(ctx.store_dir)
-        cwds, lost = line_cwds(analysis, cwd)
+        fx = ctx_facts(ctx)  # (`protected_paths(ctx)`, `real_store(ctx.store_dir)`)
+        protected, folded, store = fx.protected, fx.folded, fx.real_store
+        cwds, lost = line_dirs(analysis, cwd)
     for c, recursive, writes, check, find_here in todo:
         name = c.name
         if find_here and inside(store, os.path.normpath(cwd)):
@@ -208,13 +248,13 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
     if _may_change_worktree(analysis):
         from .worktree import worktree_violations
 
-        out += worktree_violations(analysis, ctx, resolve, line_cwds(analysis, cwd)[0])
+        out += worktree_violations(analysis, ctx, resolve, line_dirs(analysis, cwd)[0])
     out += cli_violations(analysis, cwd)
     for r in analysis.redirects:
         if r.output and r.target is not None and r.target.literal:
             for d in cwds:
                 full = resolve(r.target.value, d, shell=True)
-                if is_protected(full, protected) or inside(full, store) or (
+                if is_protected(full, protected, folded) or inside(full, store) or (
                         r.fd is None and r.op.startswith("-") and inside(store, full)):
                     out.append(f"`{r.op} {r.target.value}` would write a file statewright is "
                                "enforcing")
@@ -224,6 +264,26 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
                            "enforcing (the line changes to a directory the analysis cannot "
                            "know)")
     return list(dict.fromkeys(out))
+
+
+def line_dirs(analysis: ShellAnalysis, start: str) -> tuple[list[str], bool]:
+    """`shell.cwds.line_cwds(analysis, start)` (not to be changed by the caller): the usual
+    line, with no command that changes directory, answered without a walk, and the last answer
+    kept (the checks of one decision ask two or three times)."""
+    last = _LAST_DIRS[0]
+    if last[0] is analysis and last[1] == start:
+        return last[2]
+    out: tuple[list[str], bool] = ([start], False)
+    for c in analysis.commands:
+        if c.name_literal and c.name in DIR_CHANGERS:
+            out = line_cwds(analysis, start)
+            break
+    _LAST_DIRS[0] = (analysis, start, out)  # (one store: a thread never sees half of it)
+    return out
+
+
+#: [(analysis, start, answer)] of the last `line_dirs`
+_LAST_DIRS: list[tuple[Any, Any, Any]] = [(None, None, None)]
 
 
 def _protected_arg(c: Command, a: Word, recursive: bool, ctx: Any, full: str,
@@ -250,6 +310,10 @@ def _protected_names(protected: frozenset[str]) -> frozenset[str]:
     return frozenset(os.path.basename(p).lower() for p in protected)
 
 
+#: commands for which `_static_violations` finds nothing to look at: read-only
+#: (`READ_ONLY`), and never recursive whatever their arguments (`_recursive`)
+_QUIET = frozenset(READ_ONLY - _TREE_CMDS - _RECURSIVE_BY_OPTION - {"find", "git", "ln"})
+
 #: what the line's text alone tells (kept per line)
-_worktree_facts = LineMemo(_worktree_scan)
-_static_by_line = LineMemo(_static_violations)
+_worktree_facts = line_memo(_worktree_scan)
+_static_by_line = line_memo(_static_violations, with_arg=True)

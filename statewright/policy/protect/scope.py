@@ -11,6 +11,8 @@ from ...lean import TYPE_CHECKING
 from .store import ctx_facts, is_protected, remember
 
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
     from ..types import GateContext
 
 #: project-relative prefixes no tool or redirect may write into
@@ -41,13 +43,21 @@ SHADOWED_MODULES = frozenset({
 def sensitive(rel: str, full: str, ctx: GateContext) -> str | None:
     """Why writing the project-relative `rel` (resolved: `full`) is refused: git metadata,
     Claude settings, a file statewright enforces, the store."""
+    fx = ctx_facts(ctx)
+    key = (rel, full)  # (text alone: kept per context)
+    verdicts = fx.sensitive_verdicts
+    if key in verdicts:
+        return verdicts[key]
+    return remember(verdicts, key, _sensitive(rel, full, fx))
+
+
+def _sensitive(rel: str, full: str, fx: Any) -> str | None:
     if rel == ".git" or rel.startswith(SENSITIVE_PREFIXES):
         return f"`{rel}` is a sensitive location (git metadata / Claude settings)"
     why = planted_code(rel)
     if why:
         return f"`{rel}` {why}"
-    fx = ctx_facts(ctx)
-    if is_protected(full, fx.protected):
+    if is_protected(full, fx.protected, fx.folded):
         return f"`{rel}` is a file statewright is enforcing"
     if full == fx.real_store or full.startswith(fx.real_store_prefix):
         return f"`{rel}` is inside statewright's store"

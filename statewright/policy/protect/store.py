@@ -9,10 +9,9 @@ imports this.
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 
 from ...config import active_marker_dir
-from ...lean import TYPE_CHECKING
+from ...lean import TYPE_CHECKING, lru_cache
 from ...names import CONFIG_FILE, STATE_DIR
 from ..paths import _real_root, project_relative
 
@@ -57,13 +56,25 @@ class StoreMarkers:
     (Unicode case folding only relates ASCII letters to non-ASCII ones, such as `ſ` to `s`);
     anything else is searched with the regular expression itself."""
 
-    __slots__ = ("ascii", "needles", "store_dir")
+    __slots__ = ("ascii", "needles", "newline", "store_dir")
 
     def __init__(self, store_dir: str) -> None:
         parts = (*store_markers(store_dir), os.path.normpath(store_dir))
         self.store_dir = store_dir
-        self.needles = tuple(dict.fromkeys(p.lower() for p in parts))
+        low = list(dict.fromkeys(p.lower() for p in parts))
+        # (a needle that holds another is found only where that one is: left out)
+        self.needles = tuple(n for n in low if not any(m != n and m in n for m in low))
         self.ascii = all(p.isascii() for p in parts)
+        # (no mention can span a newline unless a marker holds one: `any_of`)
+        self.newline = any("\n" in p for p in parts)
+
+    def any_of(self, texts: list[str]) -> bool:
+        """Whether `search` finds a mention in one of `texts`: one search of them joined by
+        newlines (a mention cannot span one, and `state.db` after one is as after the start),
+        rather than one search each."""
+        if self.newline:
+            return any(self.search(t) for t in texts)
+        return self.search("\n".join(texts))
 
     def search(self, text: str) -> bool:
         if not (self.ascii and text.isascii()):
@@ -72,6 +83,8 @@ class StoreMarkers:
         for n in self.needles:
             if n in low:
                 return True
+        if "state.db" not in low:
+            return False
         i = low.find("state.db")
         while i != -1:
             if i == 0 or low[i - 1] not in _WORD_CHARS:
@@ -85,13 +98,16 @@ def markers_of(store_dir: str) -> StoreMarkers:
     return StoreMarkers(store_dir)
 
 
-def is_protected(full: str, protected: frozenset[str]) -> bool:
+def is_protected(full: str, protected: frozenset[str],
+                 folded: frozenset[str] | None = None) -> bool:
     """Whether the resolved `full` is one of the `protected` paths in any spelling a file
     system may take for it: as is, NFC or NFD (macOS; a front end that maps one to the other),
-    case-folded (a case-insensitive file system)."""
+    case-folded (a case-insensitive file system). (`folded`: `CtxFacts.folded`, when the
+    caller has it.)"""
     if full in protected:
         return True
-    folded = _protected_folded(protected)
+    if folded is None:
+        folded = _protected_folded(protected)
     if full.casefold() in folded:
         return True
     if full.isascii():
@@ -197,6 +213,7 @@ class CtxFacts:
         "real_root",
         "real_store",
         "real_store_prefix",
+        "sensitive_verdicts",
         "store",
         "store_prefix",
         "write_verdicts",
@@ -219,6 +236,7 @@ class CtxFacts:
         # system says is never kept, only what follows from the text of the resolutions
         self.path_verdicts: dict[tuple[Any, ...], str | None] = {}
         self.write_verdicts: dict[tuple[str, str, str], str | None] = {}
+        self.sensitive_verdicts: dict[tuple[str, str], str | None] = {}  # `scope.sensitive`
 
 
 def remember(verdicts: dict[Any, str | None], key: Any, why: str | None) -> str | None:
@@ -234,20 +252,21 @@ def _ctx_facts(project_root: str, store_dir: str, protected_files: Any) -> CtxFa
     return CtxFacts(project_root, store_dir, _protected(project_root, protected_files))
 
 
-_LAST_CTX: list = [None, None]  # [GateContext, CtxFacts] of the last decision
+#: [(GateContext, CtxFacts)] of the last decision (one store: a thread never sees half of it)
+_LAST_CTX: list[tuple[Any, Any]] = [(None, None)]
 
 
 def ctx_facts(ctx: Any) -> CtxFacts:
     """`CtxFacts` of `ctx`: by identity when it is the context of the last decision (a
     `GateContext` is immutable; one with a mutable `protected_files` is never kept), else by
     value."""
-    last = _LAST_CTX
+    last = _LAST_CTX[0]
     if last[0] is ctx:
         return last[1]
     pf = ctx.protected_files
     if type(pf) is frozenset:
         facts = _ctx_facts(ctx.project_root, ctx.store_dir, pf)
-        last[0], last[1] = ctx, facts
+        _LAST_CTX[0] = (ctx, facts)
         return facts
     return _ctx_facts(ctx.project_root, ctx.store_dir, frozenset(pf))
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from ...lean import TYPE_CHECKING, loads
+from ...lean import TYPE_CHECKING, fnmatchcase, loads
 from ..paths import relative_to_root
 from ..programs import worktree as wt
 from .scope import sensitive
@@ -112,13 +112,11 @@ def _pathspec_roots(specs: list[str], base: str, ctx: Any, resolve: Resolve
 
 def _git_hits(effect: wt.GitEffect, root: str, pattern: str | None, fx: Any, ctx: Any
               ) -> str | None:
-    import fnmatch
-
     store = fx.real_store
     if pattern is not None:
         for p in fx.protected:
             rel = relative_to_root(p, ctx.project_root)
-            if rel and os.path.exists(p) and fnmatch.fnmatchcase(rel, pattern):
+            if rel and os.path.exists(p) and fnmatchcase(rel, pattern):
                 return f"reach `{rel}`, a file statewright is enforcing"
         return None
     if (effect.ignored or (effect.untracked and not _store_ignored(store))) and (

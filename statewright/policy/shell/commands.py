@@ -4,9 +4,7 @@ through refuses the line."""
 
 from __future__ import annotations
 
-from functools import lru_cache
-
-from ...lean import TYPE_CHECKING, LazyRe
+from ...lean import TYPE_CHECKING, LazyRe, lru_cache
 from .records import Verdict
 
 if TYPE_CHECKING:  # pragma: no cover

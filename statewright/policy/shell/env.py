@@ -4,15 +4,13 @@ rewritten command that runs with the blocked variables unset (`updatedInput`).""
 
 from __future__ import annotations
 
-import fnmatch
-import re
-from functools import lru_cache
-
-from ...lean import TYPE_CHECKING, LazyRe
+from ...lean import TYPE_CHECKING, LazyRe, fnmatchcase, lru_cache
 from .. import programs
 from .records import Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
+    import re
+
     from .records import ShellAnalysis, Word
 
 #: programs that run code given in their arguments or input (Python by any name: see
@@ -28,6 +26,8 @@ _ENV_API_RE = LazyRe(
 
 @lru_cache(maxsize=256)
 def _name_re(name: str) -> re.Pattern[str]:
+    import re  # (here: only a line that mentions a blocked name needs it, ~6 ms to import)
+
     return re.compile(r"(?<![A-Za-z0-9_])" + re.escape(name) + r"(?![A-Za-z0-9_])")
 
 
@@ -46,7 +46,7 @@ def _could_be_proc_environ(w: Word) -> bool:
     for target in (["proc", "self", "environ"], ["proc", "1", "environ"],
                    ["proc", "self", "task", "1", "environ"], ["proc", "thread-self", "environ"]):
         if len(comps) <= len(target) and all(
-                fnmatch.fnmatchcase(t, c)
+                fnmatchcase(t, c)
                 for t, c in zip(target[-len(comps):], comps, strict=True)):
             if comps[-1] != "*" or len(comps) >= 3:
                 return True

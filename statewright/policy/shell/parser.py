@@ -1,5 +1,6 @@
 """The tree-sitter-bash parser, loaded the first time a line is parsed (never on import), and
-the two questions asked of a parse tree before it is walked: does it hold an error, and where.
+the questions asked of a parse tree besides its walk: does it hold an error, and where; does it
+hold a `&` job token; which command's exit status is the whole line's.
 """
 
 from __future__ import annotations
@@ -10,12 +11,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
 _PARSER: Any = None
-_JOBS: list[Any] = []  # [the `QueryCursor` of `"&"`, or None] once made (`has_job_token`)
-#: trees searched node by node before the query is compiled: compiling it costs ~7.5 ms, more
-#: than a process hook deciding one line spends on the walk; a long-running process (the
-#: proxy, the resident hook server) decides many and compiles it once
-QUERY_AFTER = 16
-_SEARCHED = [0]
 
 
 def bash_parser() -> Any:
@@ -26,18 +21,28 @@ def bash_parser() -> Any:
     return _PARSER
 
 
-def has_job_token(root: Any) -> bool:
+def has_job_token(root: Any, source: bytes | None = None) -> bool:
     """Whether the parse tree under `root` holds a `&` token (a job left running; not `&&`,
-    `>&`, `&>`, which are tokens of their own). A tree without errors is searched by a
-    tree-sitter query (in C) once `QUERY_AFTER` trees were searched node by node; one with
-    errors always node by node, every node visited."""
-    if not root.has_error and _SEARCHED[0] >= QUERY_AFTER:
-        if not _JOBS:
-            _JOBS.append(_job_query())
-        cursor = _JOBS[0]
-        if cursor is not None:
-            return bool(cursor.captures(root))
-    _SEARCHED[0] += 1
+    `>&`, `&>`, which are tokens of their own). `source`: the bytes `root` was parsed from
+    (default: `root.text`).
+
+    A tree without errors holds no zero-width (missing) node, so each `&` token covers one `&`
+    byte of the text, and it is the smallest node spanning that byte (a token has no
+    children): the smallest node at each `&` byte is asked, in C (a tree-sitter query costs
+    ten times as much, and its compilation ~7.5 ms). A tree with errors is searched node by
+    node, every node visited."""
+    if not root.has_error:
+        if source is None:
+            text, base = root.text, root.start_byte
+        else:
+            text, base = source, 0
+        find = text.find
+        at = find(b"&")
+        while at >= 0:
+            if root.descendant_for_byte_range(base + at, base + at + 1).type == "&":
+                return True
+            at = find(b"&", at + 1)
+        return False
     stack = [root]
     while stack:
         n = stack.pop()
@@ -45,15 +50,6 @@ def has_job_token(root: Any) -> bool:
             return True
         stack.extend(n.children)
     return False
-
-
-def _job_query() -> Any:
-    """A `QueryCursor` matching `&` tokens, or None where the binding offers none."""
-    try:
-        core = load_extension("tree_sitter")
-        return core.QueryCursor(core.Query(bash_parser().language, '"&" @job'))
-    except Exception:  # pragma: no cover - an older binding: the node-by-node search
-        return None
 
 
 def _tree_sitter() -> tuple[Any, Any, Any]:
@@ -92,3 +88,51 @@ def first_error(node: Any) -> str:
         stack.extend(reversed(n.children))
     return "syntax error"
 
+
+def status_node(root: Any) -> Any:
+    """The `command` node whose exit status is the whole line's, or None.
+
+    The line's last statement decides its status. It counts only when nothing after it can
+    change that status: no `&` (the line ends before it does), and inside it no `||` (a left
+    side that succeeds skips it), no negation, no later pipeline stage; `a && cmd` is fine (a
+    failing `a` skips `cmd` but then the line fails too), and so is a redirection around it.
+    Compound statements (subshells, braces, loops, conditionals) are not looked into."""
+    last = None
+    background = False
+    for ch in root.children:
+        if ch.is_named:
+            if ch.type != "comment":
+                last, background = ch, False
+        elif ch.type == "&":
+            background = True
+    if last is None or background:
+        return None
+    node = last
+    while True:
+        t = node.type
+        if t == "command":
+            return node
+        if t == "redirected_statement":
+            body = node.child_by_field_name("body")
+            named = node.named_children
+            # a here-document with a pipeline hanging off it (`cat <<EOF | sh`) runs more
+            if body is None or any(ch.type == "pipeline" for ch in named):
+                return None
+            body_id = body.id
+            for ch in named:  # the walk's own node object, whose children it has listed
+                if ch.id == body_id:
+                    body = ch
+                    break
+            node = body
+        elif t == "list":
+            op = last = None  # the last operator, and the last statement, of the list
+            for ch in node.children:
+                if ch.is_named:
+                    last = ch
+                else:
+                    op = ch.type
+            if op != "&&":
+                return None
+            node = last
+        else:
+            return None

@@ -4,7 +4,7 @@ docstring)."""
 
 from __future__ import annotations
 
-from ...lean import TYPE_CHECKING, Record, field_setters, set_field
+from ...lean import TYPE_CHECKING, Record, field_setters
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..programs.spec import Risk
@@ -57,10 +57,13 @@ class Redirect(Record):
     output: bool
 
     def __init__(self, op: str, fd: str | None, target: Word | None, output: bool) -> None:
-        set_field(self, "op", op)  # '>', '>>', '<', '&>', '>&', '<<', '<<<', ...
-        set_field(self, "fd", fd)
-        set_field(self, "target", target)  # None for here-docs
-        set_field(self, "output", output)  # writes (or truncates) its target
+        _r_op(self, op)  # '>', '>>', '<', '&>', '>&', '<<', '<<<', ...
+        _r_fd(self, fd)
+        _r_target(self, target)  # None for here-docs
+        _r_output(self, output)  # writes (or truncates) its target
+
+
+_r_op, _r_fd, _r_target, _r_output = field_setters(Redirect)
 
 
 class Command(Record):
@@ -150,31 +153,36 @@ class ShellAnalysis(Record):
                  changes_dir: bool = False, status_command: int = -1,
                  hidden_code: tuple[str, ...] = (),
                  job_tokens: tuple[tuple[str, bool], ...] = ()) -> None:
-        set_field(self, "source", source)
-        set_field(self, "commands", commands)
-        set_field(self, "redirects", redirects)  # every redirection in the line
+        _a_source(self, source)
+        _a_commands(self, commands)
+        _a_redirects(self, redirects)  # every redirection in the line
         # every assignment (standalone and prefix)
-        set_field(self, "assignments", assignments)
-        set_field(self, "variables", variables)  # every variable expanded (`!name` for indirect)
-        set_field(self, "functions", functions)
-        set_field(self, "words", words)  # every word seen (arguments, targets, values)
+        _a_assignments(self, assignments)
+        _a_variables(self, variables)  # every variable expanded (`!name` for indirect)
+        _a_functions(self, functions)
+        _a_words(self, words)  # every word seen (arguments, targets, values)
         # why the line cannot be trusted (parse errors, opaque code)
-        set_field(self, "problems", problems)
-        set_field(self, "changes_dir", changes_dir)  # contains cd/pushd/popd
+        _a_problems(self, problems)
+        _a_changes_dir(self, changes_dir)  # contains cd/pushd/popd
         # index of the command whose exit status is the line's own (the last top-level
         # command, after `;` or `&&` only, not negated, backgrounded or piped onward); -1 when
         # the line's status may come from elsewhere (`||`, `;` after it, `|`, `!`, `&`, ...)
-        set_field(self, "status_command", status_command)
+        _a_status_command(self, status_command)
         # code bash would run from text it evaluates as arithmetic or a subscript (`arith`);
         # also among `problems`
-        set_field(self, "hidden_code", hidden_code)
+        _a_hidden_code(self, hidden_code)
         # each text holding `&` that the walk parsed (the line, code run by `sh -c`, `eval`,
         # ...), and whether its parse tree holds a `&` token (`parser.has_job_token`)
-        set_field(self, "job_tokens", job_tokens)
+        _a_job_tokens(self, job_tokens)
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+
+(_a_source, _a_commands, _a_redirects, _a_assignments, _a_variables, _a_functions, _a_words,
+ _a_problems, _a_changes_dir, _a_status_command, _a_hidden_code,
+ _a_job_tokens) = field_setters(ShellAnalysis)
 
 
 class Verdict(Record):
@@ -186,6 +194,9 @@ class Verdict(Record):
     trace: tuple[str, ...]
 
     def __init__(self, allowed: bool, reason: str = "", trace: tuple[str, ...] = ()) -> None:
-        set_field(self, "allowed", allowed)
-        set_field(self, "reason", reason)  # for the agent (empty when allowed)
-        set_field(self, "trace", trace)  # one line per command / rule, for `statewright check`
+        _v_allowed(self, allowed)
+        _v_reason(self, reason)  # for the agent (empty when allowed)
+        _v_trace(self, trace)  # one line per command / rule, for `statewright check`
+
+
+_v_allowed, _v_reason, _v_trace = field_setters(Verdict)

@@ -8,24 +8,23 @@ find the commands it runs itself. Anything the walk cannot see through is a prob
 
 from __future__ import annotations
 
-from functools import lru_cache
-
-from ...lean import TYPE_CHECKING
+from ...lean import TYPE_CHECKING, lru_cache
 from .. import programs
 from ..paths import has_surrogate
 from ..types import CACHE_MAX_LINE
 from . import arith
 from .cwds import DIR_CHANGERS
-from .parser import bash_parser, first_error, has_job_token, has_missing
+from .parser import bash_parser, first_error, has_job_token, has_missing, status_node
 from .records import Command, Redirect, ShellAnalysis, Word
-from .words import literal_word, make_word, part_word
+from .words import WORD_CACHE, literal_word, make_word, part_word
 from .wrappers import inner_commands
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
     from typing import Any
 
-_OUTPUT_OPS = {">", ">>", ">|", "&>", "&>>", "<>", ">&"}
+_OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
+_FD_OPS = frozenset({">&", "<&", ">&-", "<&-"})
 _WORD_NODES = {"word", "string", "raw_string", "ansi_c_string", "concatenation", "number",
                "simple_expansion", "expansion", "command_substitution", "process_substitution",
                "arithmetic_expansion", "translated_string", "brace_expression"}
@@ -34,6 +33,7 @@ _LEAF_WORDS = frozenset({"word", "raw_string"})  # `number` may hold `16#$(cmd)`
 _PLAIN_WORDS = frozenset({"word", "concatenation", "string", "raw_string", "ansi_c_string",
                           "number", "translated_string"})
 _REDIRECT_NODES = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
+known_word = WORD_CACHE.get
 
 
 def analyze(command_line: str) -> ShellAnalysis:
@@ -60,13 +60,10 @@ def _analyze(command_line: str) -> ShellAnalysis:
         w.problems.append("shell code nested too deeply to analyse")
     hidden = w.hidden_code()
     w.problems += hidden
-    return ShellAnalysis(
-        source=command_line, commands=tuple(w.commands), redirects=tuple(w.redirects),
-        assignments=tuple(w.assignments), variables=tuple(w.variables),
-        functions=frozenset(w.functions), words=tuple(w.words), problems=tuple(w.problems),
-        changes_dir=w.changes_dir, status_command=w.status_command, hidden_code=tuple(hidden),
-        job_tokens=tuple(w.job_tokens.items()),
-    )
+    return ShellAnalysis(command_line, tuple(w.commands), tuple(w.redirects),
+                         tuple(w.assignments), tuple(w.variables), frozenset(w.functions),
+                         tuple(w.words), tuple(w.problems), w.changes_dir, w.status_command,
+                         tuple(hidden), tuple(w.job_tokens.items()))
 
 
 def _text(node: Any) -> str:
@@ -94,6 +91,16 @@ class Walker:
         self.tainted: set[str] = set()
         self.integers: set[str] = set()
         self.job_tokens: dict[str, bool] = {}  # see ShellAnalysis.job_tokens
+        # the text the tree being walked was parsed from, when it is ASCII (its byte offsets
+        # are then its character offsets: a node's text is a slice of it); None otherwise
+        self._ascii: str | None = None
+
+    def text(self, node: Any) -> str:
+        """The text of a node of the tree being walked."""
+        src = self._ascii
+        if src is not None:
+            return src[node.start_byte:node.end_byte]
+        return node.text.decode("utf-8", "replace")
 
     def hidden_code(self) -> list[str]:
         """Why code would run from text bash evaluates as arithmetic or a subscript."""
@@ -124,15 +131,21 @@ class Walker:
             self.problems.append("the command line holds text that is not valid Unicode "
                                  "(a lone surrogate)")
             return
-        tree = bash_parser().parse(source.encode("utf-8", "surrogatepass"))
+        data = source.encode("utf-8", "surrogatepass")
+        tree = bash_parser().parse(data)
         root = tree.root_node
         if "&" in source:
-            self.job_tokens[source] = has_job_token(root)
+            self.job_tokens[source] = has_job_token(root, data)
         if root.has_error or has_missing(root):
             where = first_error(root)
             self.problems.append(f"the command line does not parse cleanly ({where})")
         start = len(self.commands)
-        self.node(root, context, depth, stdin="inherit")
+        outer = self._ascii
+        self._ascii = source if source.isascii() else None
+        try:
+            self.node(root, context, depth)
+        finally:
+            self._ascii = outer
         if depth == 0 and parent is None:
             status = status_node(root)
             if status is not None:
@@ -192,25 +205,21 @@ class Walker:
         t = node.type
         if t == "command":
             self._command(node, context, depth, stdin, redirects, stdin_text)
+            return
+        visit = _VISIT.get(t)
+        if visit is not None:
+            visit(self, node, context, depth, stdin)
         elif t == "declaration_command" or t == "unset_command":
             self._declaration(node, context, depth, redirects)
-        elif t == "redirected_statement":
-            self._redirected(node, context, depth, stdin)
-        elif t == "comment":
-            return
-        else:
-            visit = _VISIT.get(t)
-            if visit is not None:
-                visit(self, node, context, depth, stdin)
-            else:
-                self.children(node, context, depth)
+        elif t != "comment":
+            for ch in node.named_children:
+                self.node(ch, context, depth)
 
     def _pipeline(self, node: Any, context: str, depth: int, stdin: str) -> None:
-        first = True
+        inner = context if context != "top" else "pipeline"
         for ch in node.named_children:
-            self.node(ch, context if context != "top" else "pipeline", depth,
-                      stdin=stdin if first else "pipe")
-            first = False
+            self.node(ch, inner, depth, stdin)
+            stdin = "pipe"
 
     def _function(self, node: Any, context: str, depth: int, stdin: str) -> None:
         name_node = node.child_by_field_name("name") or node.named_children[0]
@@ -219,6 +228,12 @@ class Walker:
         for ch in node.named_children:
             if ch is not name_node and ch.id != name_node.id:
                 self.node(ch, f"function {name}", depth)
+
+    def _leaf(self, node: Any, context: str, depth: int, stdin: str) -> None:
+        """A kind of node with nothing of its own to record (what `node` does with any such
+        kind, without listing the children of a node that has none)."""
+        if node.named_child_count:
+            self.children(node, context, depth)
 
     def _variable_name(self, node: Any, context: str, depth: int, stdin: str) -> None:
         # a bare name inside arithmetic ($((V)), ((V++)), array subscripts) is a read
@@ -243,33 +258,46 @@ class Walker:
             self.node(ch, context, depth)
 
     def _word(self, node: Any, context: str, depth: int, stdin: str) -> None:
-        self.words.append(make_word(node, self.problems))
-        self.children(node, context, depth)
+        self.words.append(make_word(node, self.problems, self.text(node), None, self._ascii))
+        if node.named_child_count:
+            self.children(node, context, depth)
 
-    def _after_word(self, node: Any, context: str, depth: int) -> None:
-        """Walk what is nested in a word already recorded (without recording it again)."""
-        t = node.type
+    def _after_word(self, node: Any, t: str, context: str, depth: int) -> None:
+        """Walk what is nested in a word already recorded (without recording it again); `t`:
+        its type."""
         if t in _LEAF_WORDS:
             return  # nothing nested in a bare word, number or single-quoted string
         if t in _PLAIN_WORDS:
-            self.children(node, context, depth)
+            if node.named_child_count:
+                self.children(node, context, depth)
         else:
             self.node(node, context, depth)
 
     def _expansion(self, node: Any, context: str, depth: int, stdin: str = "inherit") -> None:
-        names = [c for c in node.named_children if c.type == "variable_name"]
-        indirect = any(not c.is_named and c.type == "!" for c in node.children)
-        if names:
-            nm = _text(names[0])
+        indirect = offsets = False  # `${!...}`, `${s:OFF:LEN}`
+        name = None  # the first variable name in it
+        named: list[Any] = []
+        for c in node.children:
+            if c.is_named:
+                named.append(c)
+                if name is None and c.type == "variable_name":
+                    name = c
+            else:
+                ct = c.type
+                if ct == "!":
+                    indirect = True
+                elif ct == ":":
+                    offsets = True
+        if name is not None:
+            nm = self.text(name)
             self.variables.append(("!" + nm) if indirect else nm)
+            if indirect:
+                self.evaluated.append(("var", nm))  # its value is a name
         elif indirect:
             # ${!...} with specials ($@, $1, $$): record the raw text
-            self.variables.append("!" + _text(node))
-        if indirect and names:
-            self.evaluated.append(("var", _text(names[0])))  # its value is a name
-        offsets = any(not c.is_named and c.type == ":" for c in node.children)
+            self.variables.append("!" + self.text(node))
         first = True
-        for ch in node.named_children:
+        for ch in named:
             if first:
                 first = False
                 if ch.type == "variable_name":
@@ -333,53 +361,66 @@ class Walker:
         fd = None
         op = ""
         target = None
+        src = self._ascii
         for ch in node.children:
-            if ch.type == "file_descriptor":
-                fd = ch.text.decode()
+            t = ch.type
+            if t == "file_descriptor":
+                fd = src[ch.start_byte:ch.end_byte] if src is not None else ch.text.decode()
             elif not ch.is_named:
-                op = ch.text.decode()
+                op = src[ch.start_byte:ch.end_byte] if src is not None else ch.text.decode()
             elif target is None:
-                target = make_word(ch, self.problems)
+                problems = self.problems
+                seen = len(problems)
+                text = self.text(ch)
+                target = make_word(ch, problems, text, t, src)
                 self.words.append(target)
-                self.node(ch, context, depth)
+                if t in _PLAIN_WORDS:
+                    # what `self.node(ch)` does (`_word`): the same word again (made anew only
+                    # when it added problems, which it then adds again)
+                    self.words.append(target if len(problems) == seen
+                                      else make_word(ch, problems, text, t, src))
+                    if ch.named_child_count:
+                        self.children(ch, context, depth)
+                else:
+                    self.node(ch, context, depth)
         output = op in _OUTPUT_OPS or (op.startswith(">") and op != ">&-")
-        if op in (">&", "<&", ">&-", "<&-") and target is not None and (
+        if op in _FD_OPS and target is not None and (
                 target.value.isdigit() or target.value == "-"):
             output = False  # fd duplication / closing, not a file
-        r = Redirect(op=op, fd=fd, target=target, output=output)
+        r = Redirect(op, fd, target, output)
         self.redirects.append(r)
         return r
 
     def _redirected(self, node: Any, context: str, depth: int, stdin: str) -> None:
         body = node.child_by_field_name("body")
+        body_id = body.id if body is not None else None
         redirects: list[Redirect] = []
         stdin_kind = stdin
         stdin_text: str | None = None
         later: list[Any] = []
         for ch in node.named_children:
-            if body is not None and ch.id == body.id:
+            if ch.id == body_id:
                 continue
-            if ch.type == "heredoc_redirect":
+            t = ch.type
+            if t == "heredoc_redirect":
                 stdin_text = self._heredoc(ch, context, depth, redirects, later, stdin_text)
                 stdin_kind = "heredoc"
                 redirects.append(Redirect(op="<<", fd=None, target=None, output=False))
-            elif ch.type == "herestring_redirect":
+            elif t == "herestring_redirect":
                 stdin_text = self._herestring_text(ch, stdin_text)
                 stdin_kind = "herestring"
                 r = self._redirect(ch, context, depth)
                 if r is not None:
                     redirects.append(r)
-            elif ch.type == "file_redirect":
-                r = self._redirect(ch, context, depth)
-                if r is not None:
-                    redirects.append(r)
-                    if r.op == "<" and stdin_kind == "inherit":
-                        stdin_kind = "file"
+            elif t == "file_redirect":
+                r = self._file_redirect(ch, context, depth)
+                redirects.append(r)
+                if r.op == "<" and stdin_kind == "inherit":
+                    stdin_kind = "file"
             else:
                 self.node(ch, context, depth)
         if body is not None:
-            self.node(body, context, depth, stdin=stdin_kind, redirects=tuple(redirects),
-                      stdin_text=stdin_text)
+            self.node(body, context, depth, stdin_kind, tuple(redirects), stdin_text)
         for h in later:
             if h.type == "pipeline":
                 for p in h.named_children:
@@ -456,6 +497,9 @@ class Walker:
         argv: list[Word] = []
         extra_redirects = list(redirects)
         word_nodes: list[Any] = []
+        problems = self.problems
+        words = self.words
+        src = self._ascii
         for ch in node.named_children:
             t = ch.type
             if t == "variable_assignment":
@@ -468,26 +512,31 @@ class Walker:
                 if r is not None:
                     extra_redirects.append(r)
             else:
-                word_node = ch
-                if t == "command_name":
-                    word_node = ch.named_children[0] if ch.named_children else ch
-                w = make_word(word_node, self.problems)
+                if t == "command_name" and ch.named_child_count:
+                    ch = ch.named_children[0]
+                    t = ch.type
+                text = (src[ch.start_byte:ch.end_byte] if src is not None
+                        else ch.text.decode("utf-8", "replace"))
+                w = known_word(text) if t == "word" else None  # (`make_word`'s common case)
+                if w is None:
+                    w = make_word(ch, problems, text, t, src)
                 argv.append(w)
-                word_nodes.append(word_node)
-                self.words.append(w)
-                self._after_word(word_node, context, depth)
+                word_nodes.append(ch)
+                words.append(w)
+                if t not in _LEAF_WORDS:
+                    self._after_word(ch, t, context, depth)
         if not argv:
             return
         name = argv[0].value if argv[0].literal else None
         if name in arith.EVALUATING:
             arith.evaluated_operands(self, name, argv, word_nodes, context, depth)
-        cmd = Command(argv=tuple(argv), text=_text(node), context=context,
-                      assignments=tuple(assigns), redirects=tuple(extra_redirects), stdin=stdin,
-                      stdin_text=stdin_text,
-                      function_call=name in self.functions if name else False,
-                      risks=programs.risks(name, tuple(argv[1:])) if name else ())
-        idx = len(self.commands)
-        self.commands.append(cmd)
+        cmd = Command(tuple(argv), self.text(node), context, tuple(assigns),
+                      tuple(extra_redirects), stdin, stdin_text, None, 0,
+                      name in self.functions if name else False, "simple",
+                      programs.risks(name, tuple(argv[1:])) if name else ())
+        commands = self.commands
+        idx = len(commands)
+        commands.append(cmd)
         self._index_of[node.id] = idx
         if name in DIR_CHANGERS:
             self.changes_dir = True
@@ -496,48 +545,9 @@ class Walker:
         inner_commands(self, cmd, idx, depth)
 
 
-def status_node(root: Any) -> Any:
-    """The `command` node whose exit status is the whole line's, or None.
-
-    The line's last statement decides its status. It counts only when nothing after it can
-    change that status: no `&` (the line ends before it does), and inside it no `||` (a left
-    side that succeeds skips it), no negation, no later pipeline stage; `a && cmd` is fine (a
-    failing `a` skips `cmd` but then the line fails too), and so is a redirection around it.
-    Compound statements (subshells, braces, loops, conditionals) are not looked into."""
-    last = None
-    background = False
-    for ch in root.children:
-        if ch.type == "comment":
-            continue
-        if ch.is_named:
-            last, background = ch, False
-        elif ch.type == "&":
-            background = True
-    if last is None or background:
-        return None
-    node = last
-    while True:
-        t = node.type
-        if t == "command":
-            return node
-        if t == "redirected_statement":
-            named = node.named_children
-            body = node.child_by_field_name("body")
-            # a here-document with a pipeline hanging off it (`cat <<EOF | sh`) runs more
-            if body is None or any(ch.type == "pipeline" for ch in named):
-                return None
-            node = body
-        elif t == "list":
-            ops = [ch.type for ch in node.children if not ch.is_named]
-            if not ops or ops[-1] != "&&":
-                return None
-            node = node.named_children[-1]
-        else:
-            return None
-
-
 #: the other kinds of node that need more than a walk through their children
 _VISIT: dict[str, Callable[[Walker, Any, str, int, str], None]] = {
+    "redirected_statement": Walker._redirected,
     "pipeline": Walker._pipeline,
     "function_definition": Walker._function,
     "variable_assignment": Walker._assignment_node,
@@ -553,4 +563,8 @@ _VISIT: dict[str, Callable[[Walker, Any, str, int, str], None]] = {
     "subscript": arith.subscript,
     "array": arith.array,
     **dict.fromkeys(_PLAIN_WORDS, Walker._word),
+    # (tokens, as the grammar has it; `_leaf` walks their children all the same if they had)
+    **dict.fromkeys(("string_content", "special_variable_name", "heredoc_content",
+                     "heredoc_start", "heredoc_end", "test_operator", "regex",
+                     "extglob_pattern", "file_descriptor"), Walker._leaf),
 }

@@ -102,7 +102,14 @@ def _unescape_double(text: str) -> str:
 
 
 def escape_pattern(s: str) -> str:
+    if "*" not in s and "?" not in s and "[" not in s and "]" not in s:
+        return s  # (the usual text: nothing to escape)
     return "".join("[" + c + "]" if c in "*?[]" else c for c in s)
+
+
+#: the kinds of node whose parts are their (unquoted) text
+_TEXT_PARTS = frozenset({"word", "number", "extglob_pattern", "regex", "special_character",
+                         "test_operator", "file_descriptor", "heredoc_start", "variable_name"})
 
 
 class _W:
@@ -118,12 +125,15 @@ class _W:
         self.glob = False
 
 
-def _word_parts(node: Any, w: _W, problems: list[str], text: str | None = None) -> None:
+def _word_parts(node: Any, w: _W, problems: list[str], text: str | None = None,
+                src: str | None = None) -> None:
+    """Add the parts of `node` to `w`. `text`: the node's text if known; `src`: the text the
+    tree was parsed from when it is ASCII (a node's text is then a slice of it)."""
     t = node.type
-    if text is None:
-        text = node.text.decode("utf-8", "replace")
-    if t in ("word", "number", "extglob_pattern", "regex", "special_character", "test_operator",
-             "file_descriptor", "heredoc_start", "variable_name"):
+    if t in _TEXT_PARTS:
+        if text is None:
+            text = (src[node.start_byte:node.end_byte] if src is not None
+                    else node.text.decode("utf-8", "replace"))
         if "`" in text.replace("\\`", "") or "$(" in text:
             problems.append(f"a command substitution the parser kept as text: {text!r}")
             w.literal = False
@@ -139,27 +149,35 @@ def _word_parts(node: Any, w: _W, problems: list[str], text: str | None = None) 
         w.val.append(val)
         w.pat.append(pat)
     elif t == "raw_string":
+        if text is None:
+            text = (src[node.start_byte:node.end_byte] if src is not None
+                    else node.text.decode("utf-8", "replace"))
         body = text[1:-1]
         w.val.append(body)
         w.pat.append(escape_pattern(body))
     elif t == "ansi_c_string":
+        if text is None:
+            text = (src[node.start_byte:node.end_byte] if src is not None
+                    else node.text.decode("utf-8", "replace"))
         body = decode_ansi_c(text[2:-1])
         w.val.append(body)
         w.pat.append(escape_pattern(body))
     elif t in ("string", "translated_string"):
         for ch in node.named_children:
             if ch.type == "string_content":
-                s = _unescape_double(ch.text.decode("utf-8", "replace"))
+                s = _unescape_double(src[ch.start_byte:ch.end_byte] if src is not None
+                                     else ch.text.decode("utf-8", "replace"))
                 w.val.append(s)
                 w.pat.append(escape_pattern(s))
             else:
-                _word_parts(ch, w, problems)
+                _word_parts(ch, w, problems, None, src)
     elif t == "concatenation":
         for ch in node.children:
             if ch.is_named:
-                _word_parts(ch, w, problems)
+                _word_parts(ch, w, problems, None, src)
             else:
-                s = ch.text.decode("utf-8", "replace")
+                s = (src[ch.start_byte:ch.end_byte] if src is not None
+                     else ch.text.decode("utf-8", "replace"))
                 w.val.append(s)
                 w.pat.append(escape_pattern(s))
     elif t == "brace_expression":
@@ -175,20 +193,39 @@ def _word_parts(node: Any, w: _W, problems: list[str], text: str | None = None) 
 _PLAIN_WORD_RE = re.compile(r"[^\\*?\[\]{}$`~]+\Z")
 
 
-def make_word(node: Any, problems: list[str]) -> Word:
+#: the `Word` of each plain bare word met so far (text -> Word): `make_word`'s common case is a
+#: pure function of the text and a `Word` is immutable, so one is shared by every line that
+#: holds the word; a long-running process (the resident hook server, the proxy) meets `git`,
+#: `-q`, `tests/` again and again. Emptied when it holds `_PLAIN_MAX` words.
+WORD_CACHE: dict[str, Word] = {}
+_PLAIN_MAX = 4096
+_plain_word = _PLAIN_WORD_RE.match
+
+
+def make_word(node: Any, problems: list[str], text: str | None = None, t: str | None = None,
+              src: str | None = None) -> Word:
     """The `Word` of a parse-tree node; what the analysis cannot see through goes to
-    `problems`."""
-    t = node.type
-    text = node.text.decode("utf-8", "replace")
-    if t == "word" and _PLAIN_WORD_RE.match(text):
-        # the common case: a bare word with nothing to unquote, expand or glob
-        return Word(text, text, text, True)
+    `problems`. `text`, `t`: the node's text and type when the caller has them already; `src`:
+    the text the tree was parsed from, when it is ASCII (its parts' texts are slices of it)."""
+    if t is None:
+        t = node.type
+    if text is None:
+        text = node.text.decode("utf-8", "replace")
+    if t == "word":
+        known = WORD_CACHE.get(text)
+        if known is not None:
+            return known
+        if _plain_word(text):
+            # the common case: a bare word with nothing to unquote, expand or glob
+            if len(WORD_CACHE) >= _PLAIN_MAX:
+                WORD_CACHE.clear()
+            known = WORD_CACHE[text] = Word(text, text, text, True)
+            return known
     w = _W()
-    _word_parts(node, w, problems, text)
+    _word_parts(node, w, problems, text, src)
     tilde = (t == "word" or t == "concatenation") and text.startswith("~")
-    pat = "".join(w.pat)
-    return Word(text=text, value="".join(w.val), pattern=pat,
-                literal=w.literal and not tilde, dynamic=w.dynamic, glob=w.glob, tilde=tilde)
+    return Word(text, "".join(w.val), "".join(w.pat), w.literal and not tilde, w.dynamic,
+                w.glob, tilde)
 
 
 def literal_word(s: str) -> Word:

@@ -30,11 +30,10 @@ def inner_commands(w: Walker, cmd: Command, idx: int, depth: int) -> None:
     """Find the commands that `cmd` (at index `idx` of the walk) runs itself."""
     if not cmd.name_literal:
         return
-    args = list(cmd.args)
-    vals = [a.value for a in args]
     handler = _HANDLERS.get(cmd.name)
     if handler is not None:
-        handler(w, cmd, idx, depth, args, vals)
+        args = list(cmd.args)
+        handler(w, cmd, idx, depth, args, [a.value for a in args])
 
 
 def _opaque(w: Walker, cmd: Command, why: str) -> None:

@@ -1,0 +1,74 @@
+"""The walk's own shortcuts (`policy.shell.walker`, `words`): node texts sliced from the line
+(tree-sitter's offsets are bytes of UTF-8, a `str` is indexed by characters), and the Words of
+plain bare words shared between lines."""
+
+from __future__ import annotations
+
+from statewright.policy.shell import analyze, walker, words
+from statewright.policy.shell.records import Word
+
+
+def _texts(line: str) -> list[str]:
+    return [w.text for w in walker._analyze(line).words]
+
+
+def test_node_texts_of_a_line_with_text_beyond_ascii() -> None:
+    a = walker._analyze('echo "é $(printf ü)" > 日本.txt && ls -l über')
+    assert [c.name for c in a.commands] == ["printf", "echo", "ls"]
+    assert [w.value for w in a.commands[0].argv] == ["printf", "ü"]
+    assert a.commands[1].text == 'echo "é $(printf ü)"'
+    assert [r.target.value for r in a.redirects if r.target] == ["日本.txt"]
+    assert a.commands[2].args[1].value == "über"
+    # the same line in ASCII has its words at the same places
+    ascii_line = 'echo "e $(printf u)" > ab.txt && ls -l uber'
+    assert len(_texts(ascii_line)) == len(a.words)
+
+
+def test_code_run_by_a_shell_is_sliced_from_its_own_text() -> None:
+    # the inner code is parsed on its own: its offsets are its own, and the outer line's
+    # slicing resumes after it (ASCII inside non-ASCII and the other way round)
+    a = walker._analyze("sh -c 'echo ü; cat x' > é.txt")
+    assert [c.text for c in a.commands] == ["sh -c 'echo ü; cat x'", "echo ü", "cat x"]
+    assert [r.target.text for r in a.redirects if r.target] == ["é.txt"]
+    a = walker._analyze("sh -c 'cat a > b' > é.txt; echo ö")
+    assert [r.target.text for r in a.redirects if r.target] == ["é.txt", "b"]
+    assert a.commands[-1].args[0].value == "ö"
+    a = walker._analyze("sh -c 'cat ä > b' > e.txt; echo o")
+    assert [r.target.text for r in a.redirects if r.target] == ["e.txt", "b"]
+    assert [c.text for c in a.commands] == ["sh -c 'cat ä > b'", "cat ä", "echo o"]
+
+
+def test_a_plain_bare_word_is_made_once_and_shared() -> None:
+    first = walker._analyze("git status --short")
+    again = walker._analyze("git status --short && git log")
+    assert first.commands[0].argv[0] is again.commands[0].argv[0]
+    assert first.commands[0].argv[0] == Word("git", "git", "git", True)
+    # words that are not plain bare words are never shared: they are made anew
+    for line in ("echo 'a b'", "echo ~/x", "echo *.py", "echo {a,b}", "echo a\\ b", "echo $X"):
+        w1, w2 = walker._analyze(line).commands[0].args[0], analyze(line).commands[0].args[0]
+        assert w1 == w2
+        assert w1.text not in words.WORD_CACHE
+
+
+def test_the_shared_words_are_bounded() -> None:
+    limit = words._PLAIN_MAX
+    for i in range(limit + 10):
+        walker._analyze(f"echo w{i}")
+    assert 0 < len(words.WORD_CACHE) <= limit
+    assert walker._analyze("echo w1").commands[0].args[0] == Word("w1", "w1", "w1", True)
+
+
+def test_a_line_nested_deeper_than_the_walk_can_follow_is_a_problem() -> None:
+    # the depth at which Python's recursion limit stops the walk depends on the call stack
+    # (and moved deeper when the walk made fewer calls per node): a line nested well within
+    # it is analysed in full, one far beyond it is a problem, and check 5 refuses it
+    def nested(n: int) -> str:
+        return "echo " + "$(echo " * n + "x" + ")" * n
+
+    a = walker._analyze(nested(100))
+    assert a.ok and len(a.commands) == 101
+    a = walker._analyze(nested(1000))
+    assert "shell code nested too deeply to analyse" in a.problems
+    from statewright.policy.shell import check_commands
+
+    assert not check_commands(a, ("echo",)).allowed
