@@ -31,6 +31,9 @@ these names. `tests/hook/test_imports.py` lists every module the hook may import
   last checkpoint (docs/design-decisions.md, "Durability"); the log and its index stay beside
   the store between calls.
 
+- `compact_dumps(default)`: compact JSON with its C encoder built once (the store writes JSON
+  on every tool call; building the encoder costs as much as encoding a small dict).
+
 - `one_call_process()`: a hook process that decides alone says so: `_sqlite3` without
   `functools`, and no cyclic garbage collection (it would only run during the imports, to find
   nothing).
@@ -76,8 +79,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
-    "TYPE_CHECKING", "FrozenInstanceError", "LazyRe", "Record", "allocate_lock", "dumps",
-    "exit_now", "field_setters", "fnmatchcase", "hmac_sha256", "lazy_attributes",
+    "TYPE_CHECKING", "FrozenInstanceError", "LazyRe", "Record", "allocate_lock", "compact_dumps",
+    "dumps", "exit_now", "field_setters", "fnmatchcase", "hmac_sha256", "lazy_attributes",
     "load_extension", "loads", "lru_cache", "one_call_process", "same_bytes", "set_field",
     "sha256", "sqlite3", "thread_local", "unix_request",
 ]
@@ -306,6 +309,22 @@ def loads(s: str | bytes | bytearray) -> Any:
         if j != n:
             return _json_module().loads(s)  # "Extra data" error, as json reports it
     return obj
+
+
+def compact_dumps(default: Callable[[Any], Any]) -> Callable[[Any], str]:
+    """`dumps(obj, separators=(",", ":"), default=default, check_circular=False)` as one
+    function whose C encoder is built once (building it costs about as much as encoding a small
+    dict; the store writes JSON on every tool call). Without the circular check a structure
+    that contains itself fails with RecursionError; JSON-born data never does."""
+    enc = _cjson.encode_basestring_ascii
+    encode = _cjson.make_encoder(None, default, enc, None, ":", ",", False, False, True)
+
+    def compact(obj: Any) -> str:
+        if isinstance(obj, str):
+            return enc(obj)
+        return "".join(encode(obj, 0))
+
+    return compact
 
 
 def _type_error(o: object) -> Any:

@@ -45,7 +45,6 @@ from ..definition.compiled import CompiledWorkflow
 from ..engine.run import PAUSED, RUNNING, Run
 from ..errors import STORE_ERROR, UNKNOWN_RUN, StatewrightError
 from ..lean import TYPE_CHECKING, allocate_lock, sqlite3, thread_local
-from ..lean import dumps as _json_dumps
 from ..lean import loads as _loads
 from .cache import RowCache
 from .schema import APPLICATION_ID, BUSY_TIMEOUT_MS, MIGRATIONS, SCHEMA_VERSION
@@ -59,15 +58,15 @@ from .tables import (
     snapshot_of,
     split_run_rows,
 )
+from .tables import to_json as _dumps
 
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
     from typing import Any
 
 
-CHECKPOINT_EVERY_S = 0.5  # a resident store's background checkpoint interval
 
-_INSERT_EVENT = ("INSERT INTO events(run_id, at, actor, kind, version, state, data)"
+_INSERT_EVENT = ("INSERT INTO events(run_id, at, actor, kind, data, version, state)"
                  " VALUES (?,?,?,?,?,?,?)")
 _SELECT_RUN = f"SELECT {RUN_COLUMNS}, def_digest FROM runs WHERE run_id=?"
 _RESOLVE_SESSION = (
@@ -132,10 +131,6 @@ def file_sha256(path: str | None) -> str | None:
         return None
 
 
-def _dumps(v: Any) -> str:
-    return _json_dumps(v, separators=(",", ":"), default=str)
-
-
 def _store_error(path: str | os.PathLike[str], exc: BaseException) -> StatewrightError:
     msg = str(exc) or type(exc).__name__
     if "not a database" in msg or "malformed" in msg or "disk image" in msg:
@@ -153,10 +148,12 @@ def _store_error(path: str | os.PathLike[str], exc: BaseException) -> Statewrigh
 class Tx(TxTables):
     """Operations inside one open transaction (see `Store.transaction`)."""
 
-    def __init__(self, store: Store, conn: sqlite3.Connection, cache: RowCache) -> None:
+    def __init__(self, store: Store, conn: sqlite3.Connection, cache: RowCache,
+                 run: Callable[..., sqlite3.Cursor]) -> None:
         self.store = store
         self.conn = conn
         self.cache = cache
+        self.run = run  # the connection's own cursor's `execute` (see `Store._conn`)
         self._digests: dict[str, str] = {}  # run_id -> definition digest, seen in this transaction
 
     def _run_row(self, row: Any) -> Run | None:
@@ -276,7 +273,7 @@ class Tx(TxTables):
         if expected_version is not None:
             sql = _VERSIONED[sql]
             args += (expected_version,)
-        cur = self.conn.execute(sql, args)
+        cur = self.run(sql, args)
         if cur.rowcount != 1:
             raise StatewrightError(STORE_ERROR, f"run {run.run_id} changed underneath this "
                                    "transaction (lost update prevented); retry")
@@ -299,21 +296,18 @@ class Tx(TxTables):
                 from time import time
 
                 now = time()
-            rows = []
-            for ev in events:
-                kind, actor, data = _event_fields(ev)
-                rows.append((run.run_id, now, actor, kind, cur.version, cur.state, _dumps(data)))
-            sql = _INSERT_EVENT
+            rows = [(run.run_id, now, *_event_fields(ev), cur.version, cur.state)
+                    for ev in events]
             if len(rows) == 1:
-                self.conn.execute(sql, rows[0])
+                self.run(_INSERT_EVENT, rows[0])
             else:
-                self.conn.executemany(sql, rows)
+                self.conn.executemany(_INSERT_EVENT, rows)
         return cur
 
     def append_event(self, run_id: str, kind: str, actor: str, data: dict[str, Any], at: float,
                      version: int, state: str | None) -> None:
         self.conn.execute(
-            _INSERT_EVENT, (run_id, at, actor, kind, version, state, _dumps(data)))
+            _INSERT_EVENT, (run_id, at, actor, kind, _dumps(data), version, state))
 
     def resolve_session_run(self, session: str, fallback: str | None) -> Run | None:
         """In one query: the running/paused run `session` is bound to (a fork branch), else the
@@ -367,15 +361,17 @@ class Store:
     """The project's state.db. Connections are per thread and opened lazily.
 
     `resident=True` (a long-running process: `statewright serve`, `ui`): its connections never
-    checkpoint the WAL inside a commit; a background thread does (`PRAGMA wal_checkpoint
-    (PASSIVE)`, which waits for no one), so the fsyncs of a checkpoint are not paid on the path
-    of a decision or a transition. Durability is the same: a commit is in the WAL either way."""
+    checkpoint the WAL inside a commit; a background thread does (`store.checkpoint`), so the
+    fsyncs of a checkpoint are not paid on the path of a decision or a transition, and starts
+    the WAL over once it is long; while it does, this process's writers wait on `_gate` before
+    BEGIN. Durability is the same: a commit is in the WAL either way."""
 
     def __init__(self, path: str | os.PathLike[str], resident: bool = False) -> None:
         self.file = os.fspath(path)  # the database file, as a str
         self._local = thread_local()
         self.resident = resident
         self._checkpointer: Any = None
+        self._gate: Any = None  # see above: a lock while the checkpointer thread runs
         self.identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the file opened
 
     @classmethod
@@ -389,29 +385,10 @@ class Store:
         return store
 
     def _start_checkpointer(self) -> None:
-        import threading  # (only long-running processes: the hook never gets here)
+        from .checkpoint import start  # (only long-running processes: the hook never gets here)
 
-        stop = threading.Event()
-
-        def loop() -> None:
-            conn = None
-            try:
-                conn = sqlite3.connect(self.file, timeout=BUSY_TIMEOUT_MS / 1000,
-                                       isolation_level=None, check_same_thread=False)
-                while not stop.wait(CHECKPOINT_EVERY_S):
-                    try:
-                        conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                    except sqlite3.Error:
-                        pass  # busy or gone: the next round, or another process, does it
-            except sqlite3.Error:
-                pass
-            finally:
-                if conn is not None:
-                    conn.close()
-
-        t = threading.Thread(target=loop, name="statewright-checkpoint", daemon=True)
-        t.start()
-        self._checkpointer = stop
+        self._gate = allocate_lock()
+        self._checkpointer = start(self.file, self._gate)
 
     # -- connection -------------------------------------------------------------------------
     def _conn(self) -> sqlite3.Connection:
@@ -421,6 +398,10 @@ class Store:
         conn = self._connect()
         self._local.conn = conn
         self._local.cache = RowCache()
+        # one cursor per connection runs the statements of every transaction's frame and of
+        # `save_run` / `save_with_events` (each `conn.execute` builds and drops a cursor):
+        # each is stepped at once, none leaves rows to read later
+        self._local.run = conn.cursor().execute
         return conn
 
     def _connect(self) -> sqlite3.Connection:
@@ -521,7 +502,7 @@ class _Transaction:
     """`Store.transaction()`: a small context manager (not `contextlib`, which the hook would
     have to import)."""
 
-    __slots__ = ("conn", "store", "write")
+    __slots__ = ("conn", "run", "store", "write")
 
     def __init__(self, store: Store, write: bool) -> None:
         self.store = store
@@ -531,11 +512,17 @@ class _Transaction:
     def __enter__(self) -> Tx:
         store = self.store
         conn = store._conn()
-        cache = store._local.cache
+        local = store._local
+        cache = local.cache
+        run = self.run = local.run
+        gate = store._gate
+        if gate is not None and self.write:  # the checkpointer's RESTART: wait until it is done
+            gate.acquire()
+            gate.release()
         try:
-            conn.execute("BEGIN IMMEDIATE" if self.write else "BEGIN")
+            run("BEGIN IMMEDIATE" if self.write else "BEGIN")
             # another connection committed since this one last looked: forget what it read
-            version = conn.execute("PRAGMA data_version").fetchone()[0]
+            version = run("PRAGMA data_version").fetchall()[0][0]
         except sqlite3.Error as exc:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
@@ -544,7 +531,7 @@ class _Transaction:
             cache.clear()
             cache.data_version = version
         self.conn = conn
-        return Tx(store, conn, cache)
+        return Tx(store, conn, cache, run)
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: object) -> None:  # (None: an exception inside the block propagates)
@@ -563,7 +550,7 @@ class _Transaction:
                 raise _store_error(self.store.file, exc) from None
             return
         try:
-            conn.execute("COMMIT")
+            self.run("COMMIT")
         except sqlite3.Error as exc2:
             cache = self.store._local.cache
             cache.clear()
@@ -575,8 +562,9 @@ class _Transaction:
             raise _store_error(self.store.file, exc2) from None
 
 
-def _event_fields(ev: Any) -> tuple[str, str, dict[str, Any]]:
+def _event_fields(ev: Any) -> tuple[str, str, str]:
+    """(actor, kind, data as JSON) of an `engine.Event` or a `{kind, actor, data}` dict."""
     if isinstance(ev, dict):
-        return ev["kind"], ev.get("actor", "system"), ev.get("data") or {}
-    return ev.kind, ev.actor, ev.data
+        return ev.get("actor", "system"), ev["kind"], _dumps(ev.get("data") or {})
+    return ev.actor, ev.kind, _dumps(ev.data)
 

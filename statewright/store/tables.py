@@ -10,8 +10,7 @@ result that records evidence writes the context, never the whole run as JSON aga
 from __future__ import annotations
 
 from ..engine.run import PAUSED, RUNNING, PendingApproval, Run
-from ..lean import TYPE_CHECKING
-from ..lean import dumps as _json_dumps
+from ..lean import TYPE_CHECKING, compact_dumps
 from ..lean import loads as _loads
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -20,8 +19,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..lean import sqlite3
 
 
-def _dumps(v: Any) -> str:
-    return _json_dumps(v, separators=(",", ":"), default=str)
+#: JSON as the store writes it: compact, anything unknown as its `str`
+to_json = compact_dumps(str)
+_dumps = to_json
 
 
 # -- a run's row ---------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ def test_example(program: Program, example: programs.Example) -> None:
     if example.secrets:
         assert not check_env(a, ("SOME_SECRET",)).allowed
     # an environment dump: check 6 refuses the line whatever is blocked
-    assert (programs.env_dump(c.name, vals) is not None) == example.dumps_env
+    assert (programs.env_dump(c.name, c.args) is not None) == example.dumps_env
     if program.dumps_env is not None:
         assert check_env(a, ("SOME_SECRET",)).allowed == (not example.dumps_env)
 

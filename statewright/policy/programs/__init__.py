@@ -18,7 +18,7 @@ component: `/usr/bin/env` is `env`):
   refuses a risk that no allowed entry spells out, check 6 refuses printed credentials;
 - `option_outputs(name, args)`: the files its options or arguments say it writes (checked
   like output redirects: self-protection and the write scope);
-- `env_dump(name, vals)`: why it prints environment variables (None: it does not);
+- `env_dump(name, args)`: why it prints environment variables (None: it does not);
 - `is_python(name)`: whether it is a Python interpreter.
 """
 
@@ -100,12 +100,12 @@ def runs_code(name: str, vals: list[str]) -> str | None:
     return found[0].why if found else None
 
 
-def env_dump(name: str, vals: list[str]) -> str | None:
-    """Why `name VALS` prints environment variables (None: it does not)."""
+def env_dump(name: str, args: tuple[Word, ...]) -> str | None:
+    """Why `name ARGS` prints environment variables (None: it does not)."""
     entry = _entry(name)
     if entry is None or entry.dumps_env is None:
         return None
-    return entry.dumps_env(name, vals)
+    return entry.dumps_env(name, [w.value for w in args])
 
 
 def _option_risks(name: str, entry: Program, vals: list[str]) -> list[Risk]:

@@ -100,6 +100,10 @@ def _prefix_index(allowed: tuple[str, ...]) -> dict[str, tuple[tuple[str, tuple[
     return {k: tuple(v) for k, v in out.items()}
 
 
+#: contexts a command's trace line does not name (`[context]`)
+_UNMARKED_CONTEXTS = frozenset({"top", "pipeline"})
+
+
 def check_commands(analysis: ShellAnalysis, allowed_commands: tuple[str, ...] | list[str],
                    cd_check: Callable[[Command], str | None] | None = None) -> Verdict:
     """Check 5: every command must match an allowed prefix; fail closed on any doubt.
@@ -115,9 +119,9 @@ def check_commands(analysis: ShellAnalysis, allowed_commands: tuple[str, ...] | 
         denied.append(p)
     matched: dict[int, int] = {}  # command index -> number of tokens its prefix covered
     for idx, c in enumerate(analysis.commands):
-        shown = " ".join(w.text for w in c.argv)[:120]
-        where = f" [{c.context}]" if c.context not in ("top", "pipeline") else ""
-        if c.kind != "unset" and c.name_literal:
+        shown = " ".join([w.text for w in c.argv])[:120]
+        where = "" if c.context in _UNMARKED_CONTEXTS else f" [{c.context}]"
+        if c.assignments and c.kind != "unset" and c.name_literal:
             for nm, _value in c.assignments:
                 if dangerous_assignment(nm):
                     why = f"`{nm}=...` changes what `{c.name}` runs"
@@ -126,7 +130,8 @@ def check_commands(analysis: ShellAnalysis, allowed_commands: tuple[str, ...] | 
         covered, note, refusal = _judge(c, matched, allowed, cd_check, shown)
         if covered:
             matched[idx] = covered
-        trace.append(f"`{shown}`{where}: {note}" + (" -> deny" if refusal else ""))
+        line = f"`{shown}`{where}: {note}"
+        trace.append(line + " -> deny" if refusal else line)
         if refusal:
             denied.append(refusal)
         elif c.risks:

@@ -90,7 +90,7 @@ def check_env(analysis: ShellAnalysis, blocked_env: tuple[str, ...] | list[str])
     for c in analysis.commands:
         if not c.name_literal:
             continue
-        d = programs.env_dump(c.name, [a.value for a in c.args])
+        d = programs.env_dump(c.name, c.args)
         if d:
             trace.append(d + " -> deny")
             denied.append(d)
@@ -104,8 +104,13 @@ def check_env(analysis: ShellAnalysis, blocked_env: tuple[str, ...] | list[str])
                 why = f"`{c.name}` is given code that reads the environment"
                 trace.append(why + " -> deny")
                 denied.append(why)
-    for w in analysis.words:
-        if _could_be_proc_environ(w):
+    words = analysis.words
+    # (a word's value holds `environ` or `/proc` only if they all joined do: the usual line
+    # asks the question only of its glob and dynamic words)
+    joined = "\n".join([w.value for w in words])
+    every_word = "environ" in joined or "/proc" in joined
+    for w in words:
+        if (every_word or w.glob or w.dynamic) and _could_be_proc_environ(w):
             why = f"`{w.text}` could read a process environment (/proc/*/environ)"
             trace.append(why + " -> deny")
             denied.append(why)
