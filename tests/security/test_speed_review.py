@@ -16,9 +16,9 @@ Found on the way, predating the shortcuts (the old tree decides them the same wa
 brace expansion (tree-sitter-bash parses `.{s,}tatewright` as a concatenation of plain words,
 so the word counted as the literal text `.{s,}tatewright` while bash runs `.statewright
 .tatewright`; fixed in `words.make_word`), glob and brace arguments of a writing command that
-match a protected file (`rm workflows/*`: such a word is compared with the store's names only;
-not fixed, failing test), and arithmetic's bitwise `&` taken for a job (a false deny; not
-fixed, failing test).
+match a protected file (`rm workflows/*`: such a word was compared with the store's names only;
+fixed in `protect.line._pattern_reaches`), and arithmetic's bitwise `&` taken for a job (a
+false deny; fixed in `parser.has_job_token`).
 """
 
 from __future__ import annotations
@@ -130,9 +130,10 @@ GLOB_CONTROLS = ["rm -rf build/*", "rm -f src/*.pyc", "ls workflows/*", "cat wor
 
 
 def test_a_glob_argument_matching_a_protected_file_is_refused(proj: Project) -> None:
-    """Not fixed; predates the shortcuts (ad425dd allows these too): a glob or brace word of a
-    writing command is compared with the store's names only, never with the protected files
-    (`protect.line.shell_violations` skips every argument that is not literal)."""
+    """Predates the shortcuts (ad425dd allowed these too): a glob or brace word of a writing
+    command was compared with the store's names only, never with the protected files. Fixed:
+    `protect.line._pattern_reaches` matches its pattern against every protected file and the
+    directories that hold them."""
     _hook_denies(proj, GLOB_ATTACKS)
 
 
@@ -177,9 +178,9 @@ def test_job_tokens(proj: Project) -> None:
 
 
 def test_bitwise_and_in_arithmetic_is_no_job(proj: Project) -> None:
-    """A false deny that predates the shortcuts (ad425dd refuses these too): the grammar's
-    token for arithmetic's bitwise `&` has the type of the job token, so `has_job_token` (the
-    byte lookup and the node-by-node search alike) counts it. Bash runs no job here."""
+    """A false deny that predates the shortcuts (ad425dd refused these too): the grammar's
+    token for arithmetic's bitwise `&` has the type of the job token. Fixed: in a tree without
+    errors an `&` whose parent is a `binary_expression` is no job (`has_job_token`)."""
     _hook_allows(proj, ["echo $(( 5 & 3 ))", "echo $(( 5&3 ))", "echo ${a[1&2]}"])
 
 

@@ -229,7 +229,14 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
         for a in check:
             if recursive and any(_is_ancestor_arg(a, ctx, d) for d in cwds):
                 out.append(f"`{name} {a.text}` would reach statewright's store")
-            if not a.literal or not a.value:
+            if not a.literal:
+                if writes:
+                    hit = _pattern_reaches(a, cwds, protected, ctx.project_root)
+                    if hit:
+                        out.append(f"`{name} {a.text}` could change `{hit}`, which statewright "
+                                   "is enforcing")
+                continue
+            if not a.value:
                 continue
             if writes:
                 for d in cwds:
@@ -251,6 +258,12 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
         out += worktree_violations(analysis, ctx, resolve, line_dirs(analysis, cwd)[0])
     out += cli_violations(analysis, cwd)
     for r in analysis.redirects:
+        if r.output and r.target is not None and not r.target.literal:
+            # (bash expands a glob in a redirect's target when it names one file)
+            hit = _pattern_reaches(r.target, cwds, protected, ctx.project_root)
+            if hit:
+                out.append(f"`{r.op} {r.target.text}` could write `{hit}`, which statewright is "
+                           "enforcing")
         if r.output and r.target is not None and r.target.literal:
             for d in cwds:
                 full = resolve(r.target.value, d, shell=True)
@@ -303,6 +316,45 @@ def _protected_arg(c: Command, a: Word, recursive: bool, ctx: Any, full: str,
                    for r in protected_relative(ctx.project_root, protected)):
                 return f"`{c.name} {a.text}` would change a file statewright is enforcing"
     return None
+
+
+def _pattern_reaches(w: Word, dirs: list[str], protected: frozenset[str], root: str
+                     ) -> str | None:
+    """A protected file, or a directory holding one, that a word which is not fixed text (a
+    glob `workflows/*`, a brace word `.mcp.js{on,}`, `dir/$f`) could name from one of `dirs`:
+    its path below the project root (None: none). The word's pattern (`Word.pattern`: `*` for
+    each part the analysis cannot know) is matched against whole paths, so its `*` also stands
+    for `/` (a brace group may hold one), and in either case. A pattern of nothing but
+    wildcards from a variable (`rm "$f"`) names no file in particular and is not judged here:
+    its value is unknown (docs/policy.md, what is out of reach)."""
+    pattern = w.pattern
+    if not pattern or (not w.glob and not pattern.strip("*")):
+        return None
+    targets = _protected_targets(protected, root)
+    for d in dirs:
+        full = os.path.normpath(os.path.join(d, pattern))
+        low = full.lower()
+        for t, rel in targets:
+            if fnmatchcase(t, full) or fnmatchcase(t.lower(), low):
+                return rel
+    return None
+
+
+@lru_cache(maxsize=64)
+def _protected_targets(protected: frozenset[str], root: str) -> tuple[tuple[str, str], ...]:
+    """(path, path below the root) of every protected file and of every directory between it
+    and the project root: a glob that names the directory (`rm -rf work*`, `mv wo* /tmp`,
+    `chmod 000 w*`) changes the file too."""
+    out: dict[str, str] = {}
+    for p in sorted(protected):
+        rel = relative_to_root(p, root)
+        if rel is None or rel == ".":
+            continue
+        out[p] = rel
+        parts = rel.split("/")
+        for k in range(1, len(parts)):
+            out[os.path.join(root, *parts[:k])] = "/".join(parts[:k]) + "/"
+    return tuple(out.items())
 
 
 @lru_cache(maxsize=64)
