@@ -334,6 +334,9 @@ def _pattern_reaches(w: Word, dirs: list[str], protected: frozenset[str], root: 
     if not pattern or (not w.glob and not pattern.strip("*")):
         return None
     whole = w.dynamic or "{" in w.text or "**" in pattern
+    if w.tilde:
+        pattern, unknown = _tilde(pattern)
+        whole = whole or unknown
     targets = _protected_targets(protected, root)
     fulls = [os.path.normpath(os.path.join(d, pattern)) for d in dirs]
     if whole and pattern[0] == "*":
@@ -355,6 +358,19 @@ def _pattern_reaches(w: Word, dirs: list[str], protected: frozenset[str], root: 
     return None
 
 
+def _tilde(pattern: str) -> tuple[str, bool]:
+    """A pattern starting with bash's tilde (`~/x`, `~user/x`, `~+/x`), expanded as bash does
+    (`~+` is the working directory, a relative path here); (the pattern, whether its start is
+    unknown: `~-`, an unknown user, then `*`)."""
+    head, sep, rest = pattern.partition("/")
+    if head == "~+":
+        return "." + sep + rest, False
+    home = os.path.expanduser(head) if head != "~-" else head
+    if home == head or "*" in head:
+        return "*" + sep + rest, True
+    return home + sep + rest, False
+
+
 def _component(c: str) -> str:
     """A glob's path component as `fnmatch` reads it: an extended glob (`+(a|b)`, `@(x)`, ...,
     with `shopt -s extglob`) is `*`, as it could match any name."""
@@ -367,6 +383,15 @@ def _protected_targets(protected: frozenset[str], root: str) -> tuple[tuple[str,
     and the project root: a glob that names the directory (`rm -rf work*`, `mv wo* /tmp`,
     `chmod 000 w*`) changes the file too."""
     out: dict[str, str] = {}
+    # the project root and the directories above it: a glob naming one (`mv ../pro* /tmp`,
+    # `rm -rf /*`) takes every protected file with it
+    up = os.path.normpath(root)
+    while True:
+        out[up] = up + ("" if up.endswith("/") else "/")
+        parent = os.path.dirname(up)
+        if parent == up:
+            break
+        up = parent
     for p in sorted(protected):
         rel = relative_to_root(p, root)
         if rel is None or rel == ".":
