@@ -25,8 +25,9 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from table import window_rates
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -54,20 +55,13 @@ def _rates(calls, ctx: GateContext, rounds: int = ROUNDS, seconds: float = 0.1) 
     for call in calls[:3]:
         d = gate(STATE, counters, call, ctx)
         assert d.allowed, d.reason  # benchmark an allowed, fully checked decision
-    out = []
-    k = 0
-    for _ in range(rounds):
-        n, start = 0, time.perf_counter()
-        while True:
-            for _ in range(50):
-                gate(STATE, counters, calls[k % len(calls)], ctx)
-                k += 1
-            n += 50
-            el = time.perf_counter() - start
-            if el >= seconds:
-                out.append(n / el)
-                break
-    return out
+    k = [0]
+
+    def step() -> None:
+        gate(STATE, counters, calls[k[0] % len(calls)], ctx)
+        k[0] += 1
+
+    return window_rates(step, rounds, seconds, batch=50)
 
 
 def _row(name: str, rates: list[float], budget: str) -> tuple[str, float, str, str]:

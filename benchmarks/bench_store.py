@@ -34,6 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from table import window_rates
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from statewright.policy.types import ToolCall, ToolResult
@@ -81,19 +83,8 @@ WINDOWS, WINDOW_S = 8, 0.5  # a stream of 4 s, counted in windows of 0.5 s
 def _stream(step) -> list[float]:
     """Run `step()` back to back for `WINDOWS` windows of `WINDOW_S` seconds (one continuous
     stream: the WAL grows and is checkpointed as under a resident proxy deciding every call);
-    the rate in each window. The best window is the one least disturbed by other processes on a
-    shared machine (as bench_policy's best round); the median is printed beside it."""
-    rates = []
-    for _ in range(WINDOWS):
-        n, t0 = 0, time.perf_counter()
-        while True:
-            step()
-            n += 1
-            el = time.perf_counter() - t0
-            if el >= WINDOW_S:
-                rates.append(n / el)
-                break
-    return rates
+    the rate in each window (`table.window_rates`: the best is printed, the median beside it)."""
+    return window_rates(step, WINDOWS, WINDOW_S)
 
 
 def _unit(what: str, rates: list[float]) -> str:

@@ -7,8 +7,29 @@ number, such as a ratio over a zero floor, is over it); any other budget text is
 from __future__ import annotations
 
 import sys
+import time
+from collections.abc import Callable
 
 Row = tuple[str, float, str, str]
+
+
+def window_rates(step: Callable[[], object], windows: int, seconds: float,
+                 batch: int = 1) -> list[float]:
+    """Calls of `step` per second in each of `windows` back-to-back windows of `seconds`
+    (the clock read every `batch` calls). The best window is the one least disturbed by other
+    processes on a shared machine, as `timeit` takes the best; the median shows the spread."""
+    out = []
+    for _ in range(windows):
+        n, start = 0, time.perf_counter()
+        while True:
+            for _ in range(batch):
+                step()
+            n += batch
+            el = time.perf_counter() - start
+            if el >= seconds:
+                out.append(n / el)
+                break
+    return out
 
 
 def print_rows(rows: list[Row]) -> None:
