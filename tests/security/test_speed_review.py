@@ -126,7 +126,16 @@ def test_brace_expansion_controls_pass(proj: Project) -> None:
 
 GLOB_ATTACKS = ["rm workflows/*", "rm statewright.js?n", "rm -f .mcp.*", "rm workflows/fl*.json",
                 *(line for line, _name in BRACE_PROTECTED_ATTACKS)]
-GLOB_CONTROLS = ["rm -rf build/*", "rm -f src/*.pyc", "ls workflows/*", "cat workflows/*"]
+GLOB_ATTACKS += ["rm -rf .c*", "rm -f .*.json", "rm -rf @(workflows)", "rm -rf w**/",
+                 "shopt -s dotglob; rm -rf *", "rm -f wo?kflows/*", "chmod 000 [w]orkflows",
+                 "echo x > workflows/*.json", "rm -f $D/workflows/*",
+                 # a tilde word (`~+` is the working directory), the project root and above
+                 f"rm ~+/workflows/{WF_NAME}", "rm ~+/workflows/*", "mv ../pro* /tmp/",
+                 "rm -rf ../*", "chmod 000 ../p?oj"]
+#: a glob's wildcards stay within one path component, as bash's do
+GLOB_CONTROLS = ["rm -rf build/*", "rm -f src/*.pyc", "ls workflows/*", "cat workflows/*",
+                 "rm -f src/*.json", "rm -rf build/*/cache", "rm -f src/*/*.json",
+                 "rm ~+/src/*.pyc", "rm -rf ../other/*", "rm -f /tmp/*.log"]
 
 
 def test_a_glob_argument_matching_a_protected_file_is_refused(proj: Project) -> None:

@@ -323,21 +323,58 @@ def _pattern_reaches(w: Word, dirs: list[str], protected: frozenset[str], root: 
     """A protected file, or a directory holding one, that a word which is not fixed text (a
     glob `workflows/*`, a brace word `.mcp.js{on,}`, `dir/$f`) could name from one of `dirs`:
     its path below the project root (None: none). The word's pattern (`Word.pattern`: `*` for
-    each part the analysis cannot know) is matched against whole paths, so its `*` also stands
-    for `/` (a brace group may hold one), and in either case. A pattern of nothing but
-    wildcards from a variable (`rm "$f"`) names no file in particular and is not judged here:
-    its value is unknown (docs/policy.md, what is out of reach)."""
+    each part the analysis cannot know) is matched in either case. A glob's `*`, `?` and `[...]`
+    stay within one path component, as bash's do (`rm *.json` at the root cannot reach
+    `.claude/settings.json`); a word with a brace group, a variable or a substitution (whose
+    value may hold `/`) or `**` (globstar) is matched against whole paths. Leading dots are not
+    spared: `shopt -s dotglob` lets `*` match them. A pattern of nothing but wildcards from a
+    variable (`rm "$f"`) names no file in particular and is not judged here: its value is
+    unknown (docs/policy.md, what is out of reach)."""
     pattern = w.pattern
     if not pattern or (not w.glob and not pattern.strip("*")):
         return None
+    whole = w.dynamic or "{" in w.text or "**" in pattern
+    if w.tilde:
+        pattern, unknown = _tilde(pattern)
+        whole = whole or unknown
     targets = _protected_targets(protected, root)
-    for d in dirs:
-        full = os.path.normpath(os.path.join(d, pattern))
+    fulls = [os.path.normpath(os.path.join(d, pattern)) for d in dirs]
+    if whole and pattern[0] == "*":
+        fulls.append(pattern)  # (`$D/workflows/*`: the unknown start may be `/abs/path` or `.`)
+    for full in fulls:
         low = full.lower()
+        if whole:
+            for t, rel in targets:
+                if fnmatchcase(t, full) or fnmatchcase(t.lower(), low):
+                    return rel
+            continue
+        parts = [_component(c) for c in full.split("/")]
         for t, rel in targets:
-            if fnmatchcase(t, full) or fnmatchcase(t.lower(), low):
+            names = t.split("/")
+            if len(names) == len(parts) and all(
+                    fnmatchcase(n, c) or fnmatchcase(n.lower(), c.lower())
+                    for n, c in zip(names, parts, strict=True)):
                 return rel
     return None
+
+
+def _tilde(pattern: str) -> tuple[str, bool]:
+    """A pattern starting with bash's tilde (`~/x`, `~user/x`, `~+/x`), expanded as bash does
+    (`~+` is the working directory, a relative path here); (the pattern, whether its start is
+    unknown: `~-`, an unknown user, then `*`)."""
+    head, sep, rest = pattern.partition("/")
+    if head == "~+":
+        return "." + sep + rest, False
+    home = os.path.expanduser(head) if head != "~-" else head
+    if home == head or "*" in head:
+        return "*" + sep + rest, True
+    return home + sep + rest, False
+
+
+def _component(c: str) -> str:
+    """A glob's path component as `fnmatch` reads it: an extended glob (`+(a|b)`, `@(x)`, ...,
+    with `shopt -s extglob`) is `*`, as it could match any name."""
+    return "*" if "(" in c else c
 
 
 @lru_cache(maxsize=64)
@@ -346,6 +383,15 @@ def _protected_targets(protected: frozenset[str], root: str) -> tuple[tuple[str,
     and the project root: a glob that names the directory (`rm -rf work*`, `mv wo* /tmp`,
     `chmod 000 w*`) changes the file too."""
     out: dict[str, str] = {}
+    # the project root and the directories above it: a glob naming one (`mv ../pro* /tmp`,
+    # `rm -rf /*`) takes every protected file with it
+    up = os.path.normpath(root)
+    while True:
+        out[up] = up + ("" if up.endswith("/") else "/")
+        parent = os.path.dirname(up)
+        if parent == up:
+            break
+        up = parent
     for p in sorted(protected):
         rel = relative_to_root(p, root)
         if rel is None or rel == ".":
