@@ -47,7 +47,7 @@ from ..errors import STORE_ERROR, UNKNOWN_RUN, StatewrightError
 from ..lean import TYPE_CHECKING, allocate_lock, sqlite3, thread_local
 from ..lean import loads as _loads
 from .cache import RowCache
-from .schema import APPLICATION_ID, BUSY_TIMEOUT_MS, MIGRATIONS, SCHEMA_VERSION
+from .schema import APPLICATION_ID, BUSY_TIMEOUT_MS, MIGRATIONS, PAGE_SIZE, SCHEMA_VERSION
 from .tables import (
     DIGEST_AT,
     R_RUN_COLUMNS,
@@ -438,6 +438,8 @@ class Store:
 
     def _initialise(self, conn: sqlite3.Connection, version: int, app_id: int) -> None:
         """Create or migrate the schema, or refuse a file that is not ours."""
+        if version == 0 and app_id == 0:  # a new file: no page written yet
+            conn.execute(f"PRAGMA page_size={PAGE_SIZE}")
         conn.execute("BEGIN IMMEDIATE")
         try:
             version, app_id = conn.execute(

@@ -4,6 +4,12 @@ that bring an older file up to date (`store.db` runs them). Append a version, ne
 SCHEMA_VERSION = 4
 APPLICATION_ID = 0x53775772  # "SwWr": marks a state.db as statewright's
 BUSY_TIMEOUT_MS = 30_000
+#: the page size of a new store (an existing file keeps its own: SQLite fixes it at creation).
+#: Every commit writes each page it touched whole to the WAL, checksummed: a durable
+#: authorize+record pair touches six (per transaction the run's row, the history row and its
+#: `events_by_run` entry), 24 KiB with 4096-byte pages, 6 KiB with these (the rows are far
+#: smaller). See docs/design-decisions.md, "Store speed, part 3".
+PAGE_SIZE = 1024
 
 _SCHEMA_V1 = """
 CREATE TABLE definitions (

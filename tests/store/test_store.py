@@ -17,6 +17,7 @@ from statewright import errors
 from statewright.config import Config
 from statewright.runtime import Runtime
 from statewright.store import APPLICATION_ID, SCHEMA_VERSION, Store
+from statewright.store.schema import PAGE_SIZE
 
 WORKER = Path(__file__).with_name("worker.py")
 REPO = Path(__file__).resolve().parents[2]
@@ -46,6 +47,7 @@ def test_fresh_store_schema_and_pragmas(tmp_path):
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
     assert conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000
+    assert conn.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"runs", "events", "definitions", "approvals", "bindings"} <= tables
     s.close()
@@ -54,6 +56,26 @@ def test_fresh_store_schema_and_pragmas(tmp_path):
     with Store.open(tmp_path / "deep" / "dir" / "state.db").read() as tx:
         assert tx.list_runs() == []
     assert (tmp_path / "deep" / "dir" / "state.db").stat().st_mtime_ns == before
+
+
+def test_a_store_made_with_other_pages_keeps_them_and_works(tmp_path):
+    """The page size is fixed when a file is created: a store made with SQLite's default
+    (4096, every store before `PAGE_SIZE`) opens, keeps its pages and records as before."""
+    root = _project(tmp_path)
+    path = Path(Config(root).store_file)
+    path.parent.mkdir(parents=True)
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA page_size=4096")
+    conn.execute("VACUUM")  # (an empty file takes the page size when first written)
+    conn.close()
+    rt = Runtime.open(root)
+    run_id = rt.start("loop", "s")["run_id"]
+    rt.transition("s", "TICK")
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA page_size").fetchone()[0] == 4096
+    assert conn.execute("SELECT kind FROM events WHERE run_id=? ORDER BY seq",
+                        (run_id,)).fetchall()[-1] == ("transitioned",)
+    conn.close()
 
 
 def test_store_location_follows_config(tmp_path, monkeypatch):
