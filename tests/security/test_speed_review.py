@@ -131,7 +131,9 @@ GLOB_ATTACKS += ["rm -rf .c*", "rm -f .*.json", "rm -rf @(workflows)", "rm -rf w
                  "echo x > workflows/*.json", "rm -f $D/workflows/*",
                  # a tilde word (`~+` is the working directory), the project root and above
                  f"rm ~+/workflows/{WF_NAME}", "rm ~+/workflows/*", "mv ../pro* /tmp/",
-                 "rm -rf ../*", "chmod 000 ../p?oj"]
+                 "rm -rf ../*", "chmod 000 ../p?oj",
+                 # after a change of directory the analysis cannot follow
+                 f"cd $D && rm {WF_NAME[:3]}*.json"]
 #: a glob's wildcards stay within one path component, as bash's do
 GLOB_CONTROLS = ["rm -rf build/*", "rm -f src/*.pyc", "ls workflows/*", "cat workflows/*",
                  "rm -f src/*.json", "rm -rf build/*/cache", "rm -f src/*/*.json",
@@ -290,6 +292,9 @@ def _cases(root: Path) -> list[tuple[State, GateContext, str, str | None, object
         (_FREE, one, f"rm {WF_NAME}", src, True),  # the same line from another cwd
         (_FREE, one, "cd workflows && rm x.json", None, True),
         (_FREE, one, f"cd workflows && rm {WF_NAME}", None, False),
+        # a glob after a change of directory the analysis cannot follow
+        (_FREE, one, f"cd $D && rm {WF_NAME[:3]}*.json", None, False),
+        (_FREE, one, "cd $D && rm -f *.pyc", None, True),
         (_PIN_A, one, "ls src", None, "export PINNED=a\n"),
         (_PIN_B, one, "ls src", None, "export PINNED=b\n"),
         (_BLOCK_A, one, "git status", None, "unset SECRET_TOKEN"),

@@ -235,6 +235,11 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
                     if hit:
                         out.append(f"`{name} {a.text}` could change `{hit}`, which statewright "
                                    "is enforcing")
+                    elif lost and a.pattern.strip("*") and any(
+                            fnmatchcase(n, basename(a.pattern).lower())
+                            for n in _protected_names(protected)):
+                        out.append(f"`{name} {a.text}` may change a file statewright is "
+                                   "enforcing (the line changes directory)")
                 continue
             if not a.value:
                 continue
