@@ -62,29 +62,35 @@ def _bash(line: str) -> dict:
     return {"command": line}
 
 
+def _answers(proj: Project, line: str) -> tuple[dict | None, dict | None]:
+    """The hook's answers to a Bash line: as the resident server gives it and as a hook process
+    deciding alone gives it."""
+    alone = proj.hook("pre-tool-use", proj.payload("PreToolUse", tool_name="Bash",
+                                                   tool_input=_bash(line),
+                                                   tool_use_id="toolu_sr"),
+                      env=_one_call_env(proj))
+    return proj.pre("Bash", _bash(line)), alone
+
+
 def _hook_denies(proj: Project, lines: list[str]) -> None:
-    """Each line refused by the hook, as the resident server answers and as a hook process
-    deciding alone answers."""
-    env = _one_call_env(proj)
     for line in lines:
-        denied(proj.pre("Bash", _bash(line)))
-        out = proj.hook("pre-tool-use", proj.payload("PreToolUse", tool_name="Bash",
-                                                     tool_input=_bash(line),
-                                                     tool_use_id="toolu_sr"), env=env)
-        denied(out)
+        for out in _answers(proj, line):
+            denied(out)
 
 
 def _hook_allows(proj: Project, lines: list[str]) -> None:
-    env = _one_call_env(proj)
     for line in lines:
-        allowed(proj.pre("Bash", _bash(line)))
-        out = proj.hook("pre-tool-use", proj.payload("PreToolUse", tool_name="Bash",
-                                                     tool_input=_bash(line),
-                                                     tool_use_id="toolu_sr"), env=env)
-        allowed(out)
+        for out in _answers(proj, line):
+            allowed(out)
 
 
-# -- escapes that predate the shortcuts (failing until fixed) ------------------------------------
+def _hook_decides(proj: Project, attacks: list[str], controls: list[str]) -> None:
+    """Every attack refused and every control allowed, both ways (`_answers`)."""
+    _hook_denies(proj, attacks)
+    _hook_allows(proj, controls)
+
+
+# -- escapes that predate the shortcuts (fixed) -------------------------------------------------
 
 #: comma brace expansion (bash expands each word to a list that holds the name: checked below
 #: with bash itself); the grammar reads such a word as plain text
@@ -170,8 +176,7 @@ ASCII_SLICE_CONTROLS = ["echo é", "echo 🙂 && ls src", "echo é && ls src/pkg
 
 
 def test_lines_beyond_ascii_and_the_code_inside_them(proj: Project) -> None:
-    _hook_denies(proj, ASCII_SLICE_ATTACKS)
-    _hook_allows(proj, ASCII_SLICE_CONTROLS)
+    _hook_decides(proj, ASCII_SLICE_ATTACKS, ASCII_SLICE_CONTROLS)
 
 
 #: a `&` job token, and the tokens holding `&` that are none
@@ -184,8 +189,7 @@ JOB_CONTROLS = ["echo a &> /dev/null", "ls 2>&1", "ls |& cat", "echo 'a & b'",
 
 
 def test_job_tokens(proj: Project) -> None:
-    _hook_denies(proj, JOB_ATTACKS)
-    _hook_allows(proj, JOB_CONTROLS)
+    _hook_decides(proj, JOB_ATTACKS, JOB_CONTROLS)
 
 
 def test_bitwise_and_in_arithmetic_is_no_job(proj: Project) -> None:
@@ -209,8 +213,7 @@ CLI_CONTROLS = ["ls src", "git status", "cat src/a.py", "echo statewright approv
 
 
 def test_cli_spellings_in_lines_with_and_without_the_name(proj: Project) -> None:
-    _hook_denies(proj, CLI_ATTACKS)
-    _hook_allows(proj, CLI_CONTROLS)
+    _hook_decides(proj, CLI_ATTACKS, CLI_CONTROLS)
 
 
 STORE_GLOB_ATTACKS = ["cat .[s]tatewright/x", "cat .?tatewright/x", "cat .S*/x",
@@ -221,8 +224,7 @@ STORE_GLOB_CONTROLS = ["cat src/*.py", "ls src/pkg", "cat src/[a]*.py", "ls buil
 
 
 def test_store_spellings_and_the_first_letter_screen(proj: Project) -> None:
-    _hook_denies(proj, STORE_GLOB_ATTACKS)
-    _hook_allows(proj, STORE_GLOB_CONTROLS)
+    _hook_decides(proj, STORE_GLOB_ATTACKS, STORE_GLOB_CONTROLS)
 
 
 GIT_ATTACKS = ["git -C . clean -fdx", "git --git-dir=.git clean -fdx", "git --no-pager clean -xdf",
@@ -233,8 +235,7 @@ GIT_CONTROLS = ["git status", "git diff", "git log -1", "git clean -n", "git -C 
 
 
 def test_git_subcommands_after_global_options(proj: Project) -> None:
-    _hook_denies(proj, GIT_ATTACKS)
-    _hook_allows(proj, GIT_CONTROLS)
+    _hook_decides(proj, GIT_ATTACKS, GIT_CONTROLS)
 
 
 #: `check_env` (SECRET_TOKEN blocked in `work`): a process environment read in any spelling
@@ -247,8 +248,7 @@ ENV_CONTROLS = ["ls src", "cat src/a.py", "echo PATH", "git status"]
 
 
 def test_process_environment_reads_under_blocked_env(proj: Project) -> None:
-    _hook_denies(proj, ENV_ATTACKS)
-    _hook_allows(proj, ENV_CONTROLS)
+    _hook_decides(proj, ENV_ATTACKS, ENV_CONTROLS)
 
 
 def test_lines_nested_deeper_than_before(proj: Project) -> None:
