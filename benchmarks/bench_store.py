@@ -77,14 +77,9 @@ def _statements(rt: Runtime, fn) -> int:
     return len(seen)
 
 
-WINDOWS, WINDOW_S = 8, 0.5  # a stream of 4 s, counted in windows of 0.5 s
-
-
-def _stream(step) -> list[float]:
-    """Run `step()` back to back for `WINDOWS` windows of `WINDOW_S` seconds (one continuous
-    stream: the WAL grows and is checkpointed as under a resident proxy deciding every call);
-    the rate in each window (`table.window_rates`: the best is printed, the median beside it)."""
-    return window_rates(step, WINDOWS, WINDOW_S)
+#: each rate: one continuous stream of 4 s (the WAL grows and is checkpointed as under a
+#: resident proxy deciding every call), counted in windows of 0.5 s (`table.window_rates`)
+WINDOWS, WINDOW_S = 8, 0.5
 
 
 def _unit(what: str, rates: list[float]) -> str:
@@ -108,7 +103,7 @@ def main() -> list[tuple[str, float, str, str]]:
             ticks[0] += 1
 
         c0 = time.process_time()
-        rates = _stream(tick)
+        rates = window_rates(tick, WINDOWS, WINDOW_S)
         cpu_rate = ticks[0] / max(time.process_time() - c0, 1e-9)
         get_state = _median_us(lambda: rt.get_state("bench"), 500)
         eff = _median_us(lambda: rt.effective_run("bench"), 500)
@@ -142,7 +137,7 @@ def main() -> list[tuple[str, float, str, str]]:
             rt.authorize("tools", bash)
             rt.record("tools", bash_result)
 
-        pair_rates = _stream(pair)
+        pair_rates = window_rates(pair, WINDOWS, WINDOW_S)
         wal_mib = os.path.getsize(rt.store_file + "-wal") / (1 << 20)
         pair_sql = _statements(rt, lambda: (rt.authorize("tools", bash),
                                             rt.record("tools", bash_result)))
