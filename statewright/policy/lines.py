@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import os
 
-from ..lean import TYPE_CHECKING
+from ..lean import TYPE_CHECKING, fnmatchcase
 from .paths import HARMLESS_DEVICES, relative_to_real, relative_to_root
+from .procfs import SECRET_FILES, environ_path
+from .programs import is_python
+from .programs.text import PATTERN_SEARCHERS, TREE_READERS, pattern_operands
 from .protect.line import changes_worktree, line_dirs
 from .protect.scope import holds_protected, sensitive
 from .protect.store import ctx_facts
 from .shell import check_commands, check_env
-from .shell.cwds import DirWalk
+from .shell.cwds import DIR_CHANGERS, DirWalk, cdpath_applies
+from .shell.env import INTERPRETERS
 from .types import CACHE_MAX_LINE, line_memo
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,7 +80,86 @@ def env_problem(c: Any, state: State) -> str | None:
         return None
     v = _env_by_line(analysis, tuple(state.blocked_env))
     c.trace += [f"blocked_env: {t}" for t in v.trace]
-    return None if v.allowed else v.reason
+    if not v.allowed:
+        return v.reason
+    why = environ_search_problem(analysis, c.cwd or c.root, c.resolve, c.root)
+    if why is not None:
+        c.trace.append(f"blocked_env: {why} -> deny")
+    return why
+
+
+def environ_search_problem(analysis: ShellAnalysis, start: str, resolve: Resolve, root: str
+                           ) -> str | None:
+    """The file-system side of check 6: why a command of the line could read a process
+    environment from where it runs. A search from `/` reaches /proc (`grep -r x /`,
+    `cd / && grep -r x`, `tar c ../../..`, a link to `/`); anything run in a process's
+    directory reaches its `environ`; after a change of directory the analysis cannot follow,
+    a program that reads trees, or a glob that could name `environ`, could be anywhere."""
+    here: str | None = start
+    moved = analysis.changes_dir or start != root
+    for cmd in analysis.commands:
+        name = cmd.name
+        if not cmd.name_literal:
+            name = ""
+        elif "/" in name:
+            name = name.rsplit("/", 1)[-1]
+        if not moved:  # (the usual line: only a program that reads trees can reach `/`)
+            if name and name not in _READS_TREES and ("y" not in name or not is_python(name)):
+                continue
+            reads_trees = True
+        elif name in DIR_CHANGERS:
+            here = _follow(cmd, here, analysis.source)
+            continue
+        else:
+            reads_trees = not name or name in _READS_TREES or is_python(name)
+        if here is None:
+            if reads_trees:
+                return (f"`{cmd.name}` could search `/` or a process's directory (after a "
+                        "change of directory the analysis cannot follow)")
+            for a in cmd.args:
+                if (a.glob or a.dynamic) and a.pattern[:1] != "/" and any(
+                        fnmatchcase(f, a.pattern.rsplit("/", 1)[-1]) for f in SECRET_FILES):
+                    return (f"`{a.text}` could name a process environment (after a change of "
+                            "directory the analysis cannot follow)")
+            continue
+        if moved:
+            real = resolve(".", here, shell=True)
+            if environ_path(real, True) and (real != "/" or reads_trees):
+                return (f"`{cmd.name}` runs in `{here}`, from where it could read a process "
+                        "environment (/proc/*/environ)")
+        if not reads_trees:
+            continue
+        patterns = _pattern_indexes(name, cmd)
+        for i, a in enumerate(cmd.args):
+            v = a.value
+            if not a.literal or i in patterns or (v[:1] == "-" and v != "-"):
+                continue
+            full = os.path.normpath(os.path.join(here, v))
+            if environ_path(full, True) or environ_path(resolve(v, here, shell=True), True):
+                return f"`{cmd.name} {v}` could search a process environment (/proc/*/environ)"
+    return None
+
+
+#: programs that read trees or run code that can
+_READS_TREES = TREE_READERS | INTERPRETERS
+
+
+def _follow(cmd: Command, here: str | None, source: str) -> str | None:
+    """The directory after `cd DIR` or `pushd DIR` (one literal argument) from `here`; None:
+    unknown (any other change, or `$CDPATH` set by the line itself; one from the environment,
+    which the agent does not choose, is not followed by the analysis either way)."""
+    args = cmd.args
+    if here is None or cmd.name == "popd" or len(args) != 1 or not args[0].literal or \
+            args[0].value in ("", "-") or (cdpath_applies(args[0].value) and "CDPATH" in source):
+        return None
+    return os.path.normpath(os.path.join(here, args[0].value))
+
+
+def _pattern_indexes(name: str, cmd: Command) -> list[int]:
+    if name not in PATTERN_SEARCHERS:
+        return []
+    args = cmd.args
+    return pattern_operands(name, [a.value for a in args], [a.literal for a in args])
 
 
 def cd_checker(ctx: GateContext, resolve: Resolve, start: str
