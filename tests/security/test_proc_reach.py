@@ -66,6 +66,8 @@ def _cases(p: Project) -> tuple[list[tuple[str, dict, str]], list[tuple[str, dic
         ("Bash", {"command": "cd me && cat e*"}, root),
         ("Bash", {"command": "cd me && cat *.py"}, root),  # (any word there reaches it)
         ("Bash", {"command": "grep -r _TOKEN= me"}, root),
+        ("Bash", {"command": "env -C slash grep -r _TOKEN= ."}, root),
+        ("Bash", {"command": "tar -cf - slash/proc | strings"}, root),
         ("Bash", {"command": "grep -r _TOKEN= ."}, "/"),
         ("Bash", {"command": "rg _TOKEN="}, "/"),
         ("Bash", {"command": "cat e*"}, mine),

@@ -318,3 +318,8 @@ def pattern_operands(name: str, vals: list[str], literal: list[bool]) -> list[in
 TREE_READERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "fdfind",
                           "tar", "bsdtar", "gtar", "zip", "7z", "7za", "cpio", "pax", "cp",
                           "rsync", "scp", "rclone", "du", "xargs", "busybox"})
+
+
+#: the options that make `git` read files outside a repository: `--no-index` (`git grep`,
+#: `git diff`), another work tree or directory (`--work-tree`, `-C`)
+GIT_TREE_OPTIONS = ("--no-index", "--work-tree", "-C")
