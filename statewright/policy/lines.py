@@ -17,6 +17,7 @@ from .protect.store import ctx_facts
 from .shell import check_commands, check_env
 from .shell.cwds import DIR_CHANGERS, DirWalk, cdpath_applies
 from .shell.env import INTERPRETERS
+from .shell.wrappers import CHDIR_WRAPPERS, chdir_target
 from .types import CACHE_MAX_LINE, line_memo
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -97,9 +98,9 @@ def environ_search_problem(analysis: ShellAnalysis, start: str, resolve: Resolve
     directory the analysis cannot follow, a program that reads trees, or a glob that could name
     `environ`, could be anywhere."""
     if not (analysis.changes_dir or start != root):  # (the usual line: run at the root)
-        known = _KIND_BY_NAME
+        kinds = _KIND_BY_NAME
         for cmd in analysis.commands:
-            if (not cmd.name_literal or known.get(cmd.name) != 0) and _reads_trees(cmd):
+            if (not cmd.name_literal or kinds.get(cmd.name) != 0) and _reads_trees(cmd):
                 return _names_root([(c, start) for c in analysis.commands], resolve)
         return None  # nothing in it reads trees
     here: str | None = start
@@ -124,8 +125,18 @@ def environ_search_problem(analysis: ShellAnalysis, start: str, resolve: Resolve
         if environ_path(real, True) and (real != "/" or reads_trees):
             return (f"`{cmd.name}` runs in `{here}`, from where it could read a process "
                     "environment (/proc/*/environ)")
+        if cmd.name_literal and cmd.name in CHDIR_WRAPPERS:  # `env -C DIR cmd`
+            known, target = chdir_target(cmd)
+            if not known:
+                here = None  # (the rest of the line counts as anywhere)
+            elif target is not None:
+                real = resolve(target, here, shell=True)
+                if environ_path(real, True) and real != "/":
+                    return (f"`{cmd.name}` runs its command in `{target}`, from where it could "
+                            "read a process environment (/proc/*/environ)")
         reader = reader or reads_trees
-        places.append((cmd, here))
+        if here is not None:
+            places.append((cmd, here))
     return _names_root(places, resolve) if reader else None
 
 
