@@ -217,6 +217,8 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
     cwd = cwd or ctx.project_root
     static, todo = _static_by_line(analysis, ctx.store_dir)
     out = list(static)
+    if analysis.problems:  # (code the analysis cannot see, `echo 'rm flow.json' | sh`)
+        out += _unseen_mentions(analysis, ctx)
     needs_fs = todo or analysis.redirects
     if needs_fs:
         fx = ctx_facts(ctx)  # (`protected_paths(ctx)`, `real_store(ctx.store_dir)`)
@@ -240,6 +242,11 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
                             for n in _protected_names(protected)):
                         out.append(f"`{name} {a.text}` may change a file statewright is "
                                    "enforcing (the line changes directory)")
+                    elif not a.pattern.strip("*"):
+                        named = _named_in(analysis.source, protected)
+                        if named:
+                            out.append(f"`{name} {a.text}` could change `{named}`, which the "
+                                       "line names and statewright is enforcing")
                 continue
             if not a.value:
                 continue
@@ -403,6 +410,27 @@ def _protected_targets(protected: frozenset[str], root: str) -> tuple[tuple[str,
         for k in range(1, len(parts)):
             out[os.path.join(root, *parts[:k])] = "/".join(parts[:k]) + "/"
     return tuple(out.items())
+
+
+def _unseen_mentions(analysis: ShellAnalysis, ctx: Any) -> list[str]:
+    """A protected file named in a line with code the analysis cannot see (`echo 'rm
+    flow.json' | sh`): that code could change it."""
+    named = _named_in(analysis.source, ctx_facts(ctx).protected)
+    if named is None:
+        return []
+    return [f"`{named}`, which statewright is enforcing, is named in a line that cannot be "
+            f"fully analysed ({analysis.problems[0]})"]
+
+
+def _named_in(source: str, protected: frozenset[str]) -> str | None:
+    """The name of a protected file that the text of the line holds, quotes and backslashes
+    taken out (`echo workflows/flow.json | xargs rm`, `f=flo''w.json; rm "$f"`): a writing
+    command given a word the analysis cannot know (`<input>`, `"$f"`) may be given it."""
+    text = source.lower().replace("'", "").replace('"', "").replace("\\", "")
+    for n in _protected_names(protected):
+        if n in text:
+            return n
+    return None
 
 
 @lru_cache(maxsize=64)
