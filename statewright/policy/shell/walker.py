@@ -171,6 +171,8 @@ class Walker:
         self.commands.append(Command(argv=argv, text=" ".join(a.text for a in argv),
                                      context=label, parent=parent, offset=offset,
                                      risks=programs.risks(name, argv[1:]) if name else ()))
+        if name in DIR_CHANGERS:  # (`builtin cd DIR`, `command cd DIR`)
+            self.changes_dir = True
         if name:
             self._option_outputs(name, argv[1:])
         inner_commands(self, self.commands[-1], len(self.commands) - 1, depth + 1)
