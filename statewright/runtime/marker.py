@@ -25,27 +25,16 @@ import os
 
 from ..config import active_marker_dir as marker_dir
 from ..errors import STORE_ERROR, StatewrightError
+from ..lean import environ_get
 
 _PATHS: dict[tuple[str, str, object, object], str] = {}  # see `marker_path`
-# the values `os.environ` holds, as it keeps them (bytes keys on POSIX): `os.environ.get`
-# encodes the name and decodes the value in Python, and raises and catches a KeyError for an
-# unset variable (a microsecond, twice per decision); every change through `os.environ` lands
-# here. (Where the keys are not bytes, Windows, `os.environ.get` itself.)
-_ENV: dict[bytes, bytes] | None = getattr(os.environ, "_data", None) if os.name == "posix" \
-    else None
-_XDG, _HOME = b"XDG_STATE_HOME", b"HOME"
 
 
 def marker_path(store_file: str, session: str) -> str:
     """The marker's path. Built once per store, session and home (the environment variables
     it depends on are part of the key, read as `os.environ` keeps them): a resident process
     decides call after call."""
-    env = _ENV
-    if env is not None:
-        key: tuple[str, str, object, object] = (store_file, session, env.get(_XDG),
-                                                env.get(_HOME))
-    else:  # pragma: no cover - (Windows)
-        key = (store_file, session, os.environ.get("XDG_STATE_HOME"), os.environ.get("HOME"))
+    key = (store_file, session, environ_get("XDG_STATE_HOME"), environ_get("HOME"))
     path = _PATHS.get(key)
     if path is None:
         if len(_PATHS) >= 256:
