@@ -65,9 +65,9 @@ these names. `tests/hook/test_imports.py` lists every module the hook may import
   (Windows), `os.environ.get` itself.
 
 Stdlib only; nothing is imported at module level but the C modules `_json`, `_thread` and
-`_functools` (and `os`, which the interpreter has loaded before any module). `sqlite3` is loaded when first asked for (a module `__getattr__`): the hook process
-that only forwards its input to the resident hook server (`statewright.hook.resident`) never
-opens the store.
+`_functools` (and `os`, which the interpreter has loaded before any module). `sqlite3` is
+loaded when first asked for (a module `__getattr__`): the hook process that only forwards its
+input to the resident hook server (`statewright.hook.resident`) never opens the store.
 """
 
 from __future__ import annotations
