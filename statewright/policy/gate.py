@@ -23,7 +23,7 @@ from .paths import (
 )
 from .protect.scope import write_target_problem
 from .tools import FILE_READERS, tool_allowed, tool_facts
-from .types import Counters, Decision, GateContext, ToolCall
+from .types import Counters, Decision, GateContext, ToolCall, new_decision
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
@@ -463,7 +463,7 @@ def _allow(c: _Call, state: State) -> Decision:
                                           {**dict(items), **state.env_overrides})
             c.trace.append(note)
     c.trace.append("allow")
-    return Decision(True, "", "", "", tuple(c.trace), tuple(c.files), updated)
+    return new_decision(True, "", "", "", tuple(c.trace), tuple(c.files), updated, True)
 
 
 def _rewriting_in(memo: _StateMemo, state: State, items: tuple[tuple[str, str], ...]

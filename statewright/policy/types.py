@@ -24,6 +24,24 @@ _EMPTY: frozenset = frozenset()
 _NO_ARG = object()
 
 
+def mutable_twin(cls: type[Record]) -> Any:
+    """A class with the slots of record class `cls` in the same order (so the same layout: an
+    instance's `__class__` may become `cls`) whose fields are assigned as plainly as an
+    attribute of a mutable object (`object`'s own `__setattr__` and `__delattr__`: both, or
+    Python would still route assignments through a method).
+
+    The records built for every shell line and decision (`shell.records.new_command`, ...,
+    `new_decision`) are filled as a twin and then made `cls`: half the cost of `cls(...)`,
+    whose `__init__` stores each field through its slot descriptor's setter. The record is
+    as immutable as any other once its class is `cls` (what `engine.run.Run.with_` does)."""
+    return type("_" + cls.__name__ + "Twin", (Record,),
+                {"__slots__": cls.__slots__, "__setattr__": object.__setattr__,
+                 "__delattr__": object.__delattr__, "__module__": cls.__module__})
+
+
+new_record = object.__new__  # (an empty instance of a twin, to be filled)
+
+
 def line_memo(fn: Callable[..., Any], with_arg: bool = False) -> Callable[..., Any]:
     """`fn`, a pure function of a shell line's analysis (and, `with_arg`, of one more
     hashable argument), with its answers kept per line text: up to 256 lines of at most
@@ -221,3 +239,22 @@ class Decision(Record):
 
 (_d_allowed, _d_reason, _d_rule, _d_code, _d_explanation, _d_files, _d_updated_input,
  _d_counts_iteration) = field_setters(Decision)
+_DecisionTwin = mutable_twin(Decision)
+
+
+def new_decision(allowed: bool, reason: str, rule: str, code: str,
+                 explanation: tuple[str, ...], files: tuple[str, ...],
+                 updated_input: dict[str, Any] | None, counts_iteration: bool) -> Decision:
+    """`Decision(allowed, reason, ...)` with every field given, built as a twin
+    (`mutable_twin`): one per decision."""
+    d = new_record(_DecisionTwin)
+    d.allowed = allowed
+    d.reason = reason
+    d.rule = rule
+    d.code = code
+    d.explanation = explanation
+    d.files = files
+    d.updated_input = updated_input
+    d.counts_iteration = counts_iteration
+    d.__class__ = Decision
+    return d  # type: ignore[no-any-return]

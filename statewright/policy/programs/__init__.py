@@ -62,7 +62,33 @@ def risks(name: str, args: tuple[Word, ...]) -> tuple[Risk, ...]:
     if entry is None or not (entry.code_options or entry.subcommands or entry.risks):
         return ()
     vals = [w.value for w in args]
-    literal = all(w.literal for w in args)
+    literal = True
+    for w in args:  # (a loop, not `all`: cheaper for a few words)
+        if not w.literal:
+            literal = False
+            break
+    if literal and len(vals) <= 16 and sum(map(len, vals)) <= 1024:
+        # fixed words: the answer is a function of the name and the values alone (`_KEPT`)
+        key = (name, *vals)
+        kept = _KEPT.get(key)
+        if kept is None:
+            kept = _risks_of(name, entry, vals, args, True)
+            if len(_KEPT) >= _KEPT_MAX:
+                _KEPT.clear()
+            _KEPT[key] = kept
+        return kept
+    return _risks_of(name, entry, vals, args, literal)
+
+
+#: `risks` of a program given a few fixed words (at most 16, 1 KiB in all), by (name, *values):
+#: lines name `git status`, `npm test` again and again, and each answer is a tuple of immutable
+#: `Risk`s. Emptied when it holds `_KEPT_MAX` answers.
+_KEPT: dict[tuple[str, ...], tuple[Risk, ...]] = {}
+_KEPT_MAX = 1024
+
+
+def _risks_of(name: str, entry: Program, vals: list[str], args: tuple[Word, ...],
+              literal: bool) -> tuple[Risk, ...]:
     out: list[Risk] = []
     if entry.code_options:
         out += _option_risks(name, entry, vals)

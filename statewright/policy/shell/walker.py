@@ -15,7 +15,15 @@ from ..types import CACHE_MAX_LINE
 from . import arith
 from .cwds import DIR_CHANGERS
 from .parser import bash_parser, first_error, has_job_token, has_missing, status_node
-from .records import Command, Redirect, ShellAnalysis, Word
+from .records import (
+    Command,
+    Redirect,
+    ShellAnalysis,
+    Word,
+    new_analysis,
+    new_command,
+    new_redirect,
+)
 from .words import WORD_CACHE, literal_word, make_word, part_word
 from .wrappers import inner_commands
 
@@ -60,10 +68,10 @@ def _analyze(command_line: str) -> ShellAnalysis:
         w.problems.append("shell code nested too deeply to analyse")
     hidden = w.hidden_code()
     w.problems += hidden
-    return ShellAnalysis(command_line, tuple(w.commands), tuple(w.redirects),
-                         tuple(w.assignments), tuple(w.variables), frozenset(w.functions),
-                         tuple(w.words), tuple(w.problems), w.changes_dir, w.status_command,
-                         tuple(hidden), tuple(w.job_tokens.items()))
+    return new_analysis(command_line, tuple(w.commands), tuple(w.redirects),
+                        tuple(w.assignments), tuple(w.variables), frozenset(w.functions),
+                        tuple(w.words), tuple(w.problems), w.changes_dir, w.status_command,
+                        tuple(hidden), tuple(w.job_tokens.items()))
 
 
 def _text(node: Any) -> str:
@@ -168,9 +176,9 @@ class Walker:
     def add_inner(self, parent: int, argv: tuple[Word, ...], label: str, offset: int,
                   depth: int) -> None:
         name = argv[0].value if argv[0].literal else ""
-        self.commands.append(Command(argv=argv, text=" ".join(a.text for a in argv),
-                                     context=label, parent=parent, offset=offset,
-                                     risks=programs.risks(name, argv[1:]) if name else ()))
+        self.commands.append(new_command(argv, " ".join([a.text for a in argv]), label, (), (),
+                                         "inherit", None, parent, offset, False, "simple",
+                                         programs.risks(name, argv[1:]) if name else ()))
         if name:
             self._option_outputs(name, argv[1:])
         inner_commands(self, self.commands[-1], len(self.commands) - 1, depth + 1)
@@ -185,7 +193,7 @@ class Walker:
                 target = literal_word(part or ".")
             else:
                 target = word if part is None else part_word(word, part)
-            self.redirects.append(Redirect(op=op, fd=None, target=target, output=True))
+            self.redirects.append(new_redirect(op, None, target, True))
 
     def code(self, parent: int, words: list[Word], label: str, offset: int, depth: int) -> None:
         """Shell code given as words (`sh -c CODE`, `eval WORDS`): parsed and walked."""
@@ -352,9 +360,9 @@ class Walker:
         if t == "herestring_redirect":
             for ch in node.named_children:
                 self.node(ch, context, depth)
-            return Redirect(op="<<<", fd=None, target=None, output=False)
+            return new_redirect("<<<", None, None, False)
         if t == "heredoc_redirect":
-            return Redirect(op="<<", fd=None, target=None, output=False)
+            return new_redirect("<<", None, None, False)
         return None
 
     def _file_redirect(self, node: Any, context: str, depth: int) -> Redirect:
@@ -387,7 +395,7 @@ class Walker:
         if op in _FD_OPS and target is not None and (
                 target.value.isdigit() or target.value == "-"):
             output = False  # fd duplication / closing, not a file
-        r = Redirect(op, fd, target, output)
+        r = new_redirect(op, fd, target, output)
         self.redirects.append(r)
         return r
 
@@ -405,7 +413,7 @@ class Walker:
             if t == "heredoc_redirect":
                 stdin_text = self._heredoc(ch, context, depth, redirects, later, stdin_text)
                 stdin_kind = "heredoc"
-                redirects.append(Redirect(op="<<", fd=None, target=None, output=False))
+                redirects.append(new_redirect("<<", None, None, False))
             elif t == "herestring_redirect":
                 stdin_text = self._herestring_text(ch, stdin_text)
                 stdin_kind = "herestring"
@@ -487,9 +495,9 @@ class Walker:
                     arith.name_operand(self, ch, context, depth)
                     if evaluated:
                         self.integers.add(w.value)
-        self.commands.append(Command(argv=tuple(argv), text=_text(node), context=context,
-                                     redirects=redirects,
-                                     kind="unset" if kw == "unset" else "declaration"))
+        self.commands.append(new_command(tuple(argv), _text(node), context, (), redirects,
+                                         "inherit", None, None, 0, False,
+                                         "unset" if kw == "unset" else "declaration", ()))
 
     def _command(self, node: Any, context: str, depth: int, stdin: str,
                  redirects: tuple[Redirect, ...], stdin_text: str | None) -> None:
@@ -530,10 +538,10 @@ class Walker:
         name = argv[0].value if argv[0].literal else None
         if name in arith.EVALUATING:
             arith.evaluated_operands(self, name, argv, word_nodes, context, depth)
-        cmd = Command(tuple(argv), self.text(node), context, tuple(assigns),
-                      tuple(extra_redirects), stdin, stdin_text, None, 0,
-                      name in self.functions if name else False, "simple",
-                      programs.risks(name, tuple(argv[1:])) if name else ())
+        cmd = new_command(tuple(argv), self.text(node), context, tuple(assigns),
+                          tuple(extra_redirects), stdin, stdin_text, None, 0,
+                          name in self.functions if name else False, "simple",
+                          programs.risks(name, tuple(argv[1:])) if name else ())
         commands = self.commands
         idx = len(commands)
         commands.append(cmd)

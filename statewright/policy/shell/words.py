@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from ...lean import TYPE_CHECKING
-from .records import Word
+from .records import Word, new_word
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
@@ -219,7 +219,7 @@ def make_word(node: Any, problems: list[str], text: str | None = None, t: str | 
             # the common case: a bare word with nothing to unquote, expand or glob
             if len(WORD_CACHE) >= _PLAIN_MAX:
                 WORD_CACHE.clear()
-            known = WORD_CACHE[text] = Word(text, text, text, True)
+            known = WORD_CACHE[text] = new_word(text, text, text, True)
             return known
     w = _W()
     _word_parts(node, w, problems, text, src)
@@ -232,7 +232,8 @@ def make_word(node: Any, problems: list[str], text: str | None = None, t: str | 
             braced, pat = pat, _BRACE_GROUP_RE.sub("*", pat)
             if pat == braced:
                 break
-    return Word(text, "".join(w.val), pat, w.literal and not tilde, w.dynamic, w.glob, tilde)
+    return new_word(text, "".join(w.val), pat, w.literal and not tilde, w.dynamic, w.glob,
+                    tilde)
 
 
 _BRACE_GROUP_RE = re.compile(r"\{[^{}]*\}")
@@ -264,7 +265,7 @@ def _brace_expands(node: Any, src: str | None) -> bool:
 
 def literal_word(s: str) -> Word:
     """The word of fixed text `s` (as if it were single-quoted)."""
-    return Word(text=s, value=s, pattern=escape_pattern(s), literal=True)
+    return new_word(s, s, escape_pattern(s), True)
 
 
 
@@ -272,5 +273,4 @@ def part_word(w: Word, value: str) -> Word:
     """The word for `value`, a part of word `w` (`out.txt` of `--output=out.txt`)."""
     if w.literal:
         return literal_word(value)
-    return Word(text=w.text, value=value, pattern="*", literal=False, dynamic=w.dynamic,
-                glob=w.glob)
+    return new_word(w.text, value, "*", False, w.dynamic, w.glob)
