@@ -21,12 +21,34 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..definition.compiled import State
     from .paths import Resolve
-    from .shell import Command, ShellAnalysis
+    from .shell import Command, ShellAnalysis, Verdict
     from .types import GateContext
 
+
+def _commands_verdict(analysis: ShellAnalysis, allowed: tuple[str, ...]) -> Verdict:
+    """Check 5's verdict without its trace (`_CommandsTrace` gives the trace)."""
+    return check_commands(analysis, allowed, None, False)
+
+
 #: the verdicts of checks 5 and 6 that depend on the text alone, kept per line
-_commands_by_line = line_memo(check_commands, with_arg=True)
+_commands_by_line = line_memo(_commands_verdict, with_arg=True)
 _env_by_line = line_memo(check_env, with_arg=True)
+
+
+class _CommandsTrace:
+    """Check 5's lines of the explanation of a line it allowed, worked out when the decision's
+    explanation is read (`types.Decision.explanation`: `statewright check`), not for every
+    decision: `check_commands` again, a pure function of the text and the allowed entries."""
+
+    __slots__ = ("allowed", "analysis")
+
+    def __init__(self, analysis: ShellAnalysis, allowed: tuple[str, ...]) -> None:
+        self.analysis = analysis
+        self.allowed = allowed
+
+    def __call__(self) -> list[str]:
+        return [f"allowed_commands: {t}"
+                for t in check_commands(self.analysis, self.allowed).trace]
 
 
 def command_problem(c: Any, state: State, ctx: GateContext) -> tuple[str, str] | None:
@@ -57,7 +79,12 @@ def command_problem(c: Any, state: State, ctx: GateContext) -> tuple[str, str] |
         v = check_commands(analysis, state.allowed_commands,
                            cd_check=cd_checker(ctx, c.resolve, c.cwd or ctx.project_root))
     else:  # no `cd` to follow on disk: the verdict depends on the text alone
-        v = _commands_by_line(analysis, tuple(state.allowed_commands))
+        allowed = tuple(state.allowed_commands)
+        v = _commands_by_line(analysis, allowed)
+        if v.allowed and not problems:
+            c.trace.append(_CommandsTrace(analysis, allowed))  # (its text when it is read)
+            return None
+        v = check_commands(analysis, allowed)  # (a refusal: its trace now)
     c.trace += [f"allowed_commands: {t}" for t in v.trace]
     c.trace += [f"allowed_commands: redirect {p} -> deny" for p in problems]
     if not v.allowed or problems:

@@ -11,7 +11,7 @@ These are immutable records (`statewright.lean.Record`: `__slots__`, explicit `_
 
 from __future__ import annotations
 
-from ..lean import TYPE_CHECKING, Record, field_setters, set_field
+from ..lean import TYPE_CHECKING, Record, set_field
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
@@ -202,13 +202,16 @@ class GateContext(Record):
 
 
 class Decision(Record):
-    __slots__ = __match_args__ = _fields = ("allowed", "reason", "rule", "code", "explanation",
-                                            "files", "updated_input", "counts_iteration")
+    __match_args__ = _fields = ("allowed", "reason", "rule", "code", "explanation", "files",
+                                "updated_input", "counts_iteration")
+    # (`explanation` is read through `_explanation`: see the property)
+    __slots__ = ("_explanation", "allowed", "code", "counts_iteration", "files", "reason", "rule",
+                 "updated_input")
     allowed: bool
     reason: str
     rule: str
     code: str
-    explanation: tuple[str, ...]
+    _explanation: tuple[str, ...] | list[Any]
     files: tuple[str, ...]
     updated_input: dict[str, Any] | None
     counts_iteration: bool
@@ -218,7 +221,7 @@ class Decision(Record):
                  updated_input: dict[str, Any] | None = None,
                  counts_iteration: bool = True) -> None:
         # (one is built for every decision: each field is stored through its own slot
-        # descriptor, `lean.field_setters`)
+        # descriptor, as `lean.field_setters` gives them)
         _d_allowed(self, allowed)
         _d_reason(self, reason)  # for the agent: what was refused, why, what to do instead
         _d_rule(self, rule)  # which check decided: self_protection, allowed_tools, ...
@@ -227,6 +230,19 @@ class Decision(Record):
         _d_files(self, files)  # project-relative files this call would edit
         _d_updated_input(self, updated_input)  # rewritten tool_input (blocked_env removal)
         _d_counts_iteration(self, counts_iteration)  # statewright_* tools do not count
+
+    @property
+    def explanation(self) -> tuple[str, ...]:
+        """The line-by-line trace for `statewright check`. The gate hands an allowed shell
+        line's trace over unfinished: a list whose items are lines or functions that give
+        lines (`lines.command_problem`: check 5's lines of the line it allowed), finished
+        here the first time it is read (`finish_trace`): no decision pays for text nobody
+        reads, and the text is what it would have been."""
+        e = self._explanation
+        if type(e) is not tuple:
+            e = finish_trace(e)
+            _d_explanation(self, e)
+        return e
 
     @staticmethod
     def allow(**kw: Any) -> Decision:
@@ -238,12 +254,24 @@ class Decision(Record):
 
 
 (_d_allowed, _d_reason, _d_rule, _d_code, _d_explanation, _d_files, _d_updated_input,
- _d_counts_iteration) = field_setters(Decision)
+ _d_counts_iteration) = (getattr(Decision, "_" + f if f == "explanation" else f).__set__
+                        for f in Decision._fields)
+
+
+def finish_trace(items: Any) -> tuple[str, ...]:
+    """A trace whose items are lines or functions that give lines, as lines."""
+    out: list[str] = []
+    for t in items:
+        if type(t) is str:
+            out.append(t)
+        else:
+            out += t()
+    return tuple(out)
 _DecisionTwin = mutable_twin(Decision)
 
 
 def new_decision(allowed: bool, reason: str, rule: str, code: str,
-                 explanation: tuple[str, ...], files: tuple[str, ...],
+                 explanation: tuple[str, ...] | list[Any], files: tuple[str, ...],
                  updated_input: dict[str, Any] | None, counts_iteration: bool) -> Decision:
     """`Decision(allowed, reason, ...)` with every field given, built as a twin
     (`mutable_twin`): one per decision."""
@@ -252,9 +280,9 @@ def new_decision(allowed: bool, reason: str, rule: str, code: str,
     d.reason = reason
     d.rule = rule
     d.code = code
-    d.explanation = explanation
+    d._explanation = explanation
     d.files = files
     d.updated_input = updated_input
     d.counts_iteration = counts_iteration
     d.__class__ = Decision
-    return d  # type: ignore[no-any-return]
+    return d

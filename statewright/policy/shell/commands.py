@@ -105,11 +105,14 @@ _UNMARKED_CONTEXTS = frozenset({"top", "pipeline"})
 
 
 def check_commands(analysis: ShellAnalysis, allowed_commands: tuple[str, ...] | list[str],
-                   cd_check: Callable[[Command], str | None] | None = None) -> Verdict:
+                   cd_check: Callable[[Command], str | None] | None = None,
+                   explain: bool = True) -> Verdict:
     """Check 5: every command must match an allowed prefix; fail closed on any doubt.
 
     `cd_check(command)` (given by the gate) decides a `cd` that no allowed prefix covers: it
     returns None when the directory change stays inside the project, else why it is refused.
+    `explain=False`: the verdict without its trace (the same `allowed` and `reason`; the gate
+    asks for the trace only when its explanation is read, `lines.command_problem`).
     """
     allowed = tuple(allowed_commands)
     trace: list[str] = []
@@ -118,25 +121,30 @@ def check_commands(analysis: ShellAnalysis, allowed_commands: tuple[str, ...] | 
         trace.append(f"problem: {p} -> deny")
         denied.append(p)
     matched: dict[int, int] = {}  # command index -> number of tokens its prefix covered
+    shown = where = ""
     for idx, c in enumerate(analysis.commands):
-        shown = " ".join([w.text for w in c.argv])[:120]
-        where = "" if c.context in _UNMARKED_CONTEXTS else f" [{c.context}]"
+        if explain:
+            shown = _shown(c)
+            where = "" if c.context in _UNMARKED_CONTEXTS else f" [{c.context}]"
         if c.assignments and c.kind != "unset" and c.name_literal:
             for nm, _value in c.assignments:
                 if dangerous_assignment(nm):
                     why = f"`{nm}=...` changes what `{c.name}` runs"
-                    trace.append(f"`{shown}`{where}: {why} -> deny")
+                    if explain:
+                        trace.append(f"`{shown}`{where}: {why} -> deny")
                     denied.append(why)
-        covered, note, refusal = _judge(c, matched, allowed, cd_check, shown)
+        covered, note, refusal = _judge(c, matched, allowed, cd_check)
         if covered:
             matched[idx] = covered
-        line = f"`{shown}`{where}: {note}"
-        trace.append(line + " -> deny" if refusal else line)
+        if explain:
+            line = f"`{shown}`{where}: {note}"
+            trace.append(line + " -> deny" if refusal else line)
         if refusal:
             denied.append(refusal)
         elif c.risks:
             for why in _unallowed_risks(c, covered, allowed):
-                trace.append(f"`{shown}`{where}: {why} -> deny")
+                if explain:
+                    trace.append(f"`{shown}`{where}: {why} -> deny")
                 denied.append(why)
     for nm, _value in analysis.assignments:
         if dangerous_assignment(nm) and not any(
@@ -146,11 +154,12 @@ def check_commands(analysis: ShellAnalysis, allowed_commands: tuple[str, ...] | 
             denied.append(why)
     if not analysis.commands and not analysis.problems:
         trace.append("no commands")
+    shown_trace = tuple(trace) if explain else ()
     if denied:
         uniq = list(dict.fromkeys(denied))
         return Verdict(False, "; ".join(uniq[:4]) + (" ..." if len(uniq) > 4 else ""),
-                       tuple(trace))
-    return Verdict(True, "", tuple(trace))
+                       shown_trace)
+    return Verdict(True, "", shown_trace)
 
 
 def _unallowed_risks(c: Command, covered: int, allowed: tuple[str, ...]) -> list[str]:
@@ -177,9 +186,14 @@ def _spelled_out(argv: tuple[Word, ...], token: str, allowed: tuple[str, ...]) -
     return False
 
 
+def _shown(c: Command) -> str:
+    """How the trace and a refusal show a command: its words as written, up to 120
+    characters."""
+    return " ".join([w.text for w in c.argv])[:120]
+
+
 def _judge(c: Command, matched: dict[int, int], allowed: tuple[str, ...],
-           cd_check: Callable[[Command], str | None] | None, shown: str
-           ) -> tuple[int, str, str | None]:
+           cd_check: Callable[[Command], str | None] | None) -> tuple[int, str, str | None]:
     """One command: (the number of its words an allowed prefix covers, what the trace says,
     why it is refused or None)."""
     if c.kind == "unset":
@@ -214,5 +228,5 @@ def _judge(c: Command, matched: dict[int, int], allowed: tuple[str, ...],
     if "/" in name:
         why = f"`{name}` is a path; only the bare names in allowed_commands may run"
     else:
-        why = f"`{shown[:60]}` does not match any allowed command"
+        why = f"`{_shown(c)[:60]}` does not match any allowed command"
     return 0, "no allowed prefix matches", why

@@ -64,7 +64,7 @@ def new_word(text: str, value: str, pattern: str, literal: bool, dynamic: bool =
     w.glob = glob
     w.tilde = tilde
     w.__class__ = Word
-    return w  # type: ignore[no-any-return]
+    return w
 
 
 class Redirect(Record):
@@ -95,7 +95,7 @@ def new_redirect(op: str, fd: str | None, target: Word | None, output: bool) -> 
     r.target = target
     r.output = output
     r.__class__ = Redirect
-    return r  # type: ignore[no-any-return]
+    return r
 
 
 class Command(Record):
@@ -186,7 +186,7 @@ def new_command(argv: tuple[Word, ...], text: str, context: str,
         c.name_literal = False
     c.args = argv[1:]
     c.__class__ = Command
-    return c  # type: ignore[no-any-return]
+    return c
 
 
 class ShellAnalysis(Record):
@@ -270,7 +270,7 @@ def new_analysis(source: str, commands: tuple[Command, ...], redirects: tuple[Re
     a.hidden_code = hidden_code
     a.job_tokens = job_tokens
     a.__class__ = ShellAnalysis
-    return a  # type: ignore[no-any-return]
+    return a
 
 
 class Verdict(Record):
