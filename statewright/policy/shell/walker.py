@@ -42,6 +42,7 @@ _PLAIN_WORDS = frozenset({"word", "concatenation", "string", "raw_string", "ansi
                           "number", "translated_string"})
 _REDIRECT_NODES = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
 known_word = WORD_CACHE.get
+_NO_FACTS: tuple[tuple[Any, ...], tuple[Any, ...]] = ((), ())  # (`programs.facts`, no name)
 
 
 def analyze(command_line: str) -> ShellAnalysis:
@@ -176,22 +177,25 @@ class Walker:
     def add_inner(self, parent: int, argv: tuple[Word, ...], label: str, offset: int,
                   depth: int) -> None:
         name = argv[0].value if argv[0].literal else ""
+        args = argv[1:]
+        risks, outputs = programs.facts(name, args) if name else _NO_FACTS
         self.commands.append(new_command(argv, " ".join([a.text for a in argv]), label, (), (),
                                          "inherit", None, parent, offset, False, "simple",
-                                         programs.risks(name, argv[1:]) if name else ()))
-        if name:
-            self._option_outputs(name, argv[1:])
+                                         risks))
+        if outputs:
+            self._option_outputs(args, outputs)
         inner_commands(self, self.commands[-1], len(self.commands) - 1, depth + 1)
 
-    def _option_outputs(self, name: str, args: tuple[Word, ...]) -> None:
+    def _option_outputs(self, args: tuple[Word, ...], outputs: programs.Outputs) -> None:
         """Files an option or argument says the command writes (`git diff --output=F`,
-        `sort -o F`, `tee F`, `cp a DEST`): recorded as output redirects, so they obey the same
-        rule (inside the project, not into `.git/`, `.claude/`, the store or a protected file).
-        """
-        for op, word, part in programs.option_outputs(name, args):
-            if word is None:
+        `sort -o F`, `tee F`, `cp a DEST`: `programs.facts`): recorded as output redirects, so
+        they obey the same rule (inside the project, not into `.git/`, `.claude/`, the store or
+        a protected file)."""
+        for op, at, part in outputs:
+            if at < 0:
                 target = literal_word(part or ".")
             else:
+                word = args[at]
                 target = word if part is None else part_word(word, part)
             self.redirects.append(new_redirect(op, None, target, True))
 
@@ -538,18 +542,19 @@ class Walker:
         name = argv[0].value if argv[0].literal else None
         if name in arith.EVALUATING:
             arith.evaluated_operands(self, name, argv, word_nodes, context, depth)
+        args = tuple(argv[1:])
+        risks, outputs = programs.facts(name, args) if name else _NO_FACTS
         cmd = new_command(tuple(argv), self.text(node), context, tuple(assigns),
                           tuple(extra_redirects), stdin, stdin_text, None, 0,
-                          name in self.functions if name else False, "simple",
-                          programs.risks(name, tuple(argv[1:])) if name else ())
+                          name in self.functions if name else False, "simple", risks)
         commands = self.commands
         idx = len(commands)
         commands.append(cmd)
         self._index_of[node.id] = idx
         if name in DIR_CHANGERS:
             self.changes_dir = True
-        if name:
-            self._option_outputs(name, cmd.args)
+        if outputs:
+            self._option_outputs(args, outputs)
         inner_commands(self, cmd, idx, depth)
 
 
