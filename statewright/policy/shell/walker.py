@@ -524,9 +524,13 @@ class Walker:
                 if r is not None:
                     extra_redirects.append(r)
             else:
-                if t == "command_name" and ch.named_child_count:
-                    ch = ch.named_children[0]
-                    t = ch.type
+                if t == "command_name":
+                    # (its first named child: `named_child(0)` makes that one node, where
+                    # `named_children` would make one for every child and a list)
+                    first = ch.named_child(0)
+                    if first is not None:
+                        ch = first
+                        t = ch.type
                 text = (src[ch.start_byte:ch.end_byte] if src is not None
                         else ch.text.decode("utf-8", "replace"))
                 w = known_word(text) if t == "word" else None  # (`make_word`'s common case)
