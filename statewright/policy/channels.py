@@ -11,6 +11,7 @@ import os
 
 from ..lean import TYPE_CHECKING, fnmatchcase, lru_cache
 from ..names import CODE_TOOLS
+from .procfs import environ_path
 from .tools import FILE_READERS
 from .types import line_memo
 
@@ -40,35 +41,19 @@ def code_tool_problem(name: str, state: State) -> str | None:
 
 #: file tools, and whether they search below what they name (`policy.tools.FILE_READERS`)
 _READERS = FILE_READERS
+#: file tools that list names below a directory without reading what they list (`/` is fine)
+_LISTERS = ("Glob", "LS")
 #: the arguments of each that name files (Grep's `pattern` is a regular expression, not a path)
 _PATH_ARGS = {"Read": ("file_path",), "Grep": ("path", "glob"), "Glob": ("pattern", "path"),
               "LS": ("path",), "NotebookRead": ("notebook_path",)}
-
-
-def _environ_path(full: str, searches: bool) -> bool:
-    """Whether the resolved path `full` is, or (for a tool that searches below it) holds, a
-    process environment, a process's memory or an open file descriptor of the reading process
-    (whatever that is)."""
-    if full.startswith("/dev/fd") or full in ("/dev/stdin", "/dev/stdout", "/dev/stderr"):
-        return True
-    if not (full == "/proc" or full.startswith("/proc/")):
-        return False
-    parts = full.split("/")[2:]  # after "", "proc"
-    if not parts or parts == [""]:
-        return searches  # /proc itself
-    last = parts[-1]
-    if last in ("environ", "mem") or "fd" in parts[1:] or "fdinfo" in parts[1:]:
-        return True
-    # /proc/<pid>, /proc/self, /proc/<pid>/task/<tid> hold an `environ`
-    return searches and (len(parts) == 1 or (len(parts) in (2, 3) and parts[1] == "task")
-                         or parts[-1] == "root")
 
 
 def environ_read_problem(name: str, args: dict[str, Any],
                          every: Callable[[str], list[str]]) -> str | None:
     """Why a file tool's call could read a process environment (`/proc/self/environ` by any
     spelling: `/proc/thread-self/environ`, `/proc/self/task/N/environ`, `/proc/self/root/...`,
-    `/dev/fd/N`, `/proc/self/fd/N`, a glob such as `/proc/*/env*`)."""
+    `/dev/fd/N`, `/proc/self/fd/N`, a glob such as `/proc/*/env*`), or a search rooted at `/`
+    (`..` from the project, `/dev/..`, a link to it) or in a process's directory."""
     mcp = name.startswith("mcp__")
     if name not in _READERS and not mcp:
         return None
@@ -80,6 +65,8 @@ def environ_read_problem(name: str, args: dict[str, Any],
             texts.append(v)
         elif mcp and isinstance(v, list) and "path" in k.lower():
             texts += [x for x in v if isinstance(x, str)]
+    if searches and not mcp and not isinstance(args.get("path"), str):
+        texts.append(".")  # (Grep or Glob without a path searches the working directory)
     for t in texts:
         if t.startswith(("/proc", "/dev/fd", "/dev/std")) or "/proc/" in t or "environ" in t:
             if _glob_reaches(t):
@@ -88,7 +75,7 @@ def environ_read_problem(name: str, args: dict[str, Any],
             continue
         lexical = [os.path.normpath(t)] if t.startswith("/") else []
         for full in lexical + every(t):
-            if _environ_path(full, searches):
+            if environ_path(full, searches) and (full != "/" or name not in _LISTERS):
                 return f"`{t}` could read a process environment (/proc/*/environ)"
     return None
 

@@ -316,15 +316,16 @@ def _channels(c: _Call, state: State, counters: Counters, ctx: GateContext) -> D
 
 
 def _may_reach_proc(c: _Call) -> bool:
-    """Whether a file tool's call could name `/proc` or `/dev`: by its text, or by a path
-    self-protection resolved there (a link made earlier)."""
+    """Whether a file tool's call could name `/proc`, `/dev` or `/` (searched): by its text,
+    or by a path self-protection resolved there (a link made earlier)."""
     for v in c.args.values():
         if isinstance(v, str) and ("proc" in v or "/dev" in v or "environ" in v):
             return True
     for f in c._seen.values():  # (a loop, not `any`: cheaper for the usual one path)
-        if f.startswith(("/proc", "/dev")):
+        if f.startswith(("/proc", "/dev")) or f == "/":
             return True
-    return False
+    # a search (Grep, Glob, LS) without a path searches the working directory, which may be /
+    return FILE_READERS.get(c.name, False) and not isinstance(c.args.get("path"), str)
 
 
 # -- 2-4. allowed_tools, max_iterations, context_budget_bytes -----------------------------------

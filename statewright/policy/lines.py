@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import os
 
-from ..lean import TYPE_CHECKING
+from ..lean import TYPE_CHECKING, fnmatchcase
 from .paths import HARMLESS_DEVICES, relative_to_real, relative_to_root
+from .procfs import SECRET_FILES, environ_path
+from .programs import is_python
+from .programs.text import GIT_TREE_OPTIONS, PATTERN_SEARCHERS, TREE_READERS, pattern_operands
 from .protect.line import changes_worktree, line_dirs
 from .protect.scope import holds_protected, sensitive
 from .protect.store import ctx_facts
 from .shell import check_commands, check_env
-from .shell.cwds import DirWalk
+from .shell.cwds import DIR_CHANGERS, DirWalk, cdpath_applies
+from .shell.env import INTERPRETERS
+from .shell.wrappers import CHDIR_WRAPPERS, chdir_target
 from .types import CACHE_MAX_LINE, line_memo
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -103,7 +108,132 @@ def env_problem(c: Any, state: State) -> str | None:
         return None
     v = _env_by_line(analysis, tuple(state.blocked_env))
     c.trace += [f"blocked_env: {t}" for t in v.trace]
-    return None if v.allowed else v.reason
+    if not v.allowed:
+        return v.reason
+    why = environ_search_problem(analysis, c.cwd or c.root, c.resolve, c.root)
+    if why is not None:
+        c.trace.append(f"blocked_env: {why} -> deny")
+    return why
+
+
+def environ_search_problem(analysis: ShellAnalysis, start: str, resolve: Resolve, root: str
+                           ) -> str | None:
+    """The file-system side of check 6: why a command of the line could read a process
+    environment from where it runs. A search from `/` reaches /proc (`grep -r x /`,
+    `cd / && grep -r x`, `tar -C/ -cf - proc`, `env -C / grep -r x .`, `../../..`, a link to
+    `/`); anything run in a process's directory reaches its `environ`; after a change of
+    directory the analysis cannot follow, a program that reads trees, or a glob that could name
+    `environ`, could be anywhere."""
+    if not (analysis.changes_dir or start != root):  # (the usual line: run at the root)
+        kinds = _KIND_BY_NAME
+        for cmd in analysis.commands:
+            if (not cmd.name_literal or kinds.get(cmd.name) != 0) and _reads_trees(cmd):
+                return _names_root([(c, start) for c in analysis.commands], resolve)
+        return None  # nothing in it reads trees
+    here: str | None = start
+    places: list[tuple[Command, str]] = []  # each command and where it runs
+    reader = False
+    for cmd in analysis.commands:
+        if cmd.name_literal and cmd.name in DIR_CHANGERS:
+            here = _follow(cmd, here, analysis.source)
+            continue
+        reads_trees = _reads_trees(cmd)
+        if here is None:
+            if reads_trees:
+                return (f"`{cmd.name}` could search `/` or a process's directory (after a "
+                        "change of directory the analysis cannot follow)")
+            for a in cmd.args:
+                if (a.glob or a.dynamic) and a.pattern[:1] != "/" and any(
+                        fnmatchcase(f, a.pattern.rsplit("/", 1)[-1]) for f in SECRET_FILES):
+                    return (f"`{a.text}` could name a process environment (after a change of "
+                            "directory the analysis cannot follow)")
+            continue
+        real = resolve(".", here, shell=True)
+        if environ_path(real, True) and (real != "/" or reads_trees):
+            return (f"`{cmd.name}` runs in `{here}`, from where it could read a process "
+                    "environment (/proc/*/environ)")
+        if cmd.name_literal and cmd.name in CHDIR_WRAPPERS:  # `env -C DIR cmd`
+            known, target = chdir_target(cmd)
+            if not known:
+                here = None  # (the rest of the line counts as anywhere)
+            elif target is not None:
+                real = resolve(target, here, shell=True)
+                if environ_path(real, True) and real != "/":
+                    return (f"`{cmd.name}` runs its command in `{target}`, from where it could "
+                            "read a process environment (/proc/*/environ)")
+        reader = reader or reads_trees
+        if here is not None:
+            places.append((cmd, here))
+    return _names_root(places, resolve) if reader else None
+
+
+def _reads_trees(cmd: Command) -> bool:
+    """Whether `cmd` may read what lies below a directory (`programs.text.TREE_READERS`, an
+    interpreter, `git --no-index`, a name that is not fixed text)."""
+    if not cmd.name_literal:
+        return True
+    name = cmd.name
+    kind = _KIND_BY_NAME.get(name)
+    if kind is None:
+        base = name.rsplit("/", 1)[-1]
+        kind = 1 if base in _READS_TREES or is_python(base) else 2 if base == "git" else 0
+        if len(_KIND_BY_NAME) >= 4096:
+            _KIND_BY_NAME.clear()
+        _KIND_BY_NAME[name] = kind
+    if kind == 2:
+        for a in cmd.args:
+            if a.value.startswith(GIT_TREE_OPTIONS):
+                return True
+    return kind == 1
+
+
+#: command name -> 1: reads trees, 2: `git` (by its arguments), 0: neither
+_KIND_BY_NAME: dict[str, int] = {}
+
+
+def _names_root(places: list[tuple[Command, str]], resolve: Resolve
+                ) -> str | None:
+    """In a line that reads trees, a word naming `/` or a process's directory, as an argument
+    or an option's value (`env -C /`, `tar -C/`, `--directory=/`), each command's relative
+    words resolved from where it runs (`places`)."""
+    for cmd, here in places:
+        patterns = _pattern_indexes(cmd)
+        for i, a in enumerate(cmd.args):
+            v = a.value
+            if not a.literal or i in patterns:
+                continue
+            if v[:1] == "-":
+                v = v.partition("=")[2] if "=" in v else v[2:] if v[1:2] != "-" else ""
+                if "/" not in v and v[:1] != ".":
+                    continue
+            full = os.path.normpath(os.path.join(here, v))
+            if environ_path(full, True) or environ_path(resolve(v, here, shell=True), True):
+                return (f"`{cmd.name} {a.value}` could search a process environment "
+                        "(/proc/*/environ)")
+    return None
+
+
+def _pattern_indexes(cmd: Command) -> list[int]:
+    name = cmd.name.rsplit("/", 1)[-1]
+    if name not in PATTERN_SEARCHERS:
+        return []
+    args = cmd.args
+    return pattern_operands(name, [a.value for a in args], [a.literal for a in args])
+
+
+#: programs that read trees or run code that can
+_READS_TREES = TREE_READERS | INTERPRETERS
+
+
+def _follow(cmd: Command, here: str | None, source: str) -> str | None:
+    """The directory after `cd DIR` or `pushd DIR` (one literal argument) from `here`; None:
+    unknown (any other change, or `$CDPATH` set by the line itself; one from the environment,
+    which the agent does not choose, is not followed by the analysis either way)."""
+    args = cmd.args
+    if here is None or cmd.name == "popd" or len(args) != 1 or not args[0].literal or \
+            args[0].value in ("", "-") or (cdpath_applies(args[0].value) and "CDPATH" in source):
+        return None
+    return os.path.normpath(os.path.join(here, args[0].value))
 
 
 def cd_checker(ctx: GateContext, resolve: Resolve, start: str

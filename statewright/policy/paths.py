@@ -262,7 +262,10 @@ def real_path(p: str, real_root: str | None = None) -> str:
             except OSError:
                 pass
             break
-    return os.path.realpath(p)
+    try:
+        return os.path.realpath(p)
+    except OSError:  # a link this process may not read (`/proc/1/cwd`): nor may the agent's
+        return os.path.normpath(p)
 
 
 class PathResolver:

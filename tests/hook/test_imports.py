@@ -58,6 +58,8 @@ SHELL = CORE | {
     # counted files), what worktree-changing programs do (`git status` changes nothing, so
     # `protect.worktree` stays unloaded)
     "statewright.policy.channels", "statewright.policy.lines",
+    # where a process environment can be read (check 6, for file tools and lines alike)
+    "statewright.policy.procfs",
     "statewright.policy.programs.worktree",
     "statewright.policy.protect.cli", "statewright.policy.protect.line",
     "statewright.policy.shell", "statewright.policy.shell.commands",

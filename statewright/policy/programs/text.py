@@ -236,3 +236,90 @@ MAN = Program(
 )
 
 TEXT = (RG, FD, FIND, SED, AWK, LESS, MAN)
+
+
+# -- searchers' pattern operands ------------------------------------------------------------------
+
+#: searchers whose first operand is a pattern, not a file (unless an option gives the pattern):
+#: name -> (options that take a value, the options among them whose value is the pattern, the
+#: options that give the pattern by other means (a file of patterns))
+_GREP_VALUES = frozenset({"-e", "--regexp", "-f", "--file", "-A", "--after-context", "-B",
+                          "--before-context", "-C", "--context", "-m", "--max-count", "--label",
+                          "--include", "--exclude", "--exclude-from", "--exclude-dir", "-d",
+                          "--directories", "-D", "--devices", "--binary-files",
+                          "--group-separator"})
+_PATTERN_OPTS = frozenset({"-e", "--regexp"})
+_PATTERN_FILE_OPTS = frozenset({"-f", "--file"})
+PATTERN_SEARCHERS: dict[str, frozenset[str]] = {
+    "grep": _GREP_VALUES, "egrep": _GREP_VALUES, "fgrep": _GREP_VALUES,
+    "rg": RG.value_options | _PATTERN_OPTS | _PATTERN_FILE_OPTS,
+    # (`git grep`: the words after the subcommand)
+    "git grep": _GREP_VALUES | {"--max-depth", "--threads"},
+}
+
+
+def pattern_operands(name: str, vals: list[str], literal: list[bool]) -> list[int]:
+    """The indexes of the arguments (`vals`, and whether each is fixed text) that `name`, a
+    searcher of `PATTERN_SEARCHERS`, reads as a pattern rather than a file: each value of
+    `-e`/`--regexp` and, when no option gives a pattern, the first operand. A word that is not
+    fixed text could be any options (`--`, `-e x`): only the values of `-e` before it are
+    sure."""
+    values = PATTERN_SEARCHERS.get(name)
+    if values is None:
+        return []
+    short = {o[1] for o in values if len(o) == 2}
+    out: list[int] = []
+    operands: list[int] = []
+    given = False  # a pattern given by an option
+    i, n = 0, len(vals)
+    while i < n:
+        v = vals[i]
+        if not literal[i]:
+            return out
+        if v == "--":
+            if not all(literal[i + 1:]):
+                return out
+            operands += range(i + 1, n)
+            break
+        if v.startswith("--"):
+            opt = v.split("=", 1)[0]
+            if opt in _PATTERN_OPTS or opt in _PATTERN_FILE_OPTS:
+                given = True
+            if "=" in v:
+                if opt in _PATTERN_OPTS:
+                    out.append(i)
+            elif opt in values and i + 1 < n:
+                if opt in _PATTERN_OPTS and literal[i + 1]:
+                    out.append(i + 1)
+                i += 1
+        elif v.startswith("-") and len(v) > 1:
+            for k, ch in enumerate(v[1:], 2):
+                if ch in short:
+                    if ch in "ef":
+                        given = True
+                    if k < len(v):  # the value glued to it (`-A3`, `-efoo`)
+                        if ch == "e":
+                            out.append(i)
+                    elif i + 1 < n:
+                        if ch == "e" and literal[i + 1]:
+                            out.append(i + 1)
+                        i += 1
+                    break
+        else:
+            operands.append(i)
+        i += 1
+    if not given and operands:
+        out.append(operands[0])
+    return out
+
+
+#: programs that read what lies below a directory they are given, or below the working
+#: directory when given none (run from `/`, they reach every process's environment in /proc)
+TREE_READERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "fdfind",
+                          "tar", "bsdtar", "gtar", "zip", "7z", "7za", "cpio", "pax", "cp",
+                          "rsync", "scp", "rclone", "du", "xargs", "busybox"})
+
+
+#: the options that make `git` read files outside a repository: `--no-index` (`git grep`,
+#: `git diff`), another work tree or directory (`--work-tree`, `-C`)
+GIT_TREE_OPTIONS = ("--no-index", "--work-tree", "-C")

@@ -10,7 +10,7 @@ from ...lean import TYPE_CHECKING, fnmatchcase, lru_cache
 from ...names import STORE_FILE
 from ..paths import relative_to_root
 from ..programs import worktree as wt
-from ..shell.cwds import DIR_CHANGERS, line_cwds
+from ..shell.cwds import line_cwds
 from ..types import line_memo, word_texts
 from .cli import basename, cli_violations, loose_mention
 from .store import (
@@ -291,11 +291,8 @@ def line_dirs(analysis: ShellAnalysis, start: str) -> tuple[list[str], bool]:
     last = _LAST_DIRS[0]
     if last[0] is analysis and last[1] == start:
         return last[2]
-    out: tuple[list[str], bool] = ([start], False)
-    for c in analysis.commands:
-        if c.name_literal and c.name in DIR_CHANGERS:
-            out = line_cwds(analysis, start)
-            break
+    # (`changes_dir`: a `cd`, `pushd`, `popd`, or a wrapper's option that moves its command)
+    out = line_cwds(analysis, start) if analysis.changes_dir else ([start], False)
     _LAST_DIRS[0] = (analysis, start, out)  # (one store: a thread never sees half of it)
     return out
 

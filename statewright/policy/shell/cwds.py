@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from ...lean import TYPE_CHECKING
+from .wrappers import CHDIR_WRAPPERS, chdir_target
 
 if TYPE_CHECKING:  # pragma: no cover
     from .records import Command, ShellAnalysis
@@ -29,6 +30,16 @@ class DirWalk:
 
     def follow(self, c: Command) -> None:
         if not c.name_literal or c.name not in DIR_CHANGERS:
+            if c.name_literal and c.name in CHDIR_WRAPPERS:
+                # `env -C DIR cmd`, `sudo -D DIR cmd`: the command it runs is in DIR (counted
+                # as a directory of the line; the lines after it are where they were)
+                known, target = chdir_target(c)
+                if not known:
+                    self.lost = True
+                elif target is not None:
+                    d = os.path.normpath(os.path.join(self.cwd, target))
+                    if d not in self.seen:
+                        self.seen.append(d)
             return
         if c.name == "cd" and len(c.args) == 1 and c.args[0].literal:
             target = c.args[0].value

@@ -4,8 +4,12 @@ rewritten command that runs with the blocked variables unset (`updatedInput`).""
 
 from __future__ import annotations
 
+import os
+
 from ...lean import TYPE_CHECKING, LazyRe, fnmatchcase, lru_cache
 from .. import programs
+from ..procfs import environ_path
+from ..programs.text import PATTERN_SEARCHERS, pattern_operands
 from .records import Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -15,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: programs that run code given in their arguments or input (Python by any name: see
 #: `programs.is_python`)
-_INTERPRETERS = {"python", "python2", "python3", "node", "nodejs", "deno", "bun", "perl", "ruby",
+INTERPRETERS = {"python", "python2", "python3", "node", "nodejs", "deno", "bun", "perl", "ruby",
                  "php", "lua", "luajit", "Rscript", "R", "osascript", "awk", "gawk", "mawk", "nawk",
                  "jq", "tclsh", "wish", "pwsh", "powershell", "julia", "groovy", "scala", "java",
                  "jshell", "irb", "sed", "expect", "gdb"}
@@ -36,8 +40,13 @@ def _mentions(text: str, names: tuple[str, ...]) -> list[str]:
 
 
 def _could_be_proc_environ(w: Word) -> bool:
-    if "environ" in w.value or w.value.startswith("/proc") or "/proc/" in w.value:
+    v = w.value
+    if "environ" in v:
         return True
+    if v.startswith("/proc") or "/proc/" in v:
+        # (a fixed absolute path is judged as the path it is: `/proc/cpuinfo` is fine; any
+        # other word naming /proc could be one, relative to a directory the line is in)
+        return not (w.literal and v[:1] == "/") or environ_path(os.path.normpath(v), True)
     if not (w.glob or w.dynamic):
         return False
     comps = [c for c in w.pattern.split("/") if c]
@@ -98,7 +107,7 @@ def check_env(analysis: ShellAnalysis, blocked_env: tuple[str, ...] | list[str])
             if risk.kind == programs.SECRETS:
                 trace.append(risk.why + " -> deny")
                 denied.append(risk.why)
-        if c.name in _INTERPRETERS or programs.is_python(c.name):
+        if c.name in INTERPRETERS or programs.is_python(c.name):
             code = " ".join(a.value for a in c.args) + "\n" + (c.stdin_text or "")
             if _ENV_API_RE.search(code):
                 why = f"`{c.name}` is given code that reads the environment"
@@ -109,8 +118,10 @@ def check_env(analysis: ShellAnalysis, blocked_env: tuple[str, ...] | list[str])
     # asks the question only of its glob and dynamic words)
     joined = "\n".join([w.value for w in words])
     every_word = "environ" in joined or "/proc" in joined
+    patterns = _only_patterns(analysis) if "environ" in joined else ()
     for w in words:
-        if (every_word or w.glob or w.dynamic) and _could_be_proc_environ(w):
+        if (every_word or w.glob or w.dynamic) and _could_be_proc_environ(w) and \
+                w.value not in patterns:
             why = f"`{w.text}` could read a process environment (/proc/*/environ)"
             trace.append(why + " -> deny")
             denied.append(why)
@@ -124,6 +135,28 @@ def check_env(analysis: ShellAnalysis, blocked_env: tuple[str, ...] | list[str])
         return Verdict(False, "; ".join(uniq[:4]), tuple(trace))
     trace.append(f"no read of {', '.join(blocked)} found")
     return Verdict(True, "", tuple(trace))
+
+
+def _only_patterns(analysis: ShellAnalysis) -> frozenset[str]:
+    """The values that every word of the line holding them gives a searcher as its pattern
+    (`grep -rn environ src`): text searched for, not a file read. A value that is also some
+    other word (`grep environ src; cat environ`) is not one."""
+    patterns: dict[str, int] = {}
+    for c in analysis.commands:
+        name = c.name.rsplit("/", 1)[-1]
+        args = c.args
+        if name == "git" and args and args[0].literal and args[0].value == "grep":
+            name, args = "git grep", args[1:]
+        if c.name_literal and name in PATTERN_SEARCHERS:
+            for i in pattern_operands(name, [a.value for a in args], [a.literal for a in args]):
+                v = args[i].value
+                patterns[v] = patterns.get(v, 0) + 1
+    if not patterns:
+        return frozenset()
+    for w in analysis.words:
+        if w.value in patterns:
+            patterns[w.value] -= 1
+    return frozenset(v for v, left in patterns.items() if left == 0)
 
 
 # --------------------------------------------------------------------------------------------

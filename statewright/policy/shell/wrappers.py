@@ -119,6 +119,41 @@ def _prefix_runner(w: Walker, cmd: Command, idx: int, depth: int, args: list[Wor
 
 
 _SUDO_WITH_ARG = frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-R", "-T"})
+_ENV_WITH_ARG = frozenset({"-u", "--unset", "-C", "--chdir"})
+#: wrappers that can run their command in another directory: (their options that take a
+#: value, the short and the long option that name the directory)
+CHDIR_WRAPPERS = {"env": (_ENV_WITH_ARG, "-C", "--chdir"),
+                  "sudo": (_SUDO_WITH_ARG, "-D", "--chdir")}
+
+
+def chdir_target(cmd: Command) -> tuple[bool, str | None]:
+    """Where a `CHDIR_WRAPPERS` command runs the command it wraps: (True, None) where it is
+    itself; (True, DIR) in DIR (`env -C DIR`, `--chdir=DIR`, `sudo -D DIR`); (False, None)
+    unknown (a word among its options that is not fixed text)."""
+    with_arg, short, long = CHDIR_WRAPPERS[cmd.name]
+    args = cmd.args
+    target: str | None = None
+    i = 0
+    while i < len(args):
+        a = args[i]
+        v = a.value
+        if not a.literal:
+            return (False, None) if v[:1] in ("-", "") else (True, target)
+        if v[:1] != "-" or v in ("-", "--"):
+            break
+        if v in with_arg:
+            if v in (short, long):
+                if i + 1 >= len(args) or not args[i + 1].literal:
+                    return False, None
+                target = args[i + 1].value
+            i += 2
+            continue
+        if v.startswith(long + "="):
+            target = v[len(long) + 1:]
+        elif v[:2] == short and len(v) > 2:
+            target = v[2:]
+        i += 1
+    return True, target
 
 
 def _sudo(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
@@ -128,6 +163,8 @@ def _sudo(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
         if vals[i] in ("-s", "-i", "--shell", "--login", "-e", "--edit"):
             _opaque(w, cmd, "starts a shell or editor")
             return
+        if vals[i].startswith(("-D", "--chdir")):
+            w.changes_dir = True
         i += 2 if vals[i] in _SUDO_WITH_ARG else 1
     if i < len(vals) and vals[i] == "--":
         i += 1
@@ -154,9 +191,12 @@ def _env(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
         if v in ("-S", "--split-string") or v.startswith(("-S", "--split-string=")):
             _opaque(w, cmd, "-S splits a string into a command")
             return
-        if v in ("-u", "--unset", "-C", "--chdir"):
+        if v in _ENV_WITH_ARG:
+            w.changes_dir = w.changes_dir or v in ("-C", "--chdir")
             i += 2
             continue
+        if v.startswith(("-C", "--chdir=")):
+            w.changes_dir = True
         if v == "--":
             i += 1
             break
