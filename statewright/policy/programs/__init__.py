@@ -43,13 +43,16 @@ if TYPE_CHECKING:  # pragma: no cover
     #: the working directory, the file's part of that word or None when it is the whole word)
     Outputs = tuple[tuple[str, int, str | None], ...]
 
-__all__ = ["CODE", "PROGRAMS", "SECRETS", "Example", "Program", "Risk", "env_dump",
+__all__ = ["CODE", "DUMPS_ENV", "PROGRAMS", "SECRETS", "Example", "Program", "Risk", "env_dump",
            "facts", "is_python", "option_outputs", "risks", "runs_code"]
 
 #: every entry (`ANY_PROGRAM` holds what applies to any program whatever its name)
 PROGRAMS: tuple[Program, ...] = (ANY_PROGRAM, GIT, PYTHON, *BUILDERS, *TEXT, *FILES, *CLOUD,
                                  *ENVIRONMENT_DUMPS, *WRITERS)
 _BY_NAME = {name: p for p in PROGRAMS for name in p.names}
+#: the names of the programs `env_dump` knows to print the environment (by these names, or by a
+#: path ending in one): for any other name it answers None
+DUMPS_ENV = frozenset(name for name, p in _BY_NAME.items() if p.dumps_env is not None)
 
 
 def _entry(name: str) -> Program | None:
@@ -68,12 +71,12 @@ def facts(name: str, args: tuple[Word, ...]) -> tuple[tuple[Risk, ...], Outputs]
     """(`risks(name, args)`, the files its options write as `Outputs`): what the walk asks
     of every command. For a few fixed words both are a function of the name and the values
     alone, kept (`_KEPT`)."""
-    vals = [w.value for w in args]
+    vals: list[str] = []
     literal = True
-    for w in args:  # (a loop, not `all`: cheaper for a few words)
+    for w in args:  # (one loop, not a comprehension and `all`: cheaper for a few words)
+        vals.append(w.value)
         if not w.literal:
             literal = False
-            break
     if literal and len(vals) <= 16 and sum(map(len, vals)) <= 1024:
         key = (name, *vals)
         kept = _KEPT.get(key)

@@ -25,7 +25,7 @@ from .records import (
     new_redirect,
 )
 from .words import WORD_CACHE, literal_word, make_word, part_word
-from .wrappers import inner_commands
+from .wrappers import WRAPPERS, inner_commands
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
@@ -184,7 +184,8 @@ class Walker:
                                          risks))
         if outputs:
             self._option_outputs(args, outputs)
-        inner_commands(self, self.commands[-1], len(self.commands) - 1, depth + 1)
+        if name in WRAPPERS:  # (what `inner_commands` looks into)
+            inner_commands(self, self.commands[-1], len(self.commands) - 1, depth + 1)
 
     def _option_outputs(self, args: tuple[Word, ...], outputs: programs.Outputs) -> None:
         """Files an option or argument says the command writes (`git diff --output=F`,
@@ -270,7 +271,10 @@ class Walker:
             self.node(ch, context, depth)
 
     def _word(self, node: Any, context: str, depth: int, stdin: str) -> None:
-        self.words.append(make_word(node, self.problems, self.text(node), None, self._ascii))
+        src = self._ascii
+        text = (src[node.start_byte:node.end_byte] if src is not None  # (`self.text(node)`)
+                else node.text.decode("utf-8", "replace"))
+        self.words.append(make_word(node, self.problems, text, None, src))
         if node.named_child_count:
             self.children(node, context, depth)
 
@@ -383,7 +387,8 @@ class Walker:
             elif target is None:
                 problems = self.problems
                 seen = len(problems)
-                text = self.text(ch)
+                text = (src[ch.start_byte:ch.end_byte] if src is not None  # (`self.text(ch)`)
+                        else ch.text.decode("utf-8", "replace"))
                 target = make_word(ch, problems, text, t, src)
                 self.words.append(target)
                 if t in _PLAIN_WORDS:
@@ -548,7 +553,9 @@ class Walker:
             arith.evaluated_operands(self, name, argv, word_nodes, context, depth)
         args = tuple(argv[1:])
         risks, outputs = programs.facts(name, args) if name else _NO_FACTS
-        cmd = new_command(tuple(argv), self.text(node), context, tuple(assigns),
+        text = (src[node.start_byte:node.end_byte] if src is not None  # (`self.text(node)`)
+                else node.text.decode("utf-8", "replace"))
+        cmd = new_command(tuple(argv), text, context, tuple(assigns),
                           tuple(extra_redirects), stdin, stdin_text, None, 0,
                           name in self.functions if name else False, "simple", risks)
         commands = self.commands
@@ -559,7 +566,8 @@ class Walker:
             self.changes_dir = True
         if outputs:
             self._option_outputs(args, outputs)
-        inner_commands(self, cmd, idx, depth)
+        if name in WRAPPERS:  # (what `inner_commands` looks into)
+            inner_commands(self, cmd, idx, depth)
 
 
 #: the other kinds of node that need more than a walk through their children
