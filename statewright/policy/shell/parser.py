@@ -29,10 +29,11 @@ def has_job_token(root: Any, source: bytes | None = None) -> bool:
     A tree without errors holds no zero-width (missing) node, so each `&` token covers one `&`
     byte of the text, and it is the smallest node spanning that byte (a token has no
     children): the smallest node at each `&` byte is asked, in C (a tree-sitter query costs
-    ten times as much, and its compilation ~7.5 ms). The grammar gives arithmetic's bitwise
-    and (`$(( 5 & 3 ))`, `${a[1&2]}`, `(( x & 1 ))`) the same token; there its parent is a
-    `binary_expression`, and no job runs. A tree with errors is searched node by node, every
-    `&` counted (bitwise or not: what bash makes of a broken line is not known)."""
+    ten times as much, and its compilation ~7.5 ms), once per `&&` token. The grammar gives
+    arithmetic's bitwise and (`$(( 5 & 3 ))`, `${a[1&2]}`, `(( x & 1 ))`) the same token; there
+    its parent is a `binary_expression`, and no job runs. A tree with errors is searched node
+    by node, every `&` counted (bitwise or not: what bash makes of a broken line is not
+    known)."""
     if not root.has_error:
         if source is None:
             text, base = root.text, root.start_byte
@@ -42,9 +43,11 @@ def has_job_token(root: Any, source: bytes | None = None) -> bool:
         at = find(b"&")
         while at >= 0:
             node = root.descendant_for_byte_range(base + at, base + at + 1)
-            if node.type == "&" and node.parent.type != "binary_expression":
+            t = node.type
+            if t == "&" and node.parent.type != "binary_expression":
                 return True
-            at = find(b"&", at + 1)
+            # (a `&&` token covers its second `&` too: no `&` token can be there)
+            at = find(b"&", node.end_byte - base if t == "&&" else at + 1)
         return False
     stack = [root]
     while stack:
