@@ -42,6 +42,7 @@ _PLAIN_WORDS = frozenset({"word", "concatenation", "string", "raw_string", "ansi
                           "number", "translated_string"})
 _REDIRECT_NODES = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
 known_word = WORD_CACHE.get
+_NO_FUNCTIONS: frozenset[str] = frozenset()  # (one for every line that defines none)
 _NO_FACTS: tuple[tuple[Any, ...], tuple[Any, ...]] = ((), ())  # (`programs.facts`, no name)
 
 
@@ -70,7 +71,8 @@ def _analyze(command_line: str) -> ShellAnalysis:
     hidden = w.hidden_code()
     w.problems += hidden
     return new_analysis(command_line, tuple(w.commands), tuple(w.redirects),
-                        tuple(w.assignments), tuple(w.variables), frozenset(w.functions),
+                        tuple(w.assignments), tuple(w.variables),
+                        frozenset(w.functions) if w.functions else _NO_FUNCTIONS,
                         tuple(w.words), tuple(w.problems), w.changes_dir, w.status_command,
                         tuple(hidden), tuple(w.job_tokens.items()))
 
