@@ -193,10 +193,11 @@ def _word_parts(node: Any, w: _W, problems: list[str], text: str | None = None,
 _PLAIN_WORD_RE = re.compile(r"[^\\*?\[\]{}$`~]+\Z")
 
 
-#: the `Word` of each plain bare word met so far (text -> Word): `make_word`'s common case is a
-#: pure function of the text and a `Word` is immutable, so one is shared by every line that
-#: holds the word; a long-running process (the resident hook server, the proxy) meets `git`,
-#: `-q`, `tests/` again and again. Emptied when it holds `_PLAIN_MAX` words.
+#: the `Word` of each plain bare word (or number of decimal digits) met so far (text -> Word):
+#: `make_word`'s common case is a pure function of the text and a `Word` is immutable, so one
+#: is shared by every line that holds the word; a long-running process (the resident hook
+#: server, the proxy) meets `git`, `-q`, `tests/`, the `1` of `2>&1` again and again. Emptied
+#: when it holds `_PLAIN_MAX` words.
 WORD_CACHE: dict[str, Word] = {}
 _PLAIN_MAX = 4096
 _plain_word = _PLAIN_WORD_RE.match
@@ -211,7 +212,8 @@ def make_word(node: Any, problems: list[str], text: str | None = None, t: str | 
         t = node.type
     if text is None:
         text = node.text.decode("utf-8", "replace")
-    if t == "word":
+    if t == "word" or (t == "number" and text.isascii() and text.isdigit()):
+        # (a number of decimal digits, such as the `1` of `2>&1`, is the word of its text)
         known = WORD_CACHE.get(text)
         if known is not None:
             return known
