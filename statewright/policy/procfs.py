@@ -48,3 +48,21 @@ def environ_path(full: str, searches: bool) -> bool:
     # directory (a link to anywhere)
     return len(parts) == 1 or (len(parts) in (2, 3) and parts[1] == "task") or \
         any(p in _DIR_LINKS for p in parts[1:])
+
+
+#: entries of a process's directory that are links into the file system as that process sees
+#: it: its root, its working directory, its open files
+_PROCESS_LINKS = frozenset({"root", "cwd", "fd", "map_files", "exe"})
+
+
+def process_link(full: str) -> bool:
+    """Whether `full` (absolute, normalised) goes through a link that names a file as some
+    process sees it (`/proc/self/cwd/...`, `/proc/1/root/...`, `/dev/fd/3/...`, `/dev/stdin`):
+    the process that runs the command is not the one deciding, so where it leads is unknown."""
+    if full.startswith("/dev/"):
+        return full.startswith("/dev/fd/") or full in ("/dev/fd", "/dev/stdin", "/dev/stdout",
+                                                      "/dev/stderr")
+    if not full.startswith("/proc/"):
+        return False
+    parts = full[6:].split("/")
+    return parts[0] not in PLAIN_PROC and any(p in _PROCESS_LINKS for p in parts[1:])

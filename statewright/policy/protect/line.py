@@ -9,6 +9,7 @@ import os
 from ...lean import TYPE_CHECKING, fnmatchcase, lru_cache
 from ...names import STORE_FILE
 from ..paths import relative_to_root
+from ..procfs import process_link
 from ..programs import worktree as wt
 from ..shell.cwds import line_cwds
 from ..types import line_memo, word_texts
@@ -217,6 +218,8 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
     cwd = cwd or ctx.project_root
     static, todo = _static_by_line(analysis, ctx.store_dir)
     out = list(static)
+    if analysis.problems:  # (code the analysis cannot see, `echo 'rm flow.json' | sh`)
+        out += _unseen_mentions(analysis, ctx)
     needs_fs = todo or analysis.redirects
     if needs_fs:
         fx = ctx_facts(ctx)  # (`protected_paths(ctx)`, `real_store(ctx.store_dir)`)
@@ -231,17 +234,17 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
                 out.append(f"`{name} {a.text}` would reach statewright's store")
             if not a.literal:
                 if writes:
-                    hit = _pattern_reaches(a, cwds, protected, ctx.project_root)
-                    if hit:
-                        out.append(f"`{name} {a.text}` could change `{hit}`, which statewright "
-                                   "is enforcing")
-                    elif lost and a.pattern.strip("*") and any(
-                            fnmatchcase(n, basename(a.pattern).lower())
-                            for n in _protected_names(protected)):
-                        out.append(f"`{name} {a.text}` may change a file statewright is "
-                                   "enforcing (the line changes directory)")
+                    why = _unknown_written(name, a, analysis, ctx.project_root, cwds, lost,
+                                           protected)
+                    if why:
+                        out.append(why)
                 continue
             if not a.value:
+                continue
+            if writes and a.value[:1] == "/" and process_link(os.path.normpath(a.value)):
+                out.append(f"`{name} {a.value}` goes through a process's link (its working "
+                           "directory, root or open files): it could be any file, "
+                           "statewright's among them")
                 continue
             if writes:
                 for d in cwds:
@@ -403,6 +406,58 @@ def _protected_targets(protected: frozenset[str], root: str) -> tuple[tuple[str,
         for k in range(1, len(parts)):
             out[os.path.join(root, *parts[:k])] = "/".join(parts[:k]) + "/"
     return tuple(out.items())
+
+
+def _unknown_written(name: str, a: Word, analysis: ShellAnalysis, root: str, dirs: list[str],
+                     lost: bool, protected: frozenset[str]) -> str | None:
+    """Why word `a`, not fixed text, of writing command `name` could change a protected file
+    (None: it could not, as far as the analysis can tell)."""
+    if _could_be_process_link(a.pattern):
+        return (f"`{name} {a.text}` could go through a process's link (its working directory, "
+                "root or open files): it could be any file, statewright's among them")
+    hit = _pattern_reaches(a, dirs, protected, root)
+    if hit:
+        return f"`{name} {a.text}` could change `{hit}`, which statewright is enforcing"
+    if lost and a.pattern.strip("*") and any(fnmatchcase(n, basename(a.pattern).lower())
+                                             for n in _protected_names(protected)):
+        return (f"`{name} {a.text}` may change a file statewright is enforcing (the line "
+                "changes directory)")
+    if not a.pattern.strip("*"):
+        named = _named_in(analysis.source, protected)
+        if named:
+            return (f"`{name} {a.text}` could change `{named}`, which the line names and "
+                    "statewright is enforcing")
+    return None
+
+
+def _could_be_process_link(pattern: str) -> bool:
+    """Whether an absolute pattern could start in /proc or /dev (`/proc/$$/cwd/x`, `/$D/x`),
+    where a process's links are (`procfs.process_link`)."""
+    if pattern[:1] != "/":
+        return False
+    first = pattern[1:].split("/", 1)[0]
+    return fnmatchcase("proc", first) or fnmatchcase("dev", first)
+
+
+def _unseen_mentions(analysis: ShellAnalysis, ctx: Any) -> list[str]:
+    """A protected file named in a line with code the analysis cannot see (`echo 'rm
+    flow.json' | sh`): that code could change it."""
+    named = _named_in(analysis.source, ctx_facts(ctx).protected)
+    if named is None:
+        return []
+    return [f"`{named}`, which statewright is enforcing, is named in a line that cannot be "
+            f"fully analysed ({analysis.problems[0]})"]
+
+
+def _named_in(source: str, protected: frozenset[str]) -> str | None:
+    """The name of a protected file that the text of the line holds, quotes and backslashes
+    taken out (`echo workflows/flow.json | xargs rm`, `f=flo''w.json; rm "$f"`): a writing
+    command given a word the analysis cannot know (`<input>`, `"$f"`) may be given it."""
+    text = source.lower().replace("'", "").replace('"', "").replace("\\", "")
+    for n in _protected_names(protected):
+        if n in text:
+            return n
+    return None
 
 
 @lru_cache(maxsize=64)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from ...lean import TYPE_CHECKING
+from ..procfs import process_link
 from .wrappers import CHDIR_WRAPPERS, chdir_target
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,6 +45,8 @@ class DirWalk:
         if c.name == "cd" and len(c.args) == 1 and c.args[0].literal:
             target = c.args[0].value
             self.cwd = os.path.normpath(os.path.join(self.cwd, target))
+            if process_link(self.cwd):  # (`cd /proc/self/cwd`: as the shell sees it)
+                self.lost = True
             if self.cwd not in self.seen:
                 self.seen.append(self.cwd)
             if cdpath_applies(target):

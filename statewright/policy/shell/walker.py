@@ -184,6 +184,8 @@ class Walker:
         self.commands.append(new_command(argv, " ".join([a.text for a in argv]), label, (), (),
                                          "inherit", None, parent, offset, False, "simple",
                                          risks))
+        if name in DIR_CHANGERS:  # (`builtin cd DIR`, `command cd DIR`)
+            self.changes_dir = True
         if outputs:
             self._option_outputs(args, outputs)
         if name in WRAPPERS:  # (what `inner_commands` looks into)

@@ -11,13 +11,12 @@ command by the walk and judged by check 5.
 from __future__ import annotations
 
 from ...lean import TYPE_CHECKING
-from .records import Command
+from .records import Command, Word
 from .words import literal_word
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
 
-    from .records import Word
     from .walker import Walker
 
     Handler = Callable[[Walker, Command, int, int, list[Word], list[str]], None]
@@ -264,17 +263,41 @@ _XARGS_WITH_ARG = frozenset({"-a", "-d", "-E", "-e", "-I", "-L", "-l", "-n", "-P
 
 def _xargs(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
            vals: list[str]) -> None:
+    """`xargs [OPTIONS] CMD ARGS`: CMD runs with more arguments read from its input (or a
+    file), which the analysis cannot know: they are words that could be anything (`rm -rf`
+    given them is judged as `rm -rf "$X"`); with `-I R` (`-i`, `--replace`), each word holding
+    R has an unknown part instead."""
     i = 0
+    replace: str | None = None
     while i < len(vals) and vals[i].startswith("-") and vals[i] != "--":
-        i += 2 if vals[i] in _XARGS_WITH_ARG else 1
+        v = vals[i]
+        if v == "-I" and i + 1 < len(vals):
+            replace = vals[i + 1]
+        elif v.startswith(("-I", "--replace=", "-i")) or v == "--replace":
+            replace = v[2:] if v[:2] == "-I" else v.partition("=")[2] or "{}"
+        i += 2 if v in _XARGS_WITH_ARG else 1
     if i < len(vals) and vals[i] == "--":
         i += 1
     if i >= len(vals):
         w.commands.append(Command(argv=(literal_word("echo"),), text="echo",
                                   context="xargs (default command)", parent=idx,
                                   offset=len(cmd.argv)))
+        return
+    if replace:
+        inner = [_with_input(a, replace) if replace in a.value else a for a in args[i:]]
     else:
-        w.sub(idx, args, i, cmd.name, depth)
+        inner = [*args[i:], _INPUT]
+    w.sub(idx, inner, 0, cmd.name, depth)
+
+
+#: the arguments xargs reads from its input: could be anything
+_INPUT = Word(text="<input>", value="", pattern="*", literal=False, dynamic=True)
+
+
+def _with_input(a: Word, replace: str) -> Word:
+    """Word `a` with each `replace` string standing for an argument read from the input."""
+    return Word(text=a.text, value=a.value.replace(replace, ""),
+                pattern=a.value.replace(replace, "*"), literal=False, dynamic=True)
 
 
 def _find(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
