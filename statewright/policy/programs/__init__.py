@@ -77,14 +77,15 @@ def facts(name: str, args: tuple[Word, ...]) -> tuple[tuple[Risk, ...], Outputs]
         vals.append(w.value)
         if not w.literal:
             literal = False
-    if literal and len(vals) <= 16 and sum(map(len, vals)) <= 1024:
+    if literal and len(vals) <= 16:
         key = (name, *vals)
         kept = _KEPT.get(key)
         if kept is None:
             kept = (_risks(name, args, vals, True), _outputs(name, args, vals))
-            if len(_KEPT) >= _KEPT_MAX:
-                _KEPT.clear()
-            _KEPT[key] = kept
+            if sum(map(len, vals)) <= 1024:  # (only short lines' answers are kept)
+                if len(_KEPT) >= _KEPT_MAX:
+                    _KEPT.clear()
+                _KEPT[key] = kept
         return kept
     return _risks(name, args, vals, literal), _outputs(name, args, vals)
 

@@ -84,6 +84,10 @@ def _text(node: Any) -> str:
 class Walker:
     """What the walk has found so far (the fields of `ShellAnalysis`, as lists)."""
 
+    __slots__ = ("_ascii", "_index_of", "assignments", "changes_dir", "commands", "evaluated",
+                 "functions", "integers", "job_tokens", "problems", "redirects",
+                 "status_command", "tainted", "variables", "words")
+
     def __init__(self) -> None:
         self.commands: list[Command] = []
         self.redirects: list[Redirect] = []
