@@ -161,9 +161,11 @@ _CommandTwin = mutable_twin(Command)
 def new_command(argv: tuple[Word, ...], text: str, context: str,
                 assignments: tuple[tuple[str, Word], ...], redirects: tuple[Redirect, ...],
                 stdin: str, stdin_text: str | None, parent: int | None, offset: int,
-                function_call: bool, kind: str, risks: tuple[Risk, ...]) -> Command:
+                function_call: bool, kind: str, risks: tuple[Risk, ...],
+                args: tuple[Word, ...] | None = None) -> Command:
     """`Command(...)` with every field given, built as a twin (`types.mutable_twin`: half the
-    cost of `Command(...)`); the walk makes one per command of a line."""
+    cost of `Command(...)`); the walk makes one per command of a line. `args`: `argv[1:]`
+    when the caller has it already."""
     c: Any = new_record(_CommandTwin)
     c.argv = argv
     c.text = text
@@ -184,7 +186,7 @@ def new_command(argv: tuple[Word, ...], text: str, context: str,
     else:
         c.name = ""
         c.name_literal = False
-    c.args = argv[1:]
+    c.args = argv[1:] if args is None else args
     c.__class__ = Command
     return c
 

@@ -187,7 +187,7 @@ class Walker:
         risks, outputs = programs.facts(name, args) if name else _NO_FACTS
         self.commands.append(new_command(argv, " ".join([a.text for a in argv]), label, (), (),
                                          "inherit", None, parent, offset, False, "simple",
-                                         risks))
+                                         risks, args))
         if name in DIR_CHANGERS:  # (`builtin cd DIR`, `command cd DIR`)
             self.changes_dir = True
         if outputs:
@@ -559,13 +559,14 @@ class Walker:
         name = argv[0].value if argv[0].literal else None
         if name in arith.EVALUATING:
             arith.evaluated_operands(self, name, argv, word_nodes, context, depth)
-        args = tuple(argv[1:])
+        words_of = tuple(argv)
+        args = words_of[1:]
         risks, outputs = programs.facts(name, args) if name else _NO_FACTS
         text = (src[node.start_byte:node.end_byte] if src is not None  # (`self.text(node)`)
                 else node.text.decode("utf-8", "replace"))
-        cmd = new_command(tuple(argv), text, context, tuple(assigns),
+        cmd = new_command(words_of, text, context, tuple(assigns),
                           tuple(extra_redirects), stdin, stdin_text, None, 0,
-                          name in self.functions if name else False, "simple", risks)
+                          name in self.functions if name else False, "simple", risks, args)
         commands = self.commands
         idx = len(commands)
         commands.append(cmd)
