@@ -83,7 +83,12 @@ def check_env(analysis: ShellAnalysis, blocked_env: tuple[str, ...] | list[str])
             why = f"expands the blocked variable `{v}`"
             trace.append(why + " -> deny")
             denied.append(why)
-    named = _mentions(analysis.source, blocked)
+    src = analysis.source
+    named: list[str] = []
+    for n in blocked:  # (the usual line names none: no call)
+        if n in src:
+            named = _mentions(src, blocked)
+            break
     # (a name is in some argument's value only if it is in them all joined by a newline, which
     # no variable name holds: the usual line is looked at once, not word by word)
     values = "\n".join([w.value for c in analysis.commands for w in c.argv])
@@ -135,7 +140,10 @@ def check_env(analysis: ShellAnalysis, blocked_env: tuple[str, ...] | list[str])
             trace.append(why + " -> deny")
             denied.append(why)
     for r in analysis.redirects:
-        if r.target is not None and _could_be_proc_environ(r.target):
+        t = r.target
+        # (`_could_be_proc_environ` is false for a fixed value naming neither)
+        if t is not None and ("environ" in t.value or "/proc" in t.value or t.glob or
+                              t.dynamic) and _could_be_proc_environ(t):
             why = "redirects from a process environment (/proc/*/environ)"
             trace.append(why + " -> deny")
             denied.append(why)

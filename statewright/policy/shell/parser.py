@@ -73,15 +73,6 @@ def _tree_sitter() -> tuple[Any, Any, Any]:
         return tree_sitter.Parser, tree_sitter.Language, tree_sitter_bash.language
 
 
-def has_missing(node: Any) -> bool:
-    if node.is_missing:
-        return True
-    if not node.has_error:
-        # missing nodes also set has_error on ancestors in tree-sitter; cheap early exit
-        return False
-    return any(has_missing(c) for c in node.children)
-
-
 def first_error(node: Any) -> str:
     stack = [node]
     while stack:

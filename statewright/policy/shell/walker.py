@@ -14,7 +14,7 @@ from ..paths import has_surrogate
 from ..types import CACHE_MAX_LINE
 from . import arith
 from .cwds import DIR_CHANGERS
-from .parser import bash_parser, first_error, has_job_token, has_missing, status_node
+from .parser import bash_parser, first_error, has_job_token, status_node
 from .records import (
     Command,
     Redirect,
@@ -68,7 +68,8 @@ def _analyze(command_line: str) -> ShellAnalysis:
         w.run(command_line, "top", 0)
     except RecursionError:
         w.problems.append("shell code nested too deeply to analyse")
-    hidden = w.hidden_code()
+    # (`hidden_code` finds nothing in a line with nothing evaluated)
+    hidden = w.hidden_code() if w.evaluated or w.integers else []
     w.problems += hidden
     return new_analysis(command_line, tuple(w.commands), tuple(w.redirects),
                         tuple(w.assignments), tuple(w.variables),
@@ -140,7 +141,7 @@ class Walker:
         if "\x00" in source:
             self.problems.append("NUL byte in the command line")
             return
-        if has_surrogate(source):
+        if not source.isascii() and has_surrogate(source):
             # not valid Unicode: what the shell would run (the front end re-encodes it) is not
             # the text analysed here
             self.problems.append("the command line holds text that is not valid Unicode "
@@ -151,7 +152,8 @@ class Walker:
         root = tree.root_node
         if "&" in source:
             self.job_tokens[source] = has_job_token(root, data)
-        if root.has_error or has_missing(root):
+        # (`has_missing(root)` of a tree without errors is `root.is_missing`)
+        if root.has_error or root.is_missing:
             where = first_error(root)
             self.problems.append(f"the command line does not parse cleanly ({where})")
         start = len(self.commands)
