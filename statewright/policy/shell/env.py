@@ -127,31 +127,36 @@ def check_env(analysis: ShellAnalysis, blocked_env: tuple[str, ...] | list[str])
                 why = f"`{c.name}` is given code that reads the environment"
                 trace.append(why + " -> deny")
                 denied.append(why)
-    words = analysis.words
-    # (a word's value holds `environ` or `/proc` only if they all joined do: the usual line
-    # asks the question only of its glob and dynamic words)
-    joined = word_texts(analysis)[0]  # (every value joined by a newline, kept)
-    every_word = "environ" in joined or "/proc" in joined
-    patterns = _only_patterns(analysis) if "environ" in joined else ()
-    for w in words:
-        if (every_word or w.glob or w.dynamic) and _could_be_proc_environ(w) and \
-                w.value not in patterns:
-            why = f"`{w.text}` could read a process environment (/proc/*/environ)"
-            trace.append(why + " -> deny")
-            denied.append(why)
-    for r in analysis.redirects:
-        t = r.target
-        # (`_could_be_proc_environ` is false for a fixed value naming neither)
-        if t is not None and ("environ" in t.value or "/proc" in t.value or t.glob or
-                              t.dynamic) and _could_be_proc_environ(t):
-            why = "redirects from a process environment (/proc/*/environ)"
-            trace.append(why + " -> deny")
-            denied.append(why)
+    for why in _environ_reads(analysis):
+        trace.append(why + " -> deny")
+        denied.append(why)
     if denied:
         uniq = list(dict.fromkeys(denied))
         return Verdict(False, "; ".join(uniq[:4]), tuple(trace))
     trace.append(f"no read of {', '.join(blocked)} found")
     return Verdict(True, "", tuple(trace))
+
+
+def _environ_reads(analysis: ShellAnalysis) -> list[str]:
+    """Why words or redirects of the line could read a process environment
+    (`/proc/*/environ`), in order."""
+    out: list[str] = []
+    # (a word's value holds `environ` or `/proc` only if they all joined do: the usual line
+    # asks the question only of its glob and dynamic words)
+    joined = word_texts(analysis)[0]  # (every value joined by a newline, kept)
+    every_word = "environ" in joined or "/proc" in joined
+    patterns = _only_patterns(analysis) if "environ" in joined else ()
+    for w in analysis.words:
+        if (every_word or w.glob or w.dynamic) and _could_be_proc_environ(w) and \
+                w.value not in patterns:
+            out.append(f"`{w.text}` could read a process environment (/proc/*/environ)")
+    for r in analysis.redirects:
+        t = r.target
+        # (`_could_be_proc_environ` is false for a fixed value naming neither)
+        if t is not None and ("environ" in t.value or "/proc" in t.value or t.glob or
+                              t.dynamic) and _could_be_proc_environ(t):
+            out.append("redirects from a process environment (/proc/*/environ)")
+    return out
 
 
 def _only_patterns(analysis: ShellAnalysis) -> frozenset[str]:

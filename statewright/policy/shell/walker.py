@@ -15,21 +15,15 @@ from ..types import CACHE_MAX_LINE
 from . import arith
 from .cwds import DIR_CHANGERS
 from .parser import bash_parser, first_error, has_job_token, status_node
-from .records import (
-    Command,
-    Redirect,
-    ShellAnalysis,
-    Word,
-    new_analysis,
-    new_command,
-    new_redirect,
-)
+from .records import Word, new_analysis, new_command, new_redirect
 from .words import WORD_CACHE, literal_word, make_word, part_word
 from .wrappers import WRAPPERS, inner_commands
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
     from typing import Any
+
+    from .records import Command, Redirect, ShellAnalysis
 
 _OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 _FD_OPS = frozenset({">&", "<&", ">&-", "<&-"})
@@ -540,8 +534,7 @@ class Walker:
                     extra_redirects.append(r)
             else:
                 if t == "command_name":
-                    # (its first named child: `named_child(0)` makes that one node, where
-                    # `named_children` would make one for every child and a list)
+                    # (`named_child(0)`: one node, not one per child and a list)
                     first = ch.named_child(0)
                     if first is not None:
                         ch = first
