@@ -23,7 +23,7 @@ from .paths import (
 )
 from .protect.scope import write_target_problem
 from .tools import FILE_READERS, tool_allowed, tool_facts
-from .types import Counters, Decision, GateContext, ToolCall
+from .types import Counters, Decision, GateContext, ToolCall, finish_trace, new_decision
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
@@ -128,7 +128,8 @@ class _Call(PathResolver):
         self.name = name
         self.args = args
         self.cwd = cwd
-        self.trace = trace  # the explanation, one line per step
+        # the explanation, one line per step (or a function giving lines: `Decision`)
+        self.trace: list[Any] = trace
         self.may_write = may_write  # may change, move or delete the files it names
         self.write = write  # edits files as counted by checks 7-8
         self.tree = tree  # moves or deletes what it names
@@ -464,7 +465,8 @@ def _allow(c: _Call, state: State) -> Decision:
                                           {**dict(items), **state.env_overrides})
             c.trace.append(note)
     c.trace.append("allow")
-    return Decision(True, "", "", "", tuple(c.trace), tuple(c.files), updated)
+    # (the trace as it is: `Decision.explanation` finishes it when it is read)
+    return new_decision(True, "", "", "", c.trace, tuple(c.files), updated, True)
 
 
 def _rewriting_in(memo: _StateMemo, state: State, items: tuple[tuple[str, str], ...]
@@ -515,7 +517,8 @@ def _deny(rule: str, what: str, why: str, state: State, ctx: GateContext, trace:
         state, ctx, shell)
     trace.append(f"{rule}: deny")
     return Decision.deny(_printable(reason), rule,
-                         explanation=tuple(_printable(t) for t in trace), files=files)
+                         explanation=tuple(_printable(t) for t in finish_trace(trace)),
+                         files=files)
 
 
 def _printable(text: str) -> str:

@@ -26,12 +26,34 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..definition.compiled import State
     from .paths import Resolve
-    from .shell import Command, ShellAnalysis
+    from .shell import Command, ShellAnalysis, Verdict
     from .types import GateContext
 
+
+def _commands_verdict(analysis: ShellAnalysis, allowed: tuple[str, ...]) -> Verdict:
+    """Check 5's verdict without its trace (`_CommandsTrace` gives the trace)."""
+    return check_commands(analysis, allowed, None, False)
+
+
 #: the verdicts of checks 5 and 6 that depend on the text alone, kept per line
-_commands_by_line = line_memo(check_commands, with_arg=True)
+_commands_by_line = line_memo(_commands_verdict, with_arg=True)
 _env_by_line = line_memo(check_env, with_arg=True)
+
+
+class _CommandsTrace:
+    """Check 5's lines of the explanation of a line it allowed, worked out when the decision's
+    explanation is read (`types.Decision.explanation`: `statewright check`), not for every
+    decision: `check_commands` again, a pure function of the text and the allowed entries."""
+
+    __slots__ = ("allowed", "analysis")
+
+    def __init__(self, analysis: ShellAnalysis, allowed: tuple[str, ...]) -> None:
+        self.analysis = analysis
+        self.allowed = allowed
+
+    def __call__(self) -> list[str]:
+        return [f"allowed_commands: {t}"
+                for t in check_commands(self.analysis, self.allowed).trace]
 
 
 def command_problem(c: Any, state: State, ctx: GateContext) -> tuple[str, str] | None:
@@ -40,17 +62,11 @@ def command_problem(c: Any, state: State, ctx: GateContext) -> tuple[str, str] |
     8) and the trace."""
     analysis, command = c.analysis, c.command
     cwds = line_dirs(analysis, c.cwd or ctx.project_root)[0]
-    for r in analysis.redirects:
-        if r.output and r.target is not None and r.target.literal and \
-                r.target.value not in HARMLESS_DEVICES:
-            for d in cwds:
-                f = file_key(r.target.value, ctx, c.resolve, d)
-                if f not in c.files:
-                    c.files.append(f)
+    # (the files the redirects write, as check 8 names them, found with their problems)
+    problems = redirect_problems(analysis, ctx, c.resolve, cwds, c.files)
     for f in worktree_changes(analysis, ctx, c.resolve, cwds):
         if f not in c.files:
             c.files.append(f)
-    problems = redirect_problems(analysis, ctx, c.resolve, cwds)
     if state.allowed_commands is None:
         # no command rules here, but output redirects obey the same write scope as the
         # file-writing tools (inside the project, not into .git/ or Claude settings)
@@ -62,7 +78,12 @@ def command_problem(c: Any, state: State, ctx: GateContext) -> tuple[str, str] |
         v = check_commands(analysis, state.allowed_commands,
                            cd_check=cd_checker(ctx, c.resolve, c.cwd or ctx.project_root))
     else:  # no `cd` to follow on disk: the verdict depends on the text alone
-        v = _commands_by_line(analysis, tuple(state.allowed_commands))
+        allowed = tuple(state.allowed_commands)
+        v = _commands_by_line(analysis, allowed)
+        if v.allowed and not problems:
+            c.trace.append(_CommandsTrace(analysis, allowed))  # (its text when it is read)
+            return None
+        v = check_commands(analysis, allowed)  # (a refusal: its trace now)
     c.trace += [f"allowed_commands: {t}" for t in v.trace]
     c.trace += [f"allowed_commands: redirect {p} -> deny" for p in problems]
     if not v.allowed or problems:
@@ -237,9 +258,11 @@ def cd_problem(c: Command, ctx: GateContext, resolve: Resolve, cwd: str) -> str 
 
 
 def redirect_problems(analysis: ShellAnalysis, ctx: GateContext, resolve: Resolve,
-                       cwds: list[str]) -> list[str]:
+                      cwds: list[str], files: list[str] | None = None) -> list[str]:
     """Output redirects (and files options say a command writes) may write inside the project
-    only, never into git metadata, Claude settings, the store or a protected file."""
+    only, never into git metadata, Claude settings, the store or a protected file. `files`:
+    a list to add the files they write to, as check 8 names them (project-relative, else
+    absolute), in order."""
     out: list[str] = []
     root = ctx_facts(ctx).real_root  # (`relative_to_root(full, ctx.project_root)`)
     for r in analysis.redirects:
@@ -249,26 +272,33 @@ def redirect_problems(analysis: ShellAnalysis, ctx: GateContext, resolve: Resolv
         if not t.literal:
             out.append(f"`{r.op} {t.text}`: the target is not a literal path")
             continue
-        if t.value in HARMLESS_DEVICES:
+        v = t.value
+        if v in HARMLESS_DEVICES:
             continue
+        refused = False
         for d in cwds:
-            full = resolve(t.value, d, shell=True)
+            full = resolve(v, d, shell=True)
             rel = relative_to_real(full, root)
+            if files is not None:
+                f = rel if rel is not None else _outside_key(v, ctx, d)
+                if f not in files:
+                    files.append(f)
+            if refused:
+                continue  # (one problem per redirect: the rest only names its files)
             if rel is None:
-                out.append(f"`{r.op} {t.value}` writes outside the project")
-                break
+                out.append(f"`{r.op} {v}` writes outside the project")
+                refused = True
+                continue
             why = sensitive(rel, full, ctx) or holds_protected(full, ctx)
             if why:
-                out.append(f"`{r.op} {t.value}`: {why}")
-                break
+                out.append(f"`{r.op} {v}`: {why}")
+                refused = True
     return list(dict.fromkeys(out)) if out else out
 
 
-def file_key(path: str, ctx: GateContext, resolve: Resolve, cwd: str) -> str:
-    """How check 8 names a file a shell line writes: project-relative, else absolute."""
-    rel = relative_to_real(resolve(path, cwd, shell=True), ctx_facts(ctx).real_root)
-    if rel is not None:
-        return rel
+def _outside_key(path: str, ctx: GateContext, cwd: str) -> str:
+    """How check 8 names a file a shell line writes outside the project: absolute (inside:
+    project-relative)."""
     return os.path.normpath(os.path.join(cwd or ctx.project_root, path))
 
 

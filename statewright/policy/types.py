@@ -11,7 +11,7 @@ These are immutable records (`statewright.lean.Record`: `__slots__`, explicit `_
 
 from __future__ import annotations
 
-from ..lean import TYPE_CHECKING, Record, field_setters, set_field
+from ..lean import TYPE_CHECKING, Record, set_field
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
@@ -22,6 +22,24 @@ CACHE_MAX_LINE = 4096
 
 _EMPTY: frozenset = frozenset()
 _NO_ARG = object()
+
+
+def mutable_twin(cls: type[Record]) -> Any:
+    """A class with the slots of record class `cls` in the same order (so the same layout: an
+    instance's `__class__` may become `cls`) whose fields are assigned as plainly as an
+    attribute of a mutable object (`object`'s own `__setattr__` and `__delattr__`: both, or
+    Python would still route assignments through a method).
+
+    The records built for every shell line and decision (`shell.records.new_command`, ...,
+    `new_decision`) are filled as a twin and then made `cls`: half the cost of `cls(...)`,
+    whose `__init__` stores each field through its slot descriptor's setter. The record is
+    as immutable as any other once its class is `cls` (what `engine.run.Run.with_` does)."""
+    return type("_" + cls.__name__ + "Twin", (Record,),
+                {"__slots__": cls.__slots__, "__setattr__": object.__setattr__,
+                 "__delattr__": object.__delattr__, "__module__": cls.__module__})
+
+
+new_record = object.__new__  # (an empty instance of a twin, to be filled)
 
 
 def line_memo(fn: Callable[..., Any], with_arg: bool = False) -> Callable[..., Any]:
@@ -184,13 +202,16 @@ class GateContext(Record):
 
 
 class Decision(Record):
-    __slots__ = __match_args__ = _fields = ("allowed", "reason", "rule", "code", "explanation",
-                                            "files", "updated_input", "counts_iteration")
+    __match_args__ = _fields = ("allowed", "reason", "rule", "code", "explanation", "files",
+                                "updated_input", "counts_iteration")
+    # (`explanation` is read through `_explanation`: see the property)
+    __slots__ = ("_explanation", "allowed", "code", "counts_iteration", "files", "reason", "rule",
+                 "updated_input")
     allowed: bool
     reason: str
     rule: str
     code: str
-    explanation: tuple[str, ...]
+    _explanation: tuple[str, ...] | list[Any]
     files: tuple[str, ...]
     updated_input: dict[str, Any] | None
     counts_iteration: bool
@@ -200,7 +221,7 @@ class Decision(Record):
                  updated_input: dict[str, Any] | None = None,
                  counts_iteration: bool = True) -> None:
         # (one is built for every decision: each field is stored through its own slot
-        # descriptor, `lean.field_setters`)
+        # descriptor, as `lean.field_setters` gives them)
         _d_allowed(self, allowed)
         _d_reason(self, reason)  # for the agent: what was refused, why, what to do instead
         _d_rule(self, rule)  # which check decided: self_protection, allowed_tools, ...
@@ -209,6 +230,19 @@ class Decision(Record):
         _d_files(self, files)  # project-relative files this call would edit
         _d_updated_input(self, updated_input)  # rewritten tool_input (blocked_env removal)
         _d_counts_iteration(self, counts_iteration)  # statewright_* tools do not count
+
+    @property
+    def explanation(self) -> tuple[str, ...]:
+        """The line-by-line trace for `statewright check`. The gate hands an allowed shell
+        line's trace over unfinished: a list whose items are lines or functions that give
+        lines (`lines.command_problem`: check 5's lines of the line it allowed), finished
+        here the first time it is read (`finish_trace`): no decision pays for text nobody
+        reads, and the text is what it would have been."""
+        e = self._explanation
+        if type(e) is not tuple:
+            e = finish_trace(e)
+            _d_explanation(self, e)
+        return e
 
     @staticmethod
     def allow(**kw: Any) -> Decision:
@@ -220,4 +254,35 @@ class Decision(Record):
 
 
 (_d_allowed, _d_reason, _d_rule, _d_code, _d_explanation, _d_files, _d_updated_input,
- _d_counts_iteration) = field_setters(Decision)
+ _d_counts_iteration) = (getattr(Decision, "_" + f if f == "explanation" else f).__set__
+                        for f in Decision._fields)
+
+
+def finish_trace(items: Any) -> tuple[str, ...]:
+    """A trace whose items are lines or functions that give lines, as lines."""
+    out: list[str] = []
+    for t in items:
+        if type(t) is str:
+            out.append(t)
+        else:
+            out += t()
+    return tuple(out)
+_DecisionTwin = mutable_twin(Decision)
+
+
+def new_decision(allowed: bool, reason: str, rule: str, code: str,
+                 explanation: tuple[str, ...] | list[Any], files: tuple[str, ...],
+                 updated_input: dict[str, Any] | None, counts_iteration: bool) -> Decision:
+    """`Decision(allowed, reason, ...)` with every field given, built as a twin
+    (`mutable_twin`): one per decision."""
+    d = new_record(_DecisionTwin)
+    d.allowed = allowed
+    d.reason = reason
+    d.rule = rule
+    d.code = code
+    d._explanation = explanation
+    d.files = files
+    d.updated_input = updated_input
+    d.counts_iteration = counts_iteration
+    d.__class__ = Decision
+    return d

@@ -12,6 +12,8 @@ LINES = [
     "sleep 10 &", "a & b", "a && b", "a >&2", "a &> log", "(sleep 1 &); echo", "echo '&'",
     "echo \\&", "x=$(a &)", "for i in 1 2; do a & done", "f() { b & }; f", "a | b & c",
     "echo a&&b", "a &>>log", "cat <(a &)", "coproc x { a; }", "a 2>&1 &", "echo \"a & b\"",
+    # (a `&&` token is asked once: what follows it is still asked)
+    "a && b &", "a&&b&", "a && b && c & d", "a&&b 2>&1 &", "x && { y & }", "a &&& b",
 ]
 
 

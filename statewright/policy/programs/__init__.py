@@ -38,13 +38,21 @@ from .writers import ANY_PROGRAM, GLUED_VALUE_ONLY, TYPED_VALUE, WRITERS
 if TYPE_CHECKING:  # pragma: no cover
     from ..shell.records import Word
 
-__all__ = ["CODE", "PROGRAMS", "SECRETS", "Example", "Program", "Risk", "env_dump",
-           "is_python", "option_outputs", "risks", "runs_code"]
+    #: the files a command's options or arguments say it writes, by the place of the word
+    #: that names each: (the option, the index in `args` of the word naming the file or -1 for
+    #: the working directory, the file's part of that word or None when it is the whole word)
+    Outputs = tuple[tuple[str, int, str | None], ...]
+
+__all__ = ["CODE", "DUMPS_ENV", "PROGRAMS", "SECRETS", "Example", "Program", "Risk", "env_dump",
+           "facts", "is_python", "option_outputs", "risks", "runs_code"]
 
 #: every entry (`ANY_PROGRAM` holds what applies to any program whatever its name)
 PROGRAMS: tuple[Program, ...] = (ANY_PROGRAM, GIT, PYTHON, *BUILDERS, *TEXT, *FILES, *CLOUD,
                                  *ENVIRONMENT_DUMPS, *WRITERS)
 _BY_NAME = {name: p for p in PROGRAMS for name in p.names}
+#: the names of the programs `env_dump` knows to print the environment (by these names, or by a
+#: path ending in one): for any other name it answers None
+DUMPS_ENV = frozenset(name for name, p in _BY_NAME.items() if p.dumps_env is not None)
 
 
 def _entry(name: str) -> Program | None:
@@ -56,13 +64,51 @@ def _entry(name: str) -> Program | None:
 
 def risks(name: str, args: tuple[Word, ...]) -> tuple[Risk, ...]:
     """What `name ARGS` is told to do beyond what its name allows (see `Risk`)."""
+    return facts(name, args)[0]
+
+
+def facts(name: str, args: tuple[Word, ...]) -> tuple[tuple[Risk, ...], Outputs]:
+    """(`risks(name, args)`, the files its options write as `Outputs`): what the walk asks
+    of every command. For a few fixed words both are a function of the name and the values
+    alone, kept (`_KEPT`)."""
+    vals: list[str] = []
+    literal = True
+    for w in args:  # (one loop, not a comprehension and `all`: cheaper for a few words)
+        vals.append(w.value)
+        if not w.literal:
+            literal = False
+    if literal and len(vals) <= 16:
+        key = (name, *vals)
+        kept = _KEPT.get(key)
+        if kept is None:
+            kept = (_risks(name, args, vals, True), _outputs(name, args, vals))
+            if sum(map(len, vals)) <= 1024:  # (only short lines' answers are kept)
+                if len(_KEPT) >= _KEPT_MAX:
+                    _KEPT.clear()
+                _KEPT[key] = kept
+        return kept
+    return _risks(name, args, vals, literal), _outputs(name, args, vals)
+
+
+#: `facts` of a program given a few fixed words (at most 16, 1 KiB in all), by (name,
+#: *values): lines name `git status`, `npm test` again and again, and each answer is made of
+#: tuples of text, numbers and immutable `Risk`s. Emptied when it holds `_KEPT_MAX` answers.
+_KEPT: dict[tuple[str, ...], tuple[tuple[Risk, ...], Outputs]] = {}
+_KEPT_MAX = 1024
+
+
+def _risks(name: str, args: tuple[Word, ...], vals: list[str], literal: bool
+           ) -> tuple[Risk, ...]:
     entry = _entry(name)
     if entry is None and is_python(name):
         return _module_risks(args)
     if entry is None or not (entry.code_options or entry.subcommands or entry.risks):
         return ()
-    vals = [w.value for w in args]
-    literal = all(w.literal for w in args)
+    return _risks_of(name, entry, vals, args, literal)
+
+
+def _risks_of(name: str, entry: Program, vals: list[str], args: tuple[Word, ...],
+              literal: bool) -> tuple[Risk, ...]:
     out: list[Risk] = []
     if entry.code_options:
         out += _option_risks(name, entry, vals)
@@ -194,7 +240,12 @@ def option_outputs(name: str, args: tuple[Word, ...]) -> list[tuple[str, Word | 
     """The files `name ARGS` writes because an option or argument says so: (the option, the
     word naming the file or None for the working directory, the file's part of that word, or
     None when it is the whole word)."""
-    out: list[tuple[str, Word | None, str | None]] = []
+    return [(op, args[at] if at >= 0 else None, part) for op, at, part in facts(name, args)[1]]
+
+
+def _outputs(name: str, args: tuple[Word, ...], vals: list[str]) -> Outputs:
+    """`option_outputs(name, args)` with each word given by its index (`Outputs`)."""
+    out: list[tuple[str, int, str | None]] = []
     entry = _entry(name)
     short = entry.output_options if entry is not None else frozenset()
     long = ANY_PROGRAM.long_output_options
@@ -205,38 +256,36 @@ def option_outputs(name: str, args: tuple[Word, ...]) -> list[tuple[str, Word | 
     i, n = 0, len(args)
     past_options = False
     while i < n:
-        w = args[i]
-        v = w.value
+        v = vals[i]
         if v == "--":
             past_options = True
         elif operands:
-            if past_options or not v.startswith("-") or not w.literal:
-                out.append((name, w, None))
+            if past_options or not v.startswith("-") or not args[i].literal:
+                out.append((name, i, None))
         elif operand is not None and v.startswith(operand):
-            out.append((f"{name} {operand}", w, v[len(operand):]))
+            out.append((f"{name} {operand}", i, v[len(operand):]))
         elif not past_options and v.startswith("--"):
             opt, eq, val = v.partition("=")
             if opt in long:
                 if opt in TYPED_VALUE:
                     val = val.split(":", 1)[1] if ":" in val else ""
                 if eq and val:
-                    out.append((opt, w, val))
+                    out.append((opt, i, val))
                 elif not eq and opt not in GLUED_VALUE_ONLY and i + 1 < n:
-                    out.append((opt, args[i + 1], None))
+                    out.append((opt, i + 1, None))
                     i += 1
         elif not past_options and v[:2] in short and v.startswith("-"):
             if len(v) > 2:
-                out.append((v[:2], w, v[2:]))
+                out.append((v[:2], i, v[2:]))
             elif i + 1 < n:
-                out.append((v, args[i + 1], None))
+                out.append((v, i + 1, None))
                 i += 1
         i += 1
     if entry is not None and entry.writes is not None:
         marked = [a.value if a.literal else a.value + DYNAMIC for a in args]
         for op, at, part in entry.writes(marked):
             if at < 0:
-                out.append((op, None, part))
+                out.append((op, -1, part))
             elif at < n:
-                out.append((op, args[at], part.replace(DYNAMIC, "") if part is not None
-                            else None))
-    return out
+                out.append((op, at, part.replace(DYNAMIC, "") if part is not None else None))
+    return tuple(out) if out else ()

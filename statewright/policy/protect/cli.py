@@ -303,8 +303,10 @@ def _cli_violations(analysis: ShellAnalysis, cwd: str) -> list[str]:
                        f"analysed ({analysis.problems[0]})")
             return out
     line_mentions = _mentions_statewright(analysis)
+    bystanders = _BYSTANDERS  # (`_bystander`'s answers so far: looked up without a call)
     for c in analysis.commands:
-        if c.argv and (line_mentions or not c.name_literal or not _bystander(c.name)):
+        if c.argv and (line_mentions or not c.name_literal or not (
+                bystanders.get(c.name) or _bystander(c.name))):
             _command_problems(c, line_mentions, cwd, out)
     if line_mentions and not out and not _talk_only(analysis):
         why = _code_problem(analysis)

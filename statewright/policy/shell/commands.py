@@ -12,6 +12,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .records import Command, ShellAnalysis, Word
 
+    #: allowed prefixes by their first token: (the prefix, its tokens), in the order given
+    _Index = dict[str, tuple[tuple[str, tuple[str, ...]], ...]]
+
 #: Harmless builtins that never need to be listed: they run nothing and write nothing.
 IMPLICIT_COMMANDS = frozenset({"true", "false", ":"})
 
@@ -57,10 +60,16 @@ def match_prefix(argv: tuple[Word, ...], allowed: tuple[str, ...]) -> str | None
     """
     if not argv or not argv[0].literal:
         return None
+    return _longest(argv, _prefix_index(tuple(allowed)))[0]
+
+
+def _longest(argv: tuple[Word, ...], index: _Index) -> tuple[str | None, int]:
+    """(`match_prefix(argv, ...)`, its number of tokens; -1 when none) given the allowed
+    prefixes by first token (`_prefix_index`), for an `argv` whose first word is literal."""
     best: str | None = None
     best_len = -1
     n = len(argv)
-    for p, toks in _prefix_index(tuple(allowed)).get(argv[0].value, ()):
+    for p, toks in index.get(argv[0].value, ()):
         k = len(toks)
         if k > n or k <= best_len:
             continue
@@ -72,7 +81,7 @@ def match_prefix(argv: tuple[Word, ...], allowed: tuple[str, ...]) -> str | None
             i += 1
         else:
             best, best_len = p, k
-    return best
+    return best, best_len
 
 
 def matching_prefixes(argv: tuple[Word, ...], allowed: tuple[str, ...]) -> tuple[str, ...]:
@@ -90,7 +99,7 @@ def matching_prefixes(argv: tuple[Word, ...], allowed: tuple[str, ...]) -> tuple
 
 
 @lru_cache(maxsize=256)
-def _prefix_index(allowed: tuple[str, ...]) -> dict[str, tuple[tuple[str, tuple[str, ...]], ...]]:
+def _prefix_index(allowed: tuple[str, ...]) -> _Index:
     """Allowed prefixes grouped by their first token (in the order given)."""
     out: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
     for p in allowed:
@@ -105,38 +114,47 @@ _UNMARKED_CONTEXTS = frozenset({"top", "pipeline"})
 
 
 def check_commands(analysis: ShellAnalysis, allowed_commands: tuple[str, ...] | list[str],
-                   cd_check: Callable[[Command], str | None] | None = None) -> Verdict:
+                   cd_check: Callable[[Command], str | None] | None = None,
+                   explain: bool = True) -> Verdict:
     """Check 5: every command must match an allowed prefix; fail closed on any doubt.
 
     `cd_check(command)` (given by the gate) decides a `cd` that no allowed prefix covers: it
     returns None when the directory change stays inside the project, else why it is refused.
+    `explain=False`: the verdict without its trace (the same `allowed` and `reason`; the gate
+    asks for the trace only when its explanation is read, `lines.command_problem`).
     """
     allowed = tuple(allowed_commands)
+    index = _prefix_index(allowed)
     trace: list[str] = []
     denied: list[str] = []
     for p in analysis.problems:
         trace.append(f"problem: {p} -> deny")
         denied.append(p)
     matched: dict[int, int] = {}  # command index -> number of tokens its prefix covered
+    shown = where = ""
     for idx, c in enumerate(analysis.commands):
-        shown = " ".join([w.text for w in c.argv])[:120]
-        where = "" if c.context in _UNMARKED_CONTEXTS else f" [{c.context}]"
+        if explain:
+            shown = _shown(c)
+            where = "" if c.context in _UNMARKED_CONTEXTS else f" [{c.context}]"
         if c.assignments and c.kind != "unset" and c.name_literal:
             for nm, _value in c.assignments:
                 if dangerous_assignment(nm):
                     why = f"`{nm}=...` changes what `{c.name}` runs"
-                    trace.append(f"`{shown}`{where}: {why} -> deny")
+                    if explain:
+                        trace.append(f"`{shown}`{where}: {why} -> deny")
                     denied.append(why)
-        covered, note, refusal = _judge(c, matched, allowed, cd_check, shown)
+        covered, note, refusal = _judge(c, matched, index, cd_check, explain)
         if covered:
             matched[idx] = covered
-        line = f"`{shown}`{where}: {note}"
-        trace.append(line + " -> deny" if refusal else line)
+        if explain:
+            line = f"`{shown}`{where}: {note}"
+            trace.append(line + " -> deny" if refusal else line)
         if refusal:
             denied.append(refusal)
         elif c.risks:
-            for why in _unallowed_risks(c, covered, allowed):
-                trace.append(f"`{shown}`{where}: {why} -> deny")
+            for why in _unallowed_risks(c, covered, index):
+                if explain:
+                    trace.append(f"`{shown}`{where}: {why} -> deny")
                 denied.append(why)
     for nm, _value in analysis.assignments:
         if dangerous_assignment(nm) and not any(
@@ -146,21 +164,22 @@ def check_commands(analysis: ShellAnalysis, allowed_commands: tuple[str, ...] | 
             denied.append(why)
     if not analysis.commands and not analysis.problems:
         trace.append("no commands")
+    shown_trace = tuple(trace) if explain else ()
     if denied:
         uniq = list(dict.fromkeys(denied))
         return Verdict(False, "; ".join(uniq[:4]) + (" ..." if len(uniq) > 4 else ""),
-                       tuple(trace))
-    return Verdict(True, "", tuple(trace))
+                       shown_trace)
+    return Verdict(True, "", shown_trace)
 
 
-def _unallowed_risks(c: Command, covered: int, allowed: tuple[str, ...]) -> list[str]:
+def _unallowed_risks(c: Command, covered: int, index: _Index) -> list[str]:
     """What `c`'s options and subcommands tell it to do (`programs.risks`) that no allowed
     entry spells out. A risk is allowed when the prefix that allowed the command covers its
     word (`npm run lint` covers `run lint`) or when an allowed entry for the same command ends
     with its token and the rest of that entry matches (`find -exec`, `rg --pre`, `git -c`)."""
     out: list[str] = []
     for r in c.risks:
-        if r.at + 1 < covered or (r.token and _spelled_out(c.argv, r.token, allowed)):
+        if r.at + 1 < covered or (r.token and _spelled_out(c.argv, r.token, index)):
             continue
         hint = f"; an allowed_commands entry such as `{c.name} {r.token}` would allow it" \
             if r.token else ""
@@ -168,8 +187,8 @@ def _unallowed_risks(c: Command, covered: int, allowed: tuple[str, ...]) -> list
     return out
 
 
-def _spelled_out(argv: tuple[Word, ...], token: str, allowed: tuple[str, ...]) -> bool:
-    for _p, toks in _prefix_index(allowed).get(argv[0].value, ()):
+def _spelled_out(argv: tuple[Word, ...], token: str, index: _Index) -> bool:
+    for _p, toks in index.get(argv[0].value, ()):
         if len(toks) < 2 or toks[-1] != token or len(toks) - 1 > len(argv):
             continue
         if all(argv[i].literal and argv[i].value == toks[i] for i in range(1, len(toks) - 1)):
@@ -177,11 +196,19 @@ def _spelled_out(argv: tuple[Word, ...], token: str, allowed: tuple[str, ...]) -
     return False
 
 
-def _judge(c: Command, matched: dict[int, int], allowed: tuple[str, ...],
-           cd_check: Callable[[Command], str | None] | None, shown: str
+def _shown(c: Command) -> str:
+    """How the trace and a refusal show a command: its words as written, up to 120
+    characters."""
+    return " ".join([w.text for w in c.argv])[:120]
+
+
+def _judge(c: Command, matched: dict[int, int], index: _Index,
+           cd_check: Callable[[Command], str | None] | None, explain: bool = True
            ) -> tuple[int, str, str | None]:
     """One command: (the number of its words an allowed prefix covers, what the trace says,
-    why it is refused or None)."""
+    why it is refused or None); `index`: the allowed prefixes (`_prefix_index`); `explain`:
+    False when what the trace says is not needed (then "" for a command allowed by a
+    prefix)."""
     if c.kind == "unset":
         return 1, "unset is always allowed", None
     if not c.name_literal:
@@ -190,15 +217,16 @@ def _judge(c: Command, matched: dict[int, int], allowed: tuple[str, ...],
     name = c.name
     if c.parent is not None and matched.get(c.parent, 0) > c.offset:
         reach = matched[c.parent] - c.offset
-        own = match_prefix(c.argv, allowed) if c.risks else None
-        if own is not None:
-            reach = max(reach, len(_prefix_tokens(own)))
+        if c.risks:
+            own, k = _longest(c.argv, index)
+            if own is not None:
+                reach = max(reach, k)
         return reach, "covered by the allowed prefix of its wrapper", None
-    p = match_prefix(c.argv, allowed)
+    p, k = _longest(c.argv, index)
     if p is not None:
-        return len(_prefix_tokens(p)), f"allowed by `{p}`", None
+        return k, f"allowed by `{p}`" if explain else "", None
     for r in c.risks:
-        if r.token and _spelled_out(c.argv, r.token, allowed):
+        if r.token and _spelled_out(c.argv, r.token, index):
             # an entry that spells out what the line tells the program (`find -exec`)
             return 1, f"allowed by an entry that spells out `{r.token}`", None
     if c.function_call and c.parent is None:
@@ -214,5 +242,5 @@ def _judge(c: Command, matched: dict[int, int], allowed: tuple[str, ...],
     if "/" in name:
         why = f"`{name}` is a path; only the bare names in allowed_commands may run"
     else:
-        why = f"`{shown[:60]}` does not match any allowed command"
+        why = f"`{_shown(c)[:60]}` does not match any allowed command"
     return 0, "no allowed prefix matches", why

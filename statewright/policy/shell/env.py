@@ -10,6 +10,7 @@ from ...lean import TYPE_CHECKING, LazyRe, fnmatchcase, lru_cache
 from .. import programs
 from ..procfs import environ_path
 from ..programs.text import PATTERN_SEARCHERS, pattern_operands
+from ..types import word_texts
 from .records import Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -23,6 +24,7 @@ INTERPRETERS = {"python", "python2", "python3", "node", "nodejs", "deno", "bun",
                  "php", "lua", "luajit", "Rscript", "R", "osascript", "awk", "gawk", "mawk", "nawk",
                  "jq", "tclsh", "wish", "pwsh", "powershell", "julia", "groovy", "scala", "java",
                  "jshell", "irb", "sed", "expect", "gdb"}
+_DUMPS_ENV = programs.DUMPS_ENV
 _ENV_API_RE = LazyRe(
     r"environ|getenv|ENVIRON|process\.env|%ENV|\$ENV|ENV\[|ENV\.|\bENV\b|Deno\.env|"
     r"Sys\.getenv|\$env:|System\.getenv|\benv\b|os\.Environ|printenv|/proc/")
@@ -81,11 +83,20 @@ def check_env(analysis: ShellAnalysis, blocked_env: tuple[str, ...] | list[str])
             why = f"expands the blocked variable `{v}`"
             trace.append(why + " -> deny")
             denied.append(why)
-    named = _mentions(analysis.source, blocked)
+    src = analysis.source
+    named: list[str] = []
+    for n in blocked:  # (the usual line names none: no call)
+        if n in src:
+            named = _mentions(src, blocked)
+            break
     # (a name is in some argument's value only if it is in them all joined by a newline, which
     # no variable name holds: the usual line is looked at once, not word by word)
     values = "\n".join([w.value for c in analysis.commands for w in c.argv])
-    in_values = any(n in values for n in blocked)
+    in_values = False
+    for n in blocked:  # (a loop, not `any`: cheaper for a few names)
+        if n in values:
+            in_values = True
+            break
     for c in analysis.commands:
         if c.stdin_text:
             named += _mentions(c.stdin_text, blocked)
@@ -99,7 +110,9 @@ def check_env(analysis: ShellAnalysis, blocked_env: tuple[str, ...] | list[str])
     for c in analysis.commands:
         if not c.name_literal:
             continue
-        d = programs.env_dump(c.name, c.args)
+        name = c.name
+        # (`env_dump` answers None for a name not in `DUMPS_ENV` that holds no `/`)
+        d = programs.env_dump(name, c.args) if name in _DUMPS_ENV or "/" in name else None
         if d:
             trace.append(d + " -> deny")
             denied.append(d)
@@ -107,34 +120,43 @@ def check_env(analysis: ShellAnalysis, blocked_env: tuple[str, ...] | list[str])
             if risk.kind == programs.SECRETS:
                 trace.append(risk.why + " -> deny")
                 denied.append(risk.why)
-        if c.name in INTERPRETERS or programs.is_python(c.name):
+        # (`is_python` is false for a name without a `y`)
+        if name in INTERPRETERS or (("y" in name or "Y" in name) and programs.is_python(name)):
             code = " ".join(a.value for a in c.args) + "\n" + (c.stdin_text or "")
             if _ENV_API_RE.search(code):
                 why = f"`{c.name}` is given code that reads the environment"
                 trace.append(why + " -> deny")
                 denied.append(why)
-    words = analysis.words
-    # (a word's value holds `environ` or `/proc` only if they all joined do: the usual line
-    # asks the question only of its glob and dynamic words)
-    joined = "\n".join([w.value for w in words])
-    every_word = "environ" in joined or "/proc" in joined
-    patterns = _only_patterns(analysis) if "environ" in joined else ()
-    for w in words:
-        if (every_word or w.glob or w.dynamic) and _could_be_proc_environ(w) and \
-                w.value not in patterns:
-            why = f"`{w.text}` could read a process environment (/proc/*/environ)"
-            trace.append(why + " -> deny")
-            denied.append(why)
-    for r in analysis.redirects:
-        if r.target is not None and _could_be_proc_environ(r.target):
-            why = "redirects from a process environment (/proc/*/environ)"
-            trace.append(why + " -> deny")
-            denied.append(why)
+    for why in _environ_reads(analysis):
+        trace.append(why + " -> deny")
+        denied.append(why)
     if denied:
         uniq = list(dict.fromkeys(denied))
         return Verdict(False, "; ".join(uniq[:4]), tuple(trace))
     trace.append(f"no read of {', '.join(blocked)} found")
     return Verdict(True, "", tuple(trace))
+
+
+def _environ_reads(analysis: ShellAnalysis) -> list[str]:
+    """Why words or redirects of the line could read a process environment
+    (`/proc/*/environ`), in order."""
+    out: list[str] = []
+    # (a word's value holds `environ` or `/proc` only if they all joined do: the usual line
+    # asks the question only of its glob and dynamic words)
+    joined = word_texts(analysis)[0]  # (every value joined by a newline, kept)
+    every_word = "environ" in joined or "/proc" in joined
+    patterns = _only_patterns(analysis) if "environ" in joined else ()
+    for w in analysis.words:
+        if (every_word or w.glob or w.dynamic) and _could_be_proc_environ(w) and \
+                w.value not in patterns:
+            out.append(f"`{w.text}` could read a process environment (/proc/*/environ)")
+    for r in analysis.redirects:
+        t = r.target
+        # (`_could_be_proc_environ` is false for a fixed value naming neither)
+        if t is not None and ("environ" in t.value or "/proc" in t.value or t.glob or
+                              t.dynamic) and _could_be_proc_environ(t):
+            out.append("redirects from a process environment (/proc/*/environ)")
+    return out
 
 
 def _only_patterns(analysis: ShellAnalysis) -> frozenset[str]:

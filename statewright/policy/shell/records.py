@@ -5,8 +5,11 @@ docstring)."""
 from __future__ import annotations
 
 from ...lean import TYPE_CHECKING, Record, field_setters
+from ..types import mutable_twin, new_record
 
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
     from ..programs.spec import Risk
 
 _EMPTY: frozenset = frozenset()
@@ -45,6 +48,23 @@ class Word(Record):
 
 
 (_w_text, _w_value, _w_pattern, _w_literal, _w_dynamic, _w_glob, _w_tilde) = field_setters(Word)
+_WordTwin = mutable_twin(Word)
+
+
+def new_word(text: str, value: str, pattern: str, literal: bool, dynamic: bool = False,
+             glob: bool = False, tilde: bool = False) -> Word:
+    """`Word(...)`, built as a twin (`types.mutable_twin`: half the cost); the walk makes a
+    few per line."""
+    w: Any = new_record(_WordTwin)
+    w.text = text
+    w.value = value
+    w.pattern = pattern
+    w.literal = literal
+    w.dynamic = dynamic
+    w.glob = glob
+    w.tilde = tilde
+    w.__class__ = Word
+    return w
 
 
 class Redirect(Record):
@@ -64,6 +84,18 @@ class Redirect(Record):
 
 
 _r_op, _r_fd, _r_target, _r_output = field_setters(Redirect)
+_RedirectTwin = mutable_twin(Redirect)
+
+
+def new_redirect(op: str, fd: str | None, target: Word | None, output: bool) -> Redirect:
+    """`Redirect(op, fd, target, output)`, built as a twin (`types.mutable_twin`)."""
+    r: Any = new_record(_RedirectTwin)
+    r.op = op
+    r.fd = fd
+    r.target = target
+    r.output = output
+    r.__class__ = Redirect
+    return r
 
 
 class Command(Record):
@@ -123,6 +155,40 @@ class Command(Record):
  _c_offset, _c_function_call, _c_kind, _c_risks) = field_setters(Command)
 _c_name, _c_name_literal, _c_args = (Command.name.__set__, Command.name_literal.__set__,  # type: ignore[attr-defined]
                                      Command.args.__set__)  # type: ignore[attr-defined]
+_CommandTwin = mutable_twin(Command)
+
+
+def new_command(argv: tuple[Word, ...], text: str, context: str,
+                assignments: tuple[tuple[str, Word], ...], redirects: tuple[Redirect, ...],
+                stdin: str, stdin_text: str | None, parent: int | None, offset: int,
+                function_call: bool, kind: str, risks: tuple[Risk, ...],
+                args: tuple[Word, ...] | None = None) -> Command:
+    """`Command(...)` with every field given, built as a twin (`types.mutable_twin`: half the
+    cost of `Command(...)`); the walk makes one per command of a line. `args`: `argv[1:]`
+    when the caller has it already."""
+    c: Any = new_record(_CommandTwin)
+    c.argv = argv
+    c.text = text
+    c.context = context
+    c.assignments = assignments
+    c.redirects = redirects
+    c.stdin = stdin
+    c.stdin_text = stdin_text
+    c.parent = parent
+    c.offset = offset
+    c.function_call = function_call
+    c.kind = kind
+    c.risks = risks
+    if argv:
+        first = argv[0]
+        c.name = first.value
+        c.name_literal = first.literal
+    else:
+        c.name = ""
+        c.name_literal = False
+    c.args = argv[1:] if args is None else args
+    c.__class__ = Command
+    return c
 
 
 class ShellAnalysis(Record):
@@ -183,6 +249,30 @@ class ShellAnalysis(Record):
 (_a_source, _a_commands, _a_redirects, _a_assignments, _a_variables, _a_functions, _a_words,
  _a_problems, _a_changes_dir, _a_status_command, _a_hidden_code,
  _a_job_tokens) = field_setters(ShellAnalysis)
+_AnalysisTwin = mutable_twin(ShellAnalysis)
+
+
+def new_analysis(source: str, commands: tuple[Command, ...], redirects: tuple[Redirect, ...],
+                 assignments: tuple[tuple[str, Word], ...], variables: tuple[str, ...],
+                 functions: frozenset[str], words: tuple[Word, ...], problems: tuple[str, ...],
+                 changes_dir: bool, status_command: int, hidden_code: tuple[str, ...],
+                 job_tokens: tuple[tuple[str, bool], ...]) -> ShellAnalysis:
+    """`ShellAnalysis(...)` with every field given, built as a twin (`types.mutable_twin`)."""
+    a: Any = new_record(_AnalysisTwin)
+    a.source = source
+    a.commands = commands
+    a.redirects = redirects
+    a.assignments = assignments
+    a.variables = variables
+    a.functions = functions
+    a.words = words
+    a.problems = problems
+    a.changes_dir = changes_dir
+    a.status_command = status_command
+    a.hidden_code = hidden_code
+    a.job_tokens = job_tokens
+    a.__class__ = ShellAnalysis
+    return a
 
 
 class Verdict(Record):

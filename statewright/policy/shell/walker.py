@@ -14,14 +14,16 @@ from ..paths import has_surrogate
 from ..types import CACHE_MAX_LINE
 from . import arith
 from .cwds import DIR_CHANGERS
-from .parser import bash_parser, first_error, has_job_token, has_missing, status_node
-from .records import Command, Redirect, ShellAnalysis, Word
+from .parser import bash_parser, first_error, has_job_token, status_node
+from .records import Word, new_analysis, new_command, new_redirect
 from .words import WORD_CACHE, literal_word, make_word, part_word
-from .wrappers import inner_commands
+from .wrappers import WRAPPERS, inner_commands
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
     from typing import Any
+
+    from .records import Command, Redirect, ShellAnalysis
 
 _OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 _FD_OPS = frozenset({">&", "<&", ">&-", "<&-"})
@@ -34,6 +36,8 @@ _PLAIN_WORDS = frozenset({"word", "concatenation", "string", "raw_string", "ansi
                           "number", "translated_string"})
 _REDIRECT_NODES = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
 known_word = WORD_CACHE.get
+_NO_FUNCTIONS: frozenset[str] = frozenset()  # (one for every line that defines none)
+_NO_FACTS: tuple[tuple[Any, ...], tuple[Any, ...]] = ((), ())  # (`programs.facts`, no name)
 
 
 def analyze(command_line: str) -> ShellAnalysis:
@@ -58,12 +62,14 @@ def _analyze(command_line: str) -> ShellAnalysis:
         w.run(command_line, "top", 0)
     except RecursionError:
         w.problems.append("shell code nested too deeply to analyse")
-    hidden = w.hidden_code()
+    # (`hidden_code` finds nothing in a line with nothing evaluated)
+    hidden = w.hidden_code() if w.evaluated or w.integers else []
     w.problems += hidden
-    return ShellAnalysis(command_line, tuple(w.commands), tuple(w.redirects),
-                         tuple(w.assignments), tuple(w.variables), frozenset(w.functions),
-                         tuple(w.words), tuple(w.problems), w.changes_dir, w.status_command,
-                         tuple(hidden), tuple(w.job_tokens.items()))
+    return new_analysis(command_line, tuple(w.commands), tuple(w.redirects),
+                        tuple(w.assignments), tuple(w.variables),
+                        frozenset(w.functions) if w.functions else _NO_FUNCTIONS,
+                        tuple(w.words), tuple(w.problems), w.changes_dir, w.status_command,
+                        tuple(hidden), tuple(w.job_tokens.items()))
 
 
 def _text(node: Any) -> str:
@@ -72,6 +78,10 @@ def _text(node: Any) -> str:
 
 class Walker:
     """What the walk has found so far (the fields of `ShellAnalysis`, as lists)."""
+
+    __slots__ = ("_ascii", "_index_of", "assignments", "changes_dir", "commands", "evaluated",
+                 "functions", "integers", "job_tokens", "problems", "redirects",
+                 "status_command", "tainted", "variables", "words")
 
     def __init__(self) -> None:
         self.commands: list[Command] = []
@@ -125,7 +135,7 @@ class Walker:
         if "\x00" in source:
             self.problems.append("NUL byte in the command line")
             return
-        if has_surrogate(source):
+        if not source.isascii() and has_surrogate(source):
             # not valid Unicode: what the shell would run (the front end re-encodes it) is not
             # the text analysed here
             self.problems.append("the command line holds text that is not valid Unicode "
@@ -136,7 +146,8 @@ class Walker:
         root = tree.root_node
         if "&" in source:
             self.job_tokens[source] = has_job_token(root, data)
-        if root.has_error or has_missing(root):
+        # (`has_missing(root)` of a tree without errors is `root.is_missing`)
+        if root.has_error or root.is_missing:
             where = first_error(root)
             self.problems.append(f"the command line does not parse cleanly ({where})")
         start = len(self.commands)
@@ -168,26 +179,30 @@ class Walker:
     def add_inner(self, parent: int, argv: tuple[Word, ...], label: str, offset: int,
                   depth: int) -> None:
         name = argv[0].value if argv[0].literal else ""
-        self.commands.append(Command(argv=argv, text=" ".join(a.text for a in argv),
-                                     context=label, parent=parent, offset=offset,
-                                     risks=programs.risks(name, argv[1:]) if name else ()))
+        args = argv[1:]
+        risks, outputs = programs.facts(name, args) if name else _NO_FACTS
+        self.commands.append(new_command(argv, " ".join([a.text for a in argv]), label, (), (),
+                                         "inherit", None, parent, offset, False, "simple",
+                                         risks, args))
         if name in DIR_CHANGERS:  # (`builtin cd DIR`, `command cd DIR`)
             self.changes_dir = True
-        if name:
-            self._option_outputs(name, argv[1:])
-        inner_commands(self, self.commands[-1], len(self.commands) - 1, depth + 1)
+        if outputs:
+            self._option_outputs(args, outputs)
+        if name in WRAPPERS:  # (what `inner_commands` looks into)
+            inner_commands(self, self.commands[-1], len(self.commands) - 1, depth + 1)
 
-    def _option_outputs(self, name: str, args: tuple[Word, ...]) -> None:
+    def _option_outputs(self, args: tuple[Word, ...], outputs: programs.Outputs) -> None:
         """Files an option or argument says the command writes (`git diff --output=F`,
-        `sort -o F`, `tee F`, `cp a DEST`): recorded as output redirects, so they obey the same
-        rule (inside the project, not into `.git/`, `.claude/`, the store or a protected file).
-        """
-        for op, word, part in programs.option_outputs(name, args):
-            if word is None:
+        `sort -o F`, `tee F`, `cp a DEST`: `programs.facts`): recorded as output redirects, so
+        they obey the same rule (inside the project, not into `.git/`, `.claude/`, the store or
+        a protected file)."""
+        for op, at, part in outputs:
+            if at < 0:
                 target = literal_word(part or ".")
             else:
+                word = args[at]
                 target = word if part is None else part_word(word, part)
-            self.redirects.append(Redirect(op=op, fd=None, target=target, output=True))
+            self.redirects.append(new_redirect(op, None, target, True))
 
     def code(self, parent: int, words: list[Word], label: str, offset: int, depth: int) -> None:
         """Shell code given as words (`sh -c CODE`, `eval WORDS`): parsed and walked."""
@@ -260,7 +275,10 @@ class Walker:
             self.node(ch, context, depth)
 
     def _word(self, node: Any, context: str, depth: int, stdin: str) -> None:
-        self.words.append(make_word(node, self.problems, self.text(node), None, self._ascii))
+        src = self._ascii
+        text = (src[node.start_byte:node.end_byte] if src is not None  # (`self.text(node)`)
+                else node.text.decode("utf-8", "replace"))
+        self.words.append(make_word(node, self.problems, text, None, src))
         if node.named_child_count:
             self.children(node, context, depth)
 
@@ -354,9 +372,9 @@ class Walker:
         if t == "herestring_redirect":
             for ch in node.named_children:
                 self.node(ch, context, depth)
-            return Redirect(op="<<<", fd=None, target=None, output=False)
+            return new_redirect("<<<", None, None, False)
         if t == "heredoc_redirect":
-            return Redirect(op="<<", fd=None, target=None, output=False)
+            return new_redirect("<<", None, None, False)
         return None
 
     def _file_redirect(self, node: Any, context: str, depth: int) -> Redirect:
@@ -373,7 +391,8 @@ class Walker:
             elif target is None:
                 problems = self.problems
                 seen = len(problems)
-                text = self.text(ch)
+                text = (src[ch.start_byte:ch.end_byte] if src is not None  # (`self.text(ch)`)
+                        else ch.text.decode("utf-8", "replace"))
                 target = make_word(ch, problems, text, t, src)
                 self.words.append(target)
                 if t in _PLAIN_WORDS:
@@ -389,7 +408,7 @@ class Walker:
         if op in _FD_OPS and target is not None and (
                 target.value.isdigit() or target.value == "-"):
             output = False  # fd duplication / closing, not a file
-        r = Redirect(op, fd, target, output)
+        r = new_redirect(op, fd, target, output)
         self.redirects.append(r)
         return r
 
@@ -407,7 +426,7 @@ class Walker:
             if t == "heredoc_redirect":
                 stdin_text = self._heredoc(ch, context, depth, redirects, later, stdin_text)
                 stdin_kind = "heredoc"
-                redirects.append(Redirect(op="<<", fd=None, target=None, output=False))
+                redirects.append(new_redirect("<<", None, None, False))
             elif t == "herestring_redirect":
                 stdin_text = self._herestring_text(ch, stdin_text)
                 stdin_kind = "herestring"
@@ -489,9 +508,9 @@ class Walker:
                     arith.name_operand(self, ch, context, depth)
                     if evaluated:
                         self.integers.add(w.value)
-        self.commands.append(Command(argv=tuple(argv), text=_text(node), context=context,
-                                     redirects=redirects,
-                                     kind="unset" if kw == "unset" else "declaration"))
+        self.commands.append(new_command(tuple(argv), _text(node), context, (), redirects,
+                                         "inherit", None, None, 0, False,
+                                         "unset" if kw == "unset" else "declaration", ()))
 
     def _command(self, node: Any, context: str, depth: int, stdin: str,
                  redirects: tuple[Redirect, ...], stdin_text: str | None) -> None:
@@ -514,9 +533,12 @@ class Walker:
                 if r is not None:
                     extra_redirects.append(r)
             else:
-                if t == "command_name" and ch.named_child_count:
-                    ch = ch.named_children[0]
-                    t = ch.type
+                if t == "command_name":
+                    # (`named_child(0)`: one node, not one per child and a list)
+                    first = ch.named_child(0)
+                    if first is not None:
+                        ch = first
+                        t = ch.type
                 text = (src[ch.start_byte:ch.end_byte] if src is not None
                         else ch.text.decode("utf-8", "replace"))
                 w = known_word(text) if t == "word" else None  # (`make_word`'s common case)
@@ -532,19 +554,24 @@ class Walker:
         name = argv[0].value if argv[0].literal else None
         if name in arith.EVALUATING:
             arith.evaluated_operands(self, name, argv, word_nodes, context, depth)
-        cmd = Command(tuple(argv), self.text(node), context, tuple(assigns),
-                      tuple(extra_redirects), stdin, stdin_text, None, 0,
-                      name in self.functions if name else False, "simple",
-                      programs.risks(name, tuple(argv[1:])) if name else ())
+        words_of = tuple(argv)
+        args = words_of[1:]
+        risks, outputs = programs.facts(name, args) if name else _NO_FACTS
+        text = (src[node.start_byte:node.end_byte] if src is not None  # (`self.text(node)`)
+                else node.text.decode("utf-8", "replace"))
+        cmd = new_command(words_of, text, context, tuple(assigns),
+                          tuple(extra_redirects), stdin, stdin_text, None, 0,
+                          name in self.functions if name else False, "simple", risks, args)
         commands = self.commands
         idx = len(commands)
         commands.append(cmd)
         self._index_of[node.id] = idx
         if name in DIR_CHANGERS:
             self.changes_dir = True
-        if name:
-            self._option_outputs(name, cmd.args)
-        inner_commands(self, cmd, idx, depth)
+        if outputs:
+            self._option_outputs(args, outputs)
+        if name in WRAPPERS:  # (what `inner_commands` looks into)
+            inner_commands(self, cmd, idx, depth)
 
 
 #: the other kinds of node that need more than a walk through their children

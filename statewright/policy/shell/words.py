@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from ...lean import TYPE_CHECKING
-from .records import Word
+from .records import Word, new_word
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
@@ -193,10 +193,11 @@ def _word_parts(node: Any, w: _W, problems: list[str], text: str | None = None,
 _PLAIN_WORD_RE = re.compile(r"[^\\*?\[\]{}$`~]+\Z")
 
 
-#: the `Word` of each plain bare word met so far (text -> Word): `make_word`'s common case is a
-#: pure function of the text and a `Word` is immutable, so one is shared by every line that
-#: holds the word; a long-running process (the resident hook server, the proxy) meets `git`,
-#: `-q`, `tests/` again and again. Emptied when it holds `_PLAIN_MAX` words.
+#: the `Word` of each plain bare word (or number of decimal digits) met so far (text -> Word):
+#: `make_word`'s common case is a pure function of the text and a `Word` is immutable, so one
+#: is shared by every line that holds the word; a long-running process (the resident hook
+#: server, the proxy) meets `git`, `-q`, `tests/`, the `1` of `2>&1` again and again. Emptied
+#: when it holds `_PLAIN_MAX` words.
 WORD_CACHE: dict[str, Word] = {}
 _PLAIN_MAX = 4096
 _plain_word = _PLAIN_WORD_RE.match
@@ -211,7 +212,8 @@ def make_word(node: Any, problems: list[str], text: str | None = None, t: str | 
         t = node.type
     if text is None:
         text = node.text.decode("utf-8", "replace")
-    if t == "word":
+    if t == "word" or (t == "number" and text.isascii() and text.isdigit()):
+        # (a number of decimal digits, such as the `1` of `2>&1`, is the word of its text)
         known = WORD_CACHE.get(text)
         if known is not None:
             return known
@@ -219,7 +221,7 @@ def make_word(node: Any, problems: list[str], text: str | None = None, t: str | 
             # the common case: a bare word with nothing to unquote, expand or glob
             if len(WORD_CACHE) >= _PLAIN_MAX:
                 WORD_CACHE.clear()
-            known = WORD_CACHE[text] = Word(text, text, text, True)
+            known = WORD_CACHE[text] = new_word(text, text, text, True)
             return known
     w = _W()
     _word_parts(node, w, problems, text, src)
@@ -232,7 +234,8 @@ def make_word(node: Any, problems: list[str], text: str | None = None, t: str | 
             braced, pat = pat, _BRACE_GROUP_RE.sub("*", pat)
             if pat == braced:
                 break
-    return Word(text, "".join(w.val), pat, w.literal and not tilde, w.dynamic, w.glob, tilde)
+    return new_word(text, "".join(w.val), pat, w.literal and not tilde, w.dynamic, w.glob,
+                    tilde)
 
 
 _BRACE_GROUP_RE = re.compile(r"\{[^{}]*\}")
@@ -264,7 +267,7 @@ def _brace_expands(node: Any, src: str | None) -> bool:
 
 def literal_word(s: str) -> Word:
     """The word of fixed text `s` (as if it were single-quoted)."""
-    return Word(text=s, value=s, pattern=escape_pattern(s), literal=True)
+    return new_word(s, s, escape_pattern(s), True)
 
 
 
@@ -272,5 +275,4 @@ def part_word(w: Word, value: str) -> Word:
     """The word for `value`, a part of word `w` (`out.txt` of `--output=out.txt`)."""
     if w.literal:
         return literal_word(value)
-    return Word(text=w.text, value=value, pattern="*", literal=False, dynamic=w.dynamic,
-                glob=w.glob)
+    return new_word(w.text, value, "*", False, w.dynamic, w.glob)

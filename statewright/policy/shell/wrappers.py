@@ -26,7 +26,8 @@ SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "
 
 
 def inner_commands(w: Walker, cmd: Command, idx: int, depth: int) -> None:
-    """Find the commands that `cmd` (at index `idx` of the walk) runs itself."""
+    """Find the commands that `cmd` (at index `idx` of the walk) runs itself (nothing unless
+    its name is one of `WRAPPERS`)."""
     if not cmd.name_literal:
         return
     handler = _HANDLERS.get(cmd.name)
@@ -450,3 +451,6 @@ _HANDLERS: dict[str, Handler] = {
     "source": _runs_a_file,
     ".": _runs_a_file,
 }
+
+#: the command names `inner_commands` looks into (the walk asks only for these)
+WRAPPERS = frozenset(_HANDLERS)
