@@ -14,7 +14,14 @@ from ..paths import has_surrogate
 from ..types import CACHE_MAX_LINE
 from . import arith
 from .cwds import DIR_CHANGERS
-from .parser import bash_parser, first_error, has_job_token, has_missing, status_node
+from .parser import (
+    bash_parser,
+    first_error,
+    has_job_token,
+    has_missing,
+    split_expansions,
+    status_node,
+)
 from .records import Command, Redirect, ShellAnalysis, Word
 from .words import WORD_CACHE, literal_word, make_word, part_word
 from .wrappers import inner_commands
@@ -134,6 +141,13 @@ class Walker:
         data = source.encode("utf-8", "surrogatepass")
         tree = bash_parser().parse(data)
         root = tree.root_node
+        if "$" in source:  # (the grammar reads `'a'/$B.c` as two words: `split_expansions`)
+            fixed = split_expansions(root, data)
+            while fixed is not None:  # (each round braces one more `$NAME` at least)
+                data = fixed
+                source = fixed.decode("utf-8", "surrogatepass")
+                root = bash_parser().parse(data).root_node
+                fixed = split_expansions(root, data)
         if "&" in source:
             self.job_tokens[source] = has_job_token(root, data)
         if root.has_error or has_missing(root):
