@@ -277,12 +277,16 @@ def pattern_operands(name: str, vals: list[str], literal: list[bool]) -> list[in
         if not literal[i]:
             return out
         if v == "--":
-            if not all(literal[i + 1:]):
-                return out
+            if not operands and not all(literal[i + 1:]):
+                return out  # (`grep -- $X environ`: `$X` could be no word at all)
             operands += range(i + 1, n)
             break
         if v.startswith("--"):
             opt = v.split("=", 1)[0]
+            if opt not in values and len(opt) > 2:  # (getopt takes a unique prefix: `--reg`)
+                longer = [o for o in values if o.startswith(opt)]
+                if len(longer) == 1:
+                    opt = longer[0]
             if opt in _PATTERN_OPTS or opt in _PATTERN_FILE_OPTS:
                 given = True
             if "=" in v:
