@@ -58,8 +58,14 @@ these names. `tests/hook/test_imports.py` lists every module the hook may import
   `functools`), the real `functools` is imported and nothing else changes. Every other process
   imports `_sqlite3` plainly.
 
+- `environ_get(key)`: an environment variable's value as `os.environ` keeps it (bytes on
+  POSIX: its own mapping, `os.environ._data`), without `os.environ.get`'s encoding of the name,
+  decoding of the value and KeyError for an unset one (a microsecond; the runtime asks twice
+  per decision). Every change made through `os.environ` lands in that mapping. Elsewhere
+  (Windows), `os.environ.get` itself.
+
 Stdlib only; nothing is imported at module level but the C modules `_json`, `_thread` and
-`_functools`. `sqlite3` is loaded when first asked for (a module `__getattr__`): the hook process
+`_functools` (and `os`, which the interpreter has loaded before any module). `sqlite3` is loaded when first asked for (a module `__getattr__`): the hook process
 that only forwards its input to the resident hook server (`statewright.hook.resident`) never
 opens the store.
 """
@@ -80,7 +86,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TYPE_CHECKING", "FrozenInstanceError", "LazyRe", "Record", "allocate_lock", "compact_dumps",
-    "dumps", "exit_now", "field_setters", "fnmatchcase", "hmac_sha256", "lazy_attributes",
+    "dumps", "environ_get", "exit_now", "field_setters", "fnmatchcase", "hmac_sha256",
+    "lazy_attributes",
     "load_extension", "loads", "lru_cache", "one_call_process", "same_bytes", "set_field",
     "sha256", "sqlite3", "thread_local", "unix_request",
 ]
@@ -531,3 +538,26 @@ def exit_now(status: int) -> None:
         except BaseException:  # (a closed or broken stream: nothing more can be said on it)
             pass
     os._exit(status)
+
+
+# -- the environment as os.environ keeps it -----------------------------------------------------
+
+def _environ_getter() -> Callable[[str], object]:
+    import os
+
+    data = getattr(os.environ, "_data", None)
+    if os.name != "posix" or not isinstance(data, dict):  # pragma: no cover - (Windows)
+        return os.environ.get
+    encoded: dict[str, bytes] = {}
+
+    def get(key: str) -> object:
+        k = encoded.get(key)
+        if k is None:
+            k = encoded[key] = key.encode()
+        return data.get(k)
+
+    return get
+
+
+#: `environ_get(key)`: the value (bytes on POSIX, None when unset); see the docstring
+environ_get = _environ_getter()

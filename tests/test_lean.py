@@ -133,3 +133,18 @@ def test_sqlite3_loads_plainly_in_any_other_process():
         db = lean.sqlite3.connect(":memory:")
         print(db.execute("select 2 * 3").fetchone()[0], hasattr(sys.modules["functools"], "reduce"))
     """) == "6 True"
+
+
+def test_environ_get_reads_what_os_environ_holds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`lean.environ_get` answers what `os.environ` holds, as it keeps it (bytes on POSIX), and
+    sees every change made through `os.environ` at once."""
+    import os
+
+    from statewright.lean import environ_get
+
+    monkeypatch.setenv("SW_LEAN_PROBE", "é/x")
+    assert environ_get("SW_LEAN_PROBE") == os.environb[b"SW_LEAN_PROBE"]
+    os.environ["SW_LEAN_PROBE"] = "other"
+    assert environ_get("SW_LEAN_PROBE") == b"other"
+    monkeypatch.delenv("SW_LEAN_PROBE")
+    assert environ_get("SW_LEAN_PROBE") is None

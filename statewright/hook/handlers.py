@@ -60,6 +60,18 @@ def handle(args: list[str], raw: bytes | None, opener=None) -> str:
     return dispatch(event, data, opener)
 
 
+def preload() -> None:
+    """Import what a decision needs, a shell line's parser included: a long-running process
+    (the resident hook server, `statewright serve`'s early lane) does it before it answers, and
+    before any other thread imports (two threads importing the same modules at once can be
+    handed one half-initialised: Python's answer to a circular import between threads)."""
+    from ..policy.gate import gate  # noqa: F401  (imported for its side: loaded)
+    from ..policy.shell import analyze
+    from ..runtime import Runtime  # noqa: F401
+
+    analyze("true")
+
+
 def dispatch(event: str, data: dict, opener=None) -> str:
     """Answer one hook event whose input is already a dict: the text to print ('' for
     nothing). `opener(data)` gives the runtime that decides (default: open the project's);

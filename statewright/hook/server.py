@@ -110,12 +110,9 @@ class Server:
     def warm_up(self) -> None:
         """Load what a decision needs before the first request (a shell line's parser
         included), and note the code's files, to notice an upgrade."""
-        from ..policy.gate import gate  # noqa: F401  (imported for its side: loaded)
-        from ..policy.shell import analyze
-        from ..runtime import Runtime  # noqa: F401
-        from . import handlers  # noqa: F401
+        from .handlers import preload
 
-        analyze("true")
+        preload()
         self.note_code()
 
     def note_code(self) -> None:

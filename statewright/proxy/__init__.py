@@ -57,6 +57,12 @@ def serve_stdio(project: str | None = None, session: str | None = None, *,
     specs = parse_servers(rt.config.mcp_servers, root=str(rt.root))
     lane = None
     if not specs and early.pipes_usable():
+        from ..hook.handlers import preload
+        from .hooktool import HookTool
+
+        # (the lane's hook calls import nothing more while the thread below imports the SDK:
+        # concurrent imports of one module can hand one thread a half-initialised module)
+        preload()
         loaded = threading.Event()
         failure: list[BaseException] = []
 
@@ -69,8 +75,6 @@ def serve_stdio(project: str | None = None, session: str | None = None, *,
                 loaded.set()
 
         threading.Thread(target=load, name="statewright-sdk-import", daemon=True).start()
-        from .hooktool import HookTool
-
         lane = early.EarlyLane(rt, resolve_session(session), HookTool(rt))
         early.serve_early(lane, loaded)
         loaded.wait()

@@ -28,6 +28,8 @@ from ..engine.run import AGENT, RUNNING, SYSTEM
 from ..errors import UNKNOWN_STATE, StatewrightError
 from ..lean import TYPE_CHECKING
 from ..policy.types import Counters, Decision, GateContext
+from ..store.db import EventRow
+from ..store.tables import to_json
 from . import marker
 from .chain import effective_in
 from .messages import agent_events, briefing, budget_warnings, has_budget, interrupt_message
@@ -254,16 +256,37 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
             new = run.with_(denied=run.denied + 1)
             ev = _event("tool_denied", {"tool": call.tool_name, "rule": d.rule,
                                         "reason": d.reason, "source": call.source})
+        elif d.files:
+            new = run.with_(iterations=run.iterations + 1,
+                            files_edited=tuple(sorted(set(run.files_edited).union(d.files))))
+            ev = _event("tool_allowed", {"tool": call.tool_name, "source": call.source,
+                                         "files": list(d.files)})
         else:
-            files = run.files_edited
-            data: dict[str, Any] = {"tool": call.tool_name, "source": call.source}
-            if d.files:
-                files = tuple(sorted(set(files).union(d.files)))
-                data["files"] = list(d.files)
-            new = run.with_(iterations=run.iterations + 1, files_edited=files)
-            ev = _event("tool_allowed", data)
+            new = run.with_(iterations=run.iterations + 1)
+            ev = _allowed_row(call.tool_name, call.source)
         tx.save_with_events(run, new, (ev,), rt.clock())
         return d
+
+
+#: the history rows of allowed calls that edit nothing, and of commands' exit statuses, as
+#: JSON once (`_allowed_row`, `_observed`): a process deciding call after call writes the same
+#: few over and over
+_ROWS: dict[tuple[Any, ...], EventRow] = {}
+
+
+def _keep(key: tuple[Any, ...], actor: str, kind: str, data: dict[str, Any]) -> EventRow:
+    if len(_ROWS) >= 512:
+        _ROWS.clear()
+    row = _ROWS[key] = EventRow((actor, kind, to_json(data)))
+    return row
+
+
+def _allowed_row(tool: object, source: object) -> Any:
+    """The `tool_allowed` history row of a call that edits no file."""
+    if type(tool) is not str or type(source) is not str:
+        return _event("tool_allowed", {"tool": tool, "source": source})
+    key = ("tool_allowed", tool, source)
+    return _ROWS.get(key) or _keep(key, AGENT, "tool_allowed", {"tool": tool, "source": source})
 
 
 def _with_notices(tx: Any, run_id: str, d: Decision) -> Decision:
@@ -422,7 +445,7 @@ def fire_for_files(rt: Runtime, tx: Any, session: str, wf: CompiledWorkflow, fil
 
 
 def _observed(run: Run, state: State, result: ToolResult, line: str | None, nbytes: int,
-              files: list[str], now: float) -> tuple[Run, tuple[dict[str, Any], ...]]:
+              files: list[str], now: float) -> tuple[Run, tuple[Any, ...]]:
     """The run with this result accounted (bytes, evidence), and the history row that records a
     command's exit status (when the line credits an `allowed_commands` entry)."""
     evidence = _evidence()
@@ -432,11 +455,15 @@ def _observed(run: Run, state: State, result: ToolResult, line: str | None, nbyt
                   exit_code=result.exit_code, entries=entries, files=files, at=now)
     new = run.with_(bytes_read=run.bytes_read + nbytes, context=ctx)
     if entries and (result.is_error or result.exit_code is not None):
-        ev = {"kind": "observed", "actor": SYSTEM,
-              "data": {"tool": result.tool_name, "commands": list(entries),
-                       "ok": not result.is_error and result.exit_code == 0,
-                       "exit_code": result.exit_code}}
-        return new, (ev,)
+        tool, code = result.tool_name, result.exit_code
+        ok = not result.is_error and code == 0
+        if type(tool) is str and (code is None or type(code) is int):  # (True == 1: no key)
+            key = ("observed", tool, entries, ok, code)
+            row = _ROWS.get(key) or _keep(key, SYSTEM, "observed", {
+                "tool": tool, "commands": list(entries), "ok": ok, "exit_code": code})
+            return new, (row,)
+        return new, ({"kind": "observed", "actor": SYSTEM, "data": {
+            "tool": tool, "commands": list(entries), "ok": ok, "exit_code": code}},)
     return new, ()
 
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
     from ..store import Tx
+    from .service import Runtime
 
 
 def fork_owners(tx: Tx, session: str, workflow: str | None = None) -> list[Run]:
@@ -105,3 +106,24 @@ def call_key(tool: str, args: Any) -> str | None:
         return None
     text = dumps(args, sort_keys=True, separators=(",", ":"), default=str)
     return tool.rsplit("__", 1)[-1] + "\x1f" + text if len(text) <= 8192 else None
+
+
+def note_agent_call(rt: Runtime, session: str, agent_key: str, tool: str, args: Any) -> None:
+    """`Runtime.note_agent_call`: the key of the sub-agent that made this call, left for the
+    proxy that answers it."""
+    call = call_key(tool, args)
+    if call is None or not rt.has_store():
+        return
+    with rt.store.transaction() as tx:
+        tx.put_agent_call(session, call, agent_key, rt.clock())
+
+
+def agent_for_call(rt: Runtime, session: str, tool: str, args: Any, ttl: float) -> str:
+    """`Runtime.agent_for_call`: the sub-agent the hook saw make this exact call (oldest first,
+    within `ttl` seconds), else the session."""
+    call = call_key(tool, args)
+    if call is None or not rt.has_store():
+        return session
+    with rt.store.transaction() as tx:
+        agent = tx.take_agent_call(session, call, rt.clock() - ttl)
+    return agent or session

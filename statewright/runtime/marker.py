@@ -25,15 +25,16 @@ import os
 
 from ..config import active_marker_dir as marker_dir
 from ..errors import STORE_ERROR, StatewrightError
+from ..lean import environ_get
 
-_PATHS: dict[tuple[str, str, str | None, str | None], str] = {}  # see `marker_path`
+_PATHS: dict[tuple[str, str, object, object], str] = {}  # see `marker_path`
 
 
 def marker_path(store_file: str, session: str) -> str:
     """The marker's path. Built once per store, session and home (the environment variables
-    it depends on are part of the key): a resident process decides call after call."""
-    env = os.environ
-    key = (store_file, session, env.get("XDG_STATE_HOME"), env.get("HOME"))
+    it depends on are part of the key, read as `os.environ` keeps them): a resident process
+    decides call after call."""
+    key = (store_file, session, environ_get("XDG_STATE_HOME"), environ_get("HOME"))
     path = _PATHS.get(key)
     if path is None:
         if len(_PATHS) >= 256:

@@ -51,12 +51,17 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{os.urandom(6).hex()}"
 
 
-def _enforcement() -> Any:
-    # the policy layer loads with the first tool call decided: `import statewright.runtime`
-    # alone (the CLI's run commands) never needs it
-    from . import enforcement
+_LOADED: list[Any] = []  # runtime.enforcement, once imported
 
-    return enforcement
+
+def _enforcement() -> Any:
+    # the policy layer loads with the first tool call decided (not with `statewright.runtime`);
+    # kept: `from . import` runs the import system's `_handle_fromlist` (Python) every time
+    if not _LOADED:
+        from . import enforcement
+
+        _LOADED.append(enforcement)
+    return _LOADED[0]
 
 
 class Runtime:
@@ -69,6 +74,7 @@ class Runtime:
         self.resident = resident  # a long-running process (serve, ui): see `Store`
         self._store: Store | None = None
         self._store_dir: str | None = None  # (where the store lives is read once: hot paths)
+        self._store_file: str | None = None
         # the session a file watcher of this process (serve's watchdog) fires interrupts for:
         # its calls leave out the per-call comparison of file marks (`runtime.watch`)
         self.watching: str | None = None
@@ -99,7 +105,10 @@ class Runtime:
 
     @property
     def store_file(self) -> str:
-        return os.path.join(self.store_dir, STORE_FILE)
+        f = self._store_file
+        if f is None:
+            f = self._store_file = os.path.join(self.store_dir, STORE_FILE)
+        return f
 
     @property
     def store(self) -> Store:
@@ -237,23 +246,14 @@ class Runtime:
         sees only the session (one MCP connection), so the key is left for it."""
         from . import forks
 
-        call = forks.call_key(tool, args)
-        if call is None or not self.has_store():
-            return
-        with self.store.transaction() as tx:
-            tx.put_agent_call(session, call, agent_key, self.clock())
+        forks.note_agent_call(self, session, agent_key, tool, args)
 
     def agent_for_call(self, session: str, tool: str, args: Any) -> str:
         """The key the proxy acts for: the sub-agent the hook saw make this exact call (oldest
         first, within `AGENT_CALL_TTL_S`), else the session."""
         from . import forks
 
-        call = forks.call_key(tool, args)
-        if call is None or not self.has_store():
-            return session
-        with self.store.transaction() as tx:
-            agent = tx.take_agent_call(session, call, self.clock() - AGENT_CALL_TTL_S)
-        return agent or session
+        return forks.agent_for_call(self, session, tool, args, AGENT_CALL_TTL_S)
 
     def fork(self, session: str | None = None, branch: str | None = None, actor: str = AGENT,
              workflow: str | None = None) -> dict[str, Any]:

@@ -61,7 +61,7 @@ from .tables import (
 from .tables import to_json as _dumps
 
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Sequence
     from typing import Any
 
 
@@ -283,11 +283,11 @@ class Tx(TxTables):
         else:
             self.cache.runs.pop(run.run_id, None)
 
-    def save_with_events(self, run: Run, new: Run | None, events: Iterable[Any],
+    def save_with_events(self, run: Run, new: Run | None, events: Sequence[Any],
                          now: float | None = None) -> Run:
         """Persist `new` (read as `run` in this transaction; None or `run` itself: unchanged)
-        and append `events` (`engine.Event`s or `{kind, actor, data}` dicts) for it, with the
-        resulting version and state. Returns the run as stored."""
+        and append `events` (`engine.Event`s, `{kind, actor, data}` dicts, or `EventRow`s)
+        for it, with the resulting version and state. Returns the run as stored."""
         cur = new if new is not None else run
         if new is not None and new is not run:
             self.save_run(new, expected_version=run.version, before=run)
@@ -296,12 +296,13 @@ class Tx(TxTables):
                 from time import time
 
                 now = time()
-            rows = [(run.run_id, now, *_event_fields(ev), cur.version, cur.state)
-                    for ev in events]
-            if len(rows) == 1:
-                self.run(_INSERT_EVENT, rows[0])
+            if len(events) == 1:  # (a call's: one row, on the transaction's own cursor)
+                self.run(_INSERT_EVENT, (run.run_id, now, *_event_fields(events[0]),
+                                         cur.version, cur.state))
             else:
-                self.conn.executemany(_INSERT_EVENT, rows)
+                self.conn.executemany(_INSERT_EVENT, [
+                    (run.run_id, now, *_event_fields(ev), cur.version, cur.state)
+                    for ev in events])
         return cur
 
     def append_event(self, run_id: str, kind: str, actor: str, data: dict[str, Any], at: float,
@@ -564,8 +565,18 @@ class _Transaction:
             raise _store_error(self.store.file, exc2) from None
 
 
+class EventRow(tuple[str, str, str]):
+    """(actor, kind, data as JSON): a history row whose data is already JSON (the runtime
+    keeps the few that a call writes over and over, `runtime.enforcement`)."""
+
+    __slots__ = ()
+
+
 def _event_fields(ev: Any) -> tuple[str, str, str]:
-    """(actor, kind, data as JSON) of an `engine.Event` or a `{kind, actor, data}` dict."""
+    """(actor, kind, data as JSON) of an `engine.Event`, a `{kind, actor, data}` dict, or an
+    `EventRow`."""
+    if type(ev) is EventRow:
+        return ev
     if isinstance(ev, dict):
         return ev.get("actor", "system"), ev["kind"], _dumps(ev.get("data") or {})
     return ev.actor, ev.kind, _dumps(ev.data)
