@@ -227,14 +227,15 @@ def _links_to_environ(places: list[tuple[Command, str]], resolve: Resolve) -> st
                     return (f"`{cmd.name} {a.text}` could name a process environment "
                             "(/proc/*/environ) through a link")
             elif v and v[0] != "-" and _secret_link(v, here, resolve):
-                return (f"`{cmd.name} {a.text}` is a link to a process environment "
-                        "(/proc/*/environ)")
+                return (f"`{cmd.name} {a.text}` is a process environment or memory "
+                        "(/proc/*/environ), through a link or where it runs")
         for r in cmd.redirects:
             t = r.target
             if not r.output and t is not None and t.literal and t.value[:1] not in ("", "-") \
                     and not t.value.startswith(("/proc", "/dev")) and not t.value.isdigit() \
                     and _secret_link(t.value, here, resolve):
-                return f"`{r.op} {t.text}` is a link to a process environment (/proc/*/environ)"
+                return (f"`{r.op} {t.text}` is a process environment or memory "
+                        "(/proc/*/environ), through a link or where it runs")
     return None
 
 

@@ -321,7 +321,8 @@ def pattern_operands(name: str, vals: list[str], literal: list[bool]) -> list[in
 #: directory when given none (run from `/`, they reach every process's environment in /proc)
 TREE_READERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "fdfind",
                           "tar", "bsdtar", "gtar", "zip", "7z", "7za", "cpio", "pax", "cp",
-                          "rsync", "scp", "rclone", "du", "xargs", "busybox"})
+                          "rsync", "scp", "rclone", "du", "xargs", "busybox", "diff", "ugrep",
+                          "ug", "sift", "pt", "rga", "gzip", "pigz", "zstd", "lz4"})
 
 
 #: the options that make `git` read files outside a repository: `--no-index` (`git grep`,
