@@ -98,7 +98,8 @@ def environ_search_problem(analysis: ShellAnalysis, start: str, resolve: Resolve
     directory the analysis cannot follow, a program that reads trees, or a glob that could name
     `environ`, could be anywhere."""
     if not (analysis.changes_dir or start != root):  # (the usual line: run at the root)
-        why = _links_to_environ([(c, start) for c in analysis.commands], resolve)
+        why = _links_to_environ(analysis, [(k, start) for k in range(len(analysis.commands))],
+                                resolve)
         if why is not None:
             return why
         kinds = _KIND_BY_NAME
@@ -109,8 +110,9 @@ def environ_search_problem(analysis: ShellAnalysis, start: str, resolve: Resolve
         return None  # nothing in it reads trees
     here: str | None = start
     places: list[tuple[Command, str]] = []  # each command and where it runs
+    at: list[tuple[int, str]] = []  # (the same, by the command's index)
     reader = visited = False
-    for cmd in analysis.commands:
+    for k, cmd in enumerate(analysis.commands):
         if cmd.name_literal and cmd.name in DIR_CHANGERS:
             here = _follow(cmd, here, analysis.source)
             if here is not None and not visited:  # (`~-`, `$OLDPWD` could name it later)
@@ -143,7 +145,8 @@ def environ_search_problem(analysis: ShellAnalysis, start: str, resolve: Resolve
         reader = reader or reads_trees
         if here is not None:
             places.append((cmd, here))
-    why = _links_to_environ(places, resolve)
+            at.append((k, here))
+    why = _links_to_environ(analysis, at, resolve)
     if why is not None or not reader:
         return why
     return _names_root(places, resolve, visited) or _given_root(analysis, start, resolve)
@@ -204,50 +207,76 @@ def _names_root(places: list[tuple[Command, str]], resolve: Resolve, visited: bo
     return None
 
 
-def _links_to_environ(places: list[tuple[Command, str]], resolve: Resolve) -> str | None:
-    """A file a command is given (an argument, an input redirect) that is a link to a process
-    environment, its memory or a descriptor (`cat e` after `ln -s /proc/1/environ e` in an
-    earlier state: the Read tool resolves it, and so does the line). A path that names /proc
-    or /dev itself is the text's business (`shell.env`); a searcher's pattern is no file."""
-    for cmd, here in places:
+def _links_to_environ(analysis: ShellAnalysis, at: list[tuple[int, str]], resolve: Resolve
+                      ) -> str | None:
+    """A file a command is given (an argument, an input redirect) that is a process
+    environment, its memory or a descriptor through a link (`cat e` after
+    `ln -s /proc/1/environ e` in an earlier state: the Read tool resolves it, and so does the
+    line), or where the command runs (`cd / && cat proc/1/mem`); a glob or word under a link
+    to a process's directory. `at`: each command's index and where it runs. A path that names
+    /proc or /dev itself is the text's business (`shell.env`); a searcher's pattern is no
+    file. The words to look at are kept per line; only the file system is asked again."""
+    words = _link_words(analysis)
+    for k, here in at:
+        for kind, v, pattern, glob, text in words[k]:
+            if kind == 1:
+                alts = _braces(v) if glob == 2 else None
+                if alts is not None:  # (`{src,build}`: words, not a glob of the directory)
+                    hit = any(_glob_through_link(x, True, here, resolve)
+                              if any(ch in x for ch in "*?[")
+                              else x and _secret_link(x, here, resolve) for x in alts)
+                else:
+                    hit = _glob_through_link(pattern, glob > 0, here, resolve)
+                if hit:
+                    return (f"`{text}` could name a process environment (/proc/*/environ) "
+                            "through a link")
+            elif _secret_link(v, here, resolve):
+                return (f"`{text}` is a process environment or memory (/proc/*/environ), "
+                        "through a link or where it runs")
+    return None
+
+
+def _link_words_of(analysis: ShellAnalysis) -> tuple[tuple[tuple[int, str, str, int, str], ...],
+                                                       ...]:
+    """For each command of the line, the words `_links_to_environ` asks about: (0: a fixed
+    file name, or 1: a word not fixed text; its value, its pattern, 0/1/2: not a glob / a glob
+    / a glob holding a brace, its text as shown)."""
+    out = []
+    for cmd in analysis.commands:
         patterns = _pattern_indexes(cmd)
+        items: list[tuple[int, str, str, int, str]] = []
         for i, a in enumerate(cmd.args):
             v = a.value
             if i in patterns or v.startswith(("/proc", "/dev")):
                 continue
             if not a.literal:
-                alts = _braces(v) if a.glob and not a.dynamic and "{" in v else None
-                if alts is not None:  # (`{src,build}`: words, not a glob of the directory)
-                    if any(_glob_through_link(x, True, here, resolve)
-                           if any(ch in x for ch in "*?[") else x and _secret_link(x, here, resolve)
-                           for x in alts):
-                        return (f"`{cmd.name} {a.text}` could name a process environment "
-                                "(/proc/*/environ) through a link")
-                elif _glob_through_link(a.pattern, a.glob, here, resolve):
-                    return (f"`{cmd.name} {a.text}` could name a process environment "
-                            "(/proc/*/environ) through a link")
-            elif v and v[0] != "-" and _secret_link(v, here, resolve):
-                return (f"`{cmd.name} {a.text}` is a process environment or memory "
-                        "(/proc/*/environ), through a link or where it runs")
+                glob = 0 if not a.glob else 2 if not a.dynamic and "{" in v else 1
+                items.append((1, v, a.pattern, glob, f"{cmd.name} {a.text}"))
+            elif v and v[0] != "-":
+                items.append((0, v, "", 0, f"{cmd.name} {a.text}"))
         for r in cmd.redirects:
             t = r.target
             if not r.output and t is not None and t.literal and t.value[:1] not in ("", "-") \
-                    and not t.value.startswith(("/proc", "/dev")) and not t.value.isdigit() \
-                    and _secret_link(t.value, here, resolve):
-                return (f"`{r.op} {t.text}` is a process environment or memory "
-                        "(/proc/*/environ), through a link or where it runs")
-    return None
+                    and not t.value.startswith(("/proc", "/dev")) and not t.value.isdigit():
+                items.append((0, t.value, "", 0, f"{r.op} {t.text}"))
+        out.append(tuple(items))
+    return tuple(out)
+
+
+_link_words = line_memo(_link_words_of)
 
 
 def _secret_link(v: str, here: str, resolve: Resolve) -> bool:
     """Whether the file `v` names from `here` is a process environment, its memory or a
     descriptor: only a link can make it one without naming it (`el` -> /proc/1/environ; one
     under a linked directory has to be named `environ` or `mem`, which the text shows), so a
-    word naming no link costs one `lstat`, not a resolution."""
+    word naming no link costs one `readlink`, not a resolution."""
     p = v if v[0] == "/" else here + "/" + v
-    if p.rsplit("/", 1)[-1] not in SECRET_FILES and not (
-            _exists(p, _F_OK, follow_symlinks=False) and os.path.islink(p)):
-        return False  # (`access` answers "no such file" without an exception: the usual word)
+    if p.rsplit("/", 1)[-1] not in SECRET_FILES:
+        try:
+            _readlink(p)  # (one system call whether the word names a link, a file or nothing)
+        except OSError:
+            return False
     full = resolve(v, here, shell=True)
     return full.startswith(("/proc/", "/dev/")) and environ_path(full, False)
 
@@ -310,8 +339,7 @@ def _braces(v: str) -> list[str] | None:
     return out
 
 
-_exists = os.access
-_F_OK = os.F_OK
+_readlink = os.readlink
 
 
 def _given_root(analysis: ShellAnalysis, start: str, resolve: Resolve) -> str | None:
