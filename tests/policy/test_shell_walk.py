@@ -81,7 +81,8 @@ def test_a_word_the_grammar_splits_at_an_expansion_is_one_word() -> None:
     for line, pattern in (("rm $D/$F.json", "*/*.json"), ("rm 'a'/$F.c", "a/*.c"),
                           ("rm `x`/$F.c", "*/*.c"), ("rm $(x)/$F.c", "*/*.c"),
                           ("rm $A/$B/$C/d/$E.x", "*/*/*/d/*.x"), ("rm a$X$Y*", "a***"),
-                          ("rm $A/$1.c", "*/*.c")):
+                          ("rm $A/$1.c", "*/*.c"), ("rm 'w/'fl$@ow.json", "w/fl*ow.json"),
+                          ("rm 'w'/$!x", "w/*x")):
         rm = next(c for c in analyze(line).commands if c.name == "rm")
         assert [a.pattern for a in rm.args] == [pattern], line
     a = analyze("X=$A/$B.c env")
