@@ -119,17 +119,25 @@ def environ_search_problem(analysis: ShellAnalysis, start: str, resolve: Resolve
     directory the analysis cannot follow, a program that reads trees, or a glob that could name
     `environ`, could be anywhere."""
     if not (analysis.changes_dir or start != root):  # (the usual line: run at the root)
+        why = _links_to_environ(analysis, [(k, start) for k in range(len(analysis.commands))],
+                                resolve)
+        if why is not None:
+            return why
         kinds = _KIND_BY_NAME
         for cmd in analysis.commands:
             if (not cmd.name_literal or kinds.get(cmd.name) != 0) and _reads_trees(cmd):
-                return _names_root([(c, start) for c in analysis.commands], resolve)
+                return _names_root([(c, start) for c in analysis.commands], resolve) or \
+                    _given_root(analysis, start, resolve)
         return None  # nothing in it reads trees
     here: str | None = start
     places: list[tuple[Command, str]] = []  # each command and where it runs
-    reader = False
-    for cmd in analysis.commands:
+    at: list[tuple[int, str]] = []  # (the same, by the command's index)
+    reader = visited = False
+    for k, cmd in enumerate(analysis.commands):
         if cmd.name_literal and cmd.name in DIR_CHANGERS:
             here = _follow(cmd, here, analysis.source)
+            if here is not None and not visited:  # (`~-`, `$OLDPWD` could name it later)
+                visited = environ_path(resolve(".", here, shell=True), True)
             continue
         reads_trees = _reads_trees(cmd)
         if here is None:
@@ -158,7 +166,11 @@ def environ_search_problem(analysis: ShellAnalysis, start: str, resolve: Resolve
         reader = reader or reads_trees
         if here is not None:
             places.append((cmd, here))
-    return _names_root(places, resolve) if reader else None
+            at.append((k, here))
+    why = _links_to_environ(analysis, at, resolve)
+    if why is not None or not reader:
+        return why
+    return _names_root(places, resolve, visited) or _given_root(analysis, start, resolve)
 
 
 def _reads_trees(cmd: Command) -> bool:
@@ -185,16 +197,25 @@ def _reads_trees(cmd: Command) -> bool:
 _KIND_BY_NAME: dict[str, int] = {}
 
 
-def _names_root(places: list[tuple[Command, str]], resolve: Resolve
+def _names_root(places: list[tuple[Command, str]], resolve: Resolve, visited: bool = False
                 ) -> str | None:
     """In a line that reads trees, a word naming `/` or a process's directory, as an argument
     or an option's value (`env -C /`, `tar -C/`, `--directory=/`), each command's relative
-    words resolved from where it runs (`places`)."""
+    words resolved from where it runs (`places`); a word that is not fixed text and climbs
+    (`~/../..`, `"$PWD"/../..`) or could be `/` with a slash after it (`${PWD%%/*}/`), or any
+    such word once the line has been in such a directory (`visited`: `~-`, `$OLDPWD`)."""
     for cmd, here in places:
         patterns = _pattern_indexes(cmd)
         for i, a in enumerate(cmd.args):
             v = a.value
-            if not a.literal or i in patterns:
+            if i in patterns:
+                continue
+            if not a.literal:
+                pat = a.pattern
+                if (visited and not a.glob) or ".." in pat.split("/") or (
+                        pat[-1:] == "/" and not pat.strip("*/")):
+                    return (f"`{cmd.name} {a.text}` could search `/` or a process's directory "
+                            "(/proc/*/environ)")
                 continue
             if v[:1] == "-":
                 v = v.partition("=")[2] if "=" in v else v[2:] if v[1:2] != "-" else ""
@@ -203,6 +224,165 @@ def _names_root(places: list[tuple[Command, str]], resolve: Resolve
             full = os.path.normpath(os.path.join(here, v))
             if environ_path(full, True) or environ_path(resolve(v, here, shell=True), True):
                 return (f"`{cmd.name} {a.value}` could search a process environment "
+                        "(/proc/*/environ)")
+    return None
+
+
+def _links_to_environ(analysis: ShellAnalysis, at: list[tuple[int, str]], resolve: Resolve
+                      ) -> str | None:
+    """A file a command is given (an argument, an input redirect) that is a process
+    environment, its memory or a descriptor through a link (`cat e` after
+    `ln -s /proc/1/environ e` in an earlier state: the Read tool resolves it, and so does the
+    line), or where the command runs (`cd / && cat proc/1/mem`); a glob or word under a link
+    to a process's directory. `at`: each command's index and where it runs. A path that names
+    /proc or /dev itself is the text's business (`shell.env`); a searcher's pattern is no
+    file. The words to look at are kept per line; only the file system is asked again."""
+    words = _link_words(analysis)
+    for k, here in at:
+        for kind, v, pattern, glob, text in words[k]:
+            if kind == 1:
+                alts = _braces(v) if glob == 2 else None
+                if alts is not None:  # (`{src,build}`: words, not a glob of the directory)
+                    hit = any(_glob_through_link(x, True, here, resolve)
+                              if any(ch in x for ch in "*?[")
+                              else x and _secret_link(x, here, resolve) for x in alts)
+                else:
+                    hit = _glob_through_link(pattern, glob > 0, here, resolve)
+                if hit:
+                    return (f"`{text}` could name a process environment (/proc/*/environ) "
+                            "through a link")
+            elif _secret_link(v, here, resolve):
+                return (f"`{text}` is a process environment or memory (/proc/*/environ), "
+                        "through a link or where it runs")
+    return None
+
+
+def _link_words_of(analysis: ShellAnalysis) -> tuple[tuple[tuple[int, str, str, int, str], ...],
+                                                       ...]:
+    """For each command of the line, the words `_links_to_environ` asks about: (0: a fixed
+    file name, or 1: a word not fixed text; its value, its pattern, 0/1/2: not a glob / a glob
+    / a glob holding a brace, its text as shown)."""
+    out = []
+    for cmd in analysis.commands:
+        patterns = _pattern_indexes(cmd)
+        items: list[tuple[int, str, str, int, str]] = []
+        for i, a in enumerate(cmd.args):
+            v = a.value
+            if i in patterns or v.startswith(("/proc", "/dev")):
+                continue
+            if not a.literal:
+                glob = 0 if not a.glob else 2 if not a.dynamic and "{" in v else 1
+                items.append((1, v, a.pattern, glob, f"{cmd.name} {a.text}"))
+            elif v and v[0] != "-":
+                items.append((0, v, "", 0, f"{cmd.name} {a.text}"))
+        for r in cmd.redirects:
+            t = r.target
+            if not r.output and t is not None and t.literal and t.value[:1] not in ("", "-") \
+                    and not t.value.startswith(("/proc", "/dev")) and not t.value.isdigit():
+                items.append((0, t.value, "", 0, f"{r.op} {t.text}"))
+        out.append(tuple(items))
+    return tuple(out)
+
+
+_link_words = line_memo(_link_words_of)
+
+
+def _secret_link(v: str, here: str, resolve: Resolve) -> bool:
+    """Whether the file `v` names from `here` is a process environment, its memory or a
+    descriptor: only a link can make it one without naming it (`el` -> /proc/1/environ; one
+    under a linked directory has to be named `environ` or `mem`, which the text shows), so a
+    word naming no link costs one `readlink`, not a resolution."""
+    p = v if v[0] == "/" else here + "/" + v
+    if p.rsplit("/", 1)[-1] not in SECRET_FILES:
+        try:
+            _readlink(p)  # (one system call whether the word names a link, a file or nothing)
+        except OSError:
+            return False
+    full = resolve(v, here, shell=True)
+    return full.startswith(("/proc/", "/dev/")) and environ_path(full, False)
+
+
+def _glob_through_link(pattern: str, glob: bool, here: str, resolve: Resolve) -> bool:
+    """Whether a word not fixed text (its `pattern`) could name a process environment through
+    a link: its fixed leading directory is a process's (`me/e*`, `me/$F` with `me` a link to
+    /proc/<pid>), or its first part with a glob matches a link to one, or to a process's
+    directory, in that directory (`e*`, `e` a link to /proc/1/environ; `m*/e*`; a bare
+    expansion, `"$F"`, is the documented limit of dynamic words). A pattern that spells /proc
+    itself is the text's business."""
+    parts = pattern.split("/")
+    k = 0
+    while k < len(parts) - 1 and not any(ch in parts[k] for ch in "*?[\\"):
+        k += 1
+    prefix = "/".join(parts[:k]) or ("/" if pattern[:1] == "/" else ".")
+    if prefix == "." or (prefix[:1] != "/" and ".." not in parts[:k] and not any(
+            os.path.islink(os.path.join(here, *parts[:j + 1])) for j in range(k))):
+        d = os.path.join(here, prefix)  # (no link on the way: where `here` is, not /proc)
+    else:
+        d = resolve(prefix, here, shell=True)
+        if d.startswith("/proc/") and environ_path(d, True):
+            return True
+    part = parts[k]
+    if not glob or not part or "\\" in part or not any(ch in part for ch in "*?["):
+        return False
+    try:
+        entries = [e.name for e in os.scandir(d) if e.is_symlink()]
+    except OSError:
+        return False
+    for name in entries:  # (the links the first part with a glob could be)
+        if fnmatchcase(name, part) and (name[0] != "." or part[0] == "."):
+            full = resolve(os.path.join(prefix, name), here, shell=True)
+            if full.startswith(("/proc/", "/dev/")) and environ_path(full, k < len(parts) - 1):
+                return True
+    return False
+
+
+def _braces(v: str) -> list[str] | None:
+    """The words bash makes of `v` by its simple brace groups (`{src,build}` -> `src`,
+    `build`; `{e,}l` -> `el`, `l`), or None for what this does not follow (nested groups,
+    sequences `{1..3}`, a backslash, more than 64 words)."""
+    if "\\" in v or ".." in v:
+        return None
+    out = [""]
+    i = 0
+    while i < len(v):
+        if v[i] == "{":
+            j = v.find("}", i)
+            body = v[i + 1:j] if j > 0 else ""
+            if j < 0 or "{" in body or "," not in body:
+                return None
+            out = [o + b for o in out for b in body.split(",")]
+            if len(out) > 64:
+                return None
+            i = j + 1
+        else:
+            out = [o + v[i] for o in out]
+            i += 1
+    return out
+
+
+_readlink = os.readlink
+
+
+def _given_root(analysis: ShellAnalysis, start: str, resolve: Resolve) -> str | None:
+    """In a line that reads trees, a value the line gives other than as an argument (`D=/`,
+    `for D in /`, `read D <<< /`, `D=link-to-slash`) naming `/` or a process's directory: a
+    later `$D` is it."""
+    left: dict[str, int] = {}
+    for w in analysis.words:
+        v = w.value
+        if w.literal and v and v[0] != "-":
+            left[v] = left.get(v, 0) + 1
+    if not left:
+        return None
+    for c in analysis.commands:
+        for a in c.argv:
+            if a.value in left:
+                left[a.value] -= 1
+    for v, n in left.items():
+        if n > 0:
+            full = os.path.normpath(os.path.join(start, v))
+            if environ_path(full, True) or environ_path(resolve(v, start, shell=True), True):
+                return (f"`{v}`, a value the line gives, could search a process environment "
                         "(/proc/*/environ)")
     return None
 

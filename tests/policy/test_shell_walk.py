@@ -72,3 +72,21 @@ def test_a_line_nested_deeper_than_the_walk_can_follow_is_a_problem() -> None:
     from statewright.policy.shell import check_commands
 
     assert not check_commands(a, ("echo",)).allowed
+
+
+def test_a_word_the_grammar_splits_at_an_expansion_is_one_word() -> None:
+    # tree-sitter-bash reads `$D/$F.json` as `$D/$` and `F.json` (two arguments, the first
+    # ending in a literal `$`), after any other part (`'a'/$F.c`, `` `x`/$F.c ``, `$(x)/$F.c`),
+    # and an assignment's value likewise (`X=$A/$B.c env` ran `B.c`)
+    for line, pattern in (("rm $D/$F.json", "*/*.json"), ("rm 'a'/$F.c", "a/*.c"),
+                          ("rm `x`/$F.c", "*/*.c"), ("rm $(x)/$F.c", "*/*.c"),
+                          ("rm $A/$B/$C/d/$E.x", "*/*/*/d/*.x"), ("rm a$X$Y*", "a***"),
+                          ("rm $A/$1.c", "*/*.c"), ("rm 'w/'fl$@ow.json", "w/fl*ow.json"),
+                          ("rm 'w'/$!x", "w/*x")):
+        rm = next(c for c in analyze(line).commands if c.name == "rm")
+        assert [a.pattern for a in rm.args] == [pattern], line
+    a = analyze("X=$A/$B.c env")
+    assert [c.name for c in a.commands] == ["env"]
+    # a literal `$` stays one (`a$`, `\$B`, `'$B'`)
+    for line, value in (("echo a$", "a$"), ("echo \\$B.c", "$B.c"), ("echo '$A/$B.c'", "$A/$B.c")):
+        assert [w.value for w in analyze(line).commands[0].args] == [value], line

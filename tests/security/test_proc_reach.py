@@ -35,6 +35,7 @@ def proj(tmp_path_factory: pytest.TempPathFactory) -> Project:
     (root / "src" / "app.py").write_text("import os\nprint(os.environ)\n")
     os.symlink("/", root / "slash")  # links an agent could have made in an earlier state
     os.symlink(f"/proc/{os.getpid()}", root / "me")
+    os.symlink(f"/proc/{os.getpid()}/environ", root / "el")
     p = Project(root)
     p.write_workflow(FLOW)
     p.start("env-flow")
@@ -75,6 +76,18 @@ def _cases(p: Project) -> tuple[list[tuple[str, dict, str]], list[tuple[str, dic
         ("Grep", {"pattern": "_TOKEN="}, "/"),
         ("Grep", {"pattern": "_TOKEN=", "path": "slash"}, root),
         ("Grep", {"pattern": "_TOKEN=", "path": "."}, "/"),
+        # a link given by a glob or under a link's directory, a link to a process environment
+        ("Bash", {"command": "cat me/e*"}, root),
+        ("Bash", {"command": "cat m*/e*"}, root),
+        ("Bash", {"command": "cat me/$F"}, root),
+        ("Bash", {"command": "cat el"}, root),
+        ("Bash", {"command": "head -c 4096 el"}, root),
+        ("Bash", {"command": "strings < el"}, root),
+        ("Bash", {"command": "cat e?"}, root),
+        ("Bash", {"command": "cd src && cat ../el"}, root),
+        # a value the line gives a variable names a link to `/`
+        ("Bash", {"command": "D=slash; grep -r _TOKEN= $D"}, root),
+        ("Bash", {"command": "for d in slash; do rg _TOKEN= $d; done"}, root),
     ]
     controls = [
         ("Bash", {"command": "grep -rn environ src"}, root),
@@ -86,6 +99,11 @@ def _cases(p: Project) -> tuple[list[tuple[str, dict, str]], list[tuple[str, dic
         ("Grep", {"pattern": "main"}, root),
         ("Grep", {"pattern": "environ", "path": "src"}, root),
         ("Read", {"file_path": "/proc/self/status"}, root),
+        ("Bash", {"command": "cat src/*.py"}, root),
+        ("Bash", {"command": "head -n 3 sr*/app.py"}, root),
+        ("Bash", {"command": "grep -n el src/app.py"}, root),
+        ("Bash", {"command": "D=src; grep -rn main -- $D"}, root),
+        ("Bash", {"command": "cat me/status"}, root),
     ]
     return attacks, controls
 

@@ -277,12 +277,16 @@ def pattern_operands(name: str, vals: list[str], literal: list[bool]) -> list[in
         if not literal[i]:
             return out
         if v == "--":
-            if not all(literal[i + 1:]):
-                return out
+            if not operands and not all(literal[i + 1:]):
+                return out  # (`grep -- $X environ`: `$X` could be no word at all)
             operands += range(i + 1, n)
             break
         if v.startswith("--"):
             opt = v.split("=", 1)[0]
+            if opt not in values and len(opt) > 2:  # (getopt takes a unique prefix: `--reg`)
+                longer = [o for o in values if o.startswith(opt)]
+                if len(longer) == 1:
+                    opt = longer[0]
             if opt in _PATTERN_OPTS or opt in _PATTERN_FILE_OPTS:
                 given = True
             if "=" in v:
@@ -317,7 +321,8 @@ def pattern_operands(name: str, vals: list[str], literal: list[bool]) -> list[in
 #: directory when given none (run from `/`, they reach every process's environment in /proc)
 TREE_READERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "fdfind",
                           "tar", "bsdtar", "gtar", "zip", "7z", "7za", "cpio", "pax", "cp",
-                          "rsync", "scp", "rclone", "du", "xargs", "busybox"})
+                          "rsync", "scp", "rclone", "du", "xargs", "busybox", "diff", "ugrep",
+                          "ug", "sift", "pt", "rga", "gzip", "pigz", "zstd", "lz4"})
 
 
 #: the options that make `git` read files outside a repository: `--no-index` (`git grep`,

@@ -136,3 +136,43 @@ def status_node(root: Any) -> Any:
             node = last
         else:
             return None
+
+
+#: the bytes of a variable's name after `$` (a digit first: one positional parameter)
+_NAME_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_0123456789")
+#: the special parameters (`$@`, `$*`, `$?`, `$-`, `$!`, `$#`: one character each)
+_SPECIAL = frozenset(b"@*?-!#")
+
+
+def split_expansions(root: Any, data: bytes) -> bytes | None:
+    """`data` with each expansion the grammar split off its word braced (`$B` -> `${B}`, the
+    same to bash), or None when there is none.
+
+    tree-sitter-bash reads `$A/$B.json` as two words: `$A/$` (the second `$` a bare token) and
+    `B.json`, so `rm $D/$F.json` looked like `rm` of `B.json`-like text and a word ending in a
+    literal `$`; `X=$A/$B.c env` ran `B.c`; a special parameter too (`'w/'fl$@ow.json`, `$@`
+    empty: `w/flow.json`). A `$` token not under an expansion, followed by a
+    name, is always that split (a literal `$` before a name does not exist in bash outside
+    quotes, which the grammar reads as strings). The smallest node at each such `$` is asked,
+    in C, as `has_job_token` does for `&`."""
+    find = data.find
+    at = find(b"$")
+    fixes: list[tuple[int, int]] = []
+    n = len(data)
+    while at >= 0:
+        if at + 1 < n and (data[at + 1] in _NAME_CHARS or data[at + 1] in _SPECIAL):
+            node = root.descendant_for_byte_range(at, at + 1)
+            if node.type == "$" and node.end_byte == at + 1 and node.parent is not None and \
+                    node.parent.type not in ("simple_expansion", "expansion"):
+                end = at + 2
+                if data[at + 1] in _NAME_CHARS and data[at + 1] not in b"0123456789":
+                    while end < n and data[end] in _NAME_CHARS:
+                        end += 1
+                fixes.append((at, end))
+        at = find(b"$", at + 1)
+    if not fixes:
+        return None
+    out = bytearray(data)
+    for start, end in reversed(fixes):
+        out[start:end] = b"${" + data[start + 1:end] + b"}"
+    return bytes(out)

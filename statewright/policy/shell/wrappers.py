@@ -118,56 +118,86 @@ def _prefix_runner(w: Walker, cmd: Command, idx: int, depth: int, args: list[Wor
     w.sub(idx, args, i, base, depth)
 
 
-_SUDO_WITH_ARG = frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-R", "-T"})
-_ENV_WITH_ARG = frozenset({"-u", "--unset", "-C", "--chdir"})
+#: the options of `sudo` and of `env` that take a value: (short letters, long options)
+_SUDO_VALUES = ("ugCDhprtURT", frozenset({
+    "--user", "--group", "--close-from", "--chdir", "--host", "--prompt", "--role", "--type",
+    "--other-user", "--chroot", "--command-timeout"}))
+_ENV_VALUES = ("uCSa", frozenset({"--unset", "--chdir", "--split-string", "--argv0"}))
 #: wrappers that can run their command in another directory: (their options that take a
 #: value, the short and the long option that name the directory)
-CHDIR_WRAPPERS = {"env": (_ENV_WITH_ARG, "-C", "--chdir"),
-                  "sudo": (_SUDO_WITH_ARG, "-D", "--chdir")}
+CHDIR_WRAPPERS = {"env": (_ENV_VALUES, "-C", "--chdir"), "sudo": (_SUDO_VALUES, "-D", "--chdir")}
+
+
+def scan_options(vals: list[str], values: tuple[str, frozenset[str]]
+                 ) -> tuple[list[tuple[str, str | None, int]], int]:
+    """The options before a wrapper's command, as getopt reads them: each (option, its value
+    or None, the index of the word holding the value or the option), clusters split (`-vC DIR`,
+    `-nu root`, `-CDIR`), long options given their value from the next word unless they hold
+    `=`; and the index of the first word after them (after `--`). `values`: the short letters
+    and the long options that take a value."""
+    shorts, longs = values
+    out: list[tuple[str, str | None, int]] = []
+    i, n = 0, len(vals)
+    while i < n:
+        v = vals[i]
+        if v == "--":
+            return out, i + 1
+        if v[:1] != "-" or v == "-":
+            break
+        if v[:2] == "--":
+            name, eq, value = v.partition("=")
+            if eq:
+                out.append((name, value, i))
+            elif name in longs:
+                i += 1
+                out.append((name, vals[i] if i < n else None, i))
+            else:
+                out.append((name, None, i))
+        else:
+            for k in range(1, len(v)):
+                ch = v[k]
+                if ch in shorts:
+                    if k + 1 < len(v):
+                        out.append(("-" + ch, v[k + 1:], i))
+                    else:
+                        i += 1
+                        out.append(("-" + ch, vals[i] if i < n else None, i))
+                    break
+                out.append(("-" + ch, None, i))
+        i += 1
+    return out, i
 
 
 def chdir_target(cmd: Command) -> tuple[bool, str | None]:
     """Where a `CHDIR_WRAPPERS` command runs the command it wraps: (True, None) where it is
-    itself; (True, DIR) in DIR (`env -C DIR`, `--chdir=DIR`, `sudo -D DIR`); (False, None)
-    unknown (a word among its options that is not fixed text)."""
-    with_arg, short, long = CHDIR_WRAPPERS[cmd.name]
+    itself; (True, DIR) in DIR (`env -C DIR`, `--chdir=DIR`, `-vCDIR`, `sudo -D DIR`); (False,
+    None) unknown (an option, or the directory, given by a word that is not fixed text)."""
+    values, short, long = CHDIR_WRAPPERS[cmd.name]
     args = cmd.args
+    opts, end = scan_options([a.value for a in args], values)
+    for k in range(min(end + 1, len(args))):  # (a word that is not fixed text could be any
+        a = args[k]                            # options: `-C /`)
+        if not a.literal and (k < end or a.value[:1] in ("-", "")) and not any(
+                at == k and o not in (short, long) and val is not None for o, val, at in opts):
+            return False, None
     target: str | None = None
-    i = 0
-    while i < len(args):
-        a = args[i]
-        v = a.value
-        if not a.literal:
-            return (False, None) if v[:1] in ("-", "") else (True, target)
-        if v[:1] != "-" or v in ("-", "--"):
-            break
-        if v in with_arg:
-            if v in (short, long):
-                if i + 1 >= len(args) or not args[i + 1].literal:
-                    return False, None
-                target = args[i + 1].value
-            i += 2
-            continue
-        if v.startswith(long + "="):
-            target = v[len(long) + 1:]
-        elif v[:2] == short and len(v) > 2:
-            target = v[2:]
-        i += 1
+    for o, val, _ in opts:
+        if o in (short, long):
+            if val is None:
+                return False, None
+            target = val
     return True, target
 
 
 def _sudo(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
           vals: list[str]) -> None:
-    i = 0
-    while i < len(vals) and vals[i].startswith("-") and vals[i] != "--":
-        if vals[i] in ("-s", "-i", "--shell", "--login", "-e", "--edit"):
+    opts, i = scan_options(vals, _SUDO_VALUES)
+    for o, _, _ in opts:
+        if o in ("-s", "-i", "--shell", "--login", "-e", "--edit"):
             _opaque(w, cmd, "starts a shell or editor")
             return
-        if vals[i].startswith(("-D", "--chdir")):
+        if o in ("-D", "--chdir"):
             w.changes_dir = True
-        i += 2 if vals[i] in _SUDO_WITH_ARG else 1
-    if i < len(vals) and vals[i] == "--":
-        i += 1
     while i < len(vals) and "=" in vals[i] and not vals[i].startswith("="):
         i += 1
     w.sub(idx, args, i, cmd.name, depth)
@@ -184,37 +214,18 @@ def _su(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
 
 def _env(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
          vals: list[str]) -> None:
-    """`env [-u NAME] [NAME=VALUE]... COMMAND`: the assignments are recorded as such."""
-    i = 0
-    while i < len(vals):
-        v = vals[i]
-        if v in ("-S", "--split-string") or v.startswith(("-S", "--split-string=")):
+    """`env [OPTION]... [-] [NAME=VALUE]... COMMAND`: the assignments are recorded as such."""
+    opts, i = scan_options(vals, _ENV_VALUES)
+    for o, _, _ in opts:
+        if o in ("-S", "--split-string"):
             _opaque(w, cmd, "-S splits a string into a command")
             return
-        if v in _ENV_WITH_ARG:
-            w.changes_dir = w.changes_dir or v in ("-C", "--chdir")
-            i += 2
-            continue
-        if v.startswith(("-C", "--chdir=")):
+        if o in ("-C", "--chdir"):
             w.changes_dir = True
-        if v == "--":
-            i += 1
-            break
-        if v.startswith("-") and v != "-":
-            i += 1
-            continue
-        if v == "-":
-            i += 1
-            continue
-        if "=" in v and not v.startswith("="):
-            nm, value = v.split("=", 1)
+    while i < len(vals) and (vals[i] == "-" or ("=" in vals[i] and not vals[i].startswith("="))):
+        if vals[i] != "-":
+            nm, value = vals[i].split("=", 1)
             w.assignments.append((nm, literal_word(value)))
-            i += 1
-            continue
-        break
-    while i < len(vals) and "=" in vals[i] and not vals[i].startswith("="):
-        nm, value = vals[i].split("=", 1)
-        w.assignments.append((nm, literal_word(value)))
         i += 1
     w.sub(idx, args, i, cmd.name, depth)
 
