@@ -144,6 +144,21 @@ _NAME_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_0
 _SPECIAL = frozenset(b"@*?-!#")
 
 
+def parse_line(source: str) -> tuple[Any, bytes, str]:
+    """(the root node of `source`'s tree, its bytes, the text), with every expansion the
+    grammar split off its word braced first (`split_expansions`; the text then shows `${B}`)."""
+    data = source.encode("utf-8", "surrogatepass")
+    root = bash_parser().parse(data).root_node
+    if "$" in source:  # (the grammar reads `'a'/$B.c` as two words)
+        fixed = split_expansions(root, data)
+        while fixed is not None:  # (each round braces one more `$NAME` at least)
+            data = fixed
+            source = fixed.decode("utf-8", "surrogatepass")
+            root = bash_parser().parse(data).root_node
+            fixed = split_expansions(root, data)
+    return root, data, source
+
+
 def split_expansions(root: Any, data: bytes) -> bytes | None:
     """`data` with each expansion the grammar split off its word braced (`$B` -> `${B}`, the
     same to bash), or None when there is none.

@@ -14,7 +14,7 @@ from ..paths import has_surrogate
 from ..types import CACHE_MAX_LINE
 from . import arith
 from .cwds import DIR_CHANGERS
-from .parser import bash_parser, first_error, has_job_token, split_expansions, status_node
+from .parser import first_error, has_job_token, parse_line, status_node
 from .records import Word, new_analysis, new_command, new_redirect
 from .words import WORD_CACHE, literal_word, make_word, part_word
 from .wrappers import WRAPPERS, inner_commands
@@ -141,16 +141,7 @@ class Walker:
             self.problems.append("the command line holds text that is not valid Unicode "
                                  "(a lone surrogate)")
             return
-        data = source.encode("utf-8", "surrogatepass")
-        tree = bash_parser().parse(data)
-        root = tree.root_node
-        if "$" in source:  # (the grammar reads `'a'/$B.c` as two words: `split_expansions`)
-            fixed = split_expansions(root, data)
-            while fixed is not None:  # (each round braces one more `$NAME` at least)
-                data = fixed
-                source = fixed.decode("utf-8", "surrogatepass")
-                root = bash_parser().parse(data).root_node
-                fixed = split_expansions(root, data)
+        root, data, source = parse_line(source)
         if "&" in source:
             self.job_tokens[source] = has_job_token(root, data)
         # (`has_missing(root)` of a tree without errors is `root.is_missing`)
