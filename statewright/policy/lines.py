@@ -10,7 +10,14 @@ from ..lean import TYPE_CHECKING, fnmatchcase
 from .paths import HARMLESS_DEVICES, relative_to_real, relative_to_root
 from .procfs import SECRET_FILES, environ_path
 from .programs import is_python
-from .programs.text import GIT_TREE_OPTIONS, PATTERN_SEARCHERS, TREE_READERS, pattern_operands
+from .programs.text import (
+    GIT_TREE_OPTIONS,
+    NO_FILE_ARGS,
+    PATTERN_SEARCHERS,
+    SUBCOMMAND_FIRST,
+    TREE_READERS,
+    pattern_operands,
+)
 from .protect.line import changes_worktree, line_dirs
 from .protect.scope import holds_protected, sensitive
 from .protect.store import ctx_facts
@@ -26,7 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..definition.compiled import State
     from .paths import Resolve
-    from .shell import Command, ShellAnalysis, Verdict
+    from .shell import Command, ShellAnalysis, Verdict, Word
     from .types import GateContext
 
 
@@ -119,8 +126,7 @@ def environ_search_problem(analysis: ShellAnalysis, start: str, resolve: Resolve
     directory the analysis cannot follow, a program that reads trees, or a glob that could name
     `environ`, could be anywhere."""
     if not (analysis.changes_dir or start != root):  # (the usual line: run at the root)
-        why = _links_to_environ(analysis, [(k, start) for k in range(len(analysis.commands))],
-                                resolve)
+        why = _links_to_environ(analysis, None, start, resolve)
         if why is not None:
             return why
         kinds = _KIND_BY_NAME
@@ -167,7 +173,7 @@ def environ_search_problem(analysis: ShellAnalysis, start: str, resolve: Resolve
         if here is not None:
             places.append((cmd, here))
             at.append((k, here))
-    why = _links_to_environ(analysis, at, resolve)
+    why = _links_to_environ(analysis, at, start, resolve)
     if why is not None or not reader:
         return why
     return _names_root(places, resolve, visited) or _given_root(analysis, start, resolve)
@@ -228,63 +234,67 @@ def _names_root(places: list[tuple[Command, str]], resolve: Resolve, visited: bo
     return None
 
 
-def _links_to_environ(analysis: ShellAnalysis, at: list[tuple[int, str]], resolve: Resolve
-                      ) -> str | None:
+def _links_to_environ(analysis: ShellAnalysis, at: list[tuple[int, str]] | None, start: str,
+                      resolve: Resolve) -> str | None:
     """A file a command is given (an argument, an input redirect) that is a process
     environment, its memory or a descriptor through a link (`cat e` after
     `ln -s /proc/1/environ e` in an earlier state: the Read tool resolves it, and so does the
     line), or where the command runs (`cd / && cat proc/1/mem`); a glob or word under a link
-    to a process's directory. `at`: each command's index and where it runs. A path that names
-    /proc or /dev itself is the text's business (`shell.env`); a searcher's pattern is no
-    file. The words to look at are kept per line; only the file system is asked again."""
-    words = _link_words(analysis)
-    for k, here in at:
-        for kind, v, pattern, glob, text in words[k]:
-            if kind == 1:
-                alts = _braces(v) if glob == 2 else None
-                if alts is not None:  # (`{src,build}`: words, not a glob of the directory)
-                    hit = any(_glob_through_link(x, True, here, resolve)
-                              if any(ch in x for ch in "*?[")
-                              else x and _secret_link(x, here, resolve) for x in alts)
-                else:
-                    hit = _glob_through_link(pattern, glob > 0, here, resolve)
-                if hit:
-                    return (f"`{text}` could name a process environment (/proc/*/environ) "
-                            "through a link")
-            elif _secret_link(v, here, resolve):
-                return (f"`{text}` is a process environment or memory (/proc/*/environ), "
-                        "through a link or where it runs")
-    return None
-
-
-def _link_words_of(analysis: ShellAnalysis) -> tuple[tuple[tuple[int, str, str, int, str], ...],
-                                                       ...]:
-    """For each command of the line, the words `_links_to_environ` asks about: (0: a fixed
-    file name, or 1: a word not fixed text; its value, its pattern, 0/1/2: not a glob / a glob
-    / a glob holding a brace, its text as shown)."""
-    out = []
-    for cmd in analysis.commands:
-        patterns = _pattern_indexes(cmd)
-        items: list[tuple[int, str, str, int, str]] = []
-        for i, a in enumerate(cmd.args):
-            v = a.value
-            if i in patterns or v.startswith(("/proc", "/dev")):
-                continue
-            if not a.literal:
-                glob = 0 if not a.glob else 2 if not a.dynamic and "{" in v else 1
-                items.append((1, v, a.pattern, glob, f"{cmd.name} {a.text}"))
-            elif v and v[0] != "-":
-                items.append((0, v, "", 0, f"{cmd.name} {a.text}"))
+    to a process's directory. `at`: each command's index and where it runs (None: every
+    command, at `start`). A path that names /proc or /dev itself is the text's business
+    (`shell.env`); a searcher's pattern is no file; nor is a subcommand (`git status`) or what
+    a program that reads no file is given (`echo`). One pass, nothing built: a new line is
+    the usual case."""
+    cmds = analysis.commands
+    for k, here in enumerate([start] * len(cmds)) if at is None else at:
+        cmd = cmds[k]
+        name = cmd.name if cmd.name_literal else ""
+        if "/" in name:
+            name = name.rsplit("/", 1)[-1]
+        if name not in NO_FILE_ARGS:
+            patterns = _pattern_indexes(cmd) if name in PATTERN_SEARCHERS else ()
+            first = name in SUBCOMMAND_FIRST  # (`git status`: no file)
+            for i, a in enumerate(cmd.args):
+                v = a.value
+                if a.literal:
+                    if not v or v[0] == "-":
+                        continue
+                    if first:
+                        first = False
+                    elif i not in patterns and not v.startswith(("/proc", "/dev")) and \
+                            _secret_link(v, here, resolve):
+                        return (f"`{cmd.name} {a.text}` is a process environment or memory "
+                                "(/proc/*/environ), through a link or where it runs")
+                    continue
+                first = False
+                # (`"$F"` alone, no glob and no directory, is the documented limit of dynamic
+                # words)
+                if (a.glob or "/" in a.pattern) and i not in patterns and \
+                        not v.startswith(("/proc", "/dev")) and _word_through_link(a, here,
+                                                                                  resolve):
+                    return (f"`{cmd.name} {a.text}` could name a process environment "
+                            "(/proc/*/environ) through a link")
         for r in cmd.redirects:
             t = r.target
             if not r.output and t is not None and t.literal and t.value[:1] not in ("", "-") \
-                    and not t.value.startswith(("/proc", "/dev")) and not t.value.isdigit():
-                items.append((0, t.value, "", 0, f"{r.op} {t.text}"))
-        out.append(tuple(items))
-    return tuple(out)
+                    and not t.value.startswith(("/proc", "/dev")) and not t.value.isdigit() \
+                    and _secret_link(t.value, here, resolve):
+                return (f"`{r.op} {t.text}` is a process environment or memory "
+                        "(/proc/*/environ), through a link or where it runs")
+    return None
 
 
-_link_words = line_memo(_link_words_of)
+def _word_through_link(a: Word, here: str, resolve: Resolve) -> bool:
+    """Whether word `a`, not fixed text, could name a process environment through a link (a
+    brace word's each alternative; a glob or a pattern through its leading directory)."""
+    v = a.value
+    if a.glob and not a.dynamic and "{" in v:
+        alts = _braces(v)
+        if alts is not None:  # (`{src,build}`: words, not a glob of the directory)
+            return any(_glob_through_link(x, True, here, resolve)
+                       if any(ch in x for ch in "*?[")
+                       else bool(x) and _secret_link(x, here, resolve) for x in alts)
+    return _glob_through_link(a.pattern, a.glob, here, resolve)
 
 
 def _secret_link(v: str, here: str, resolve: Resolve) -> bool:

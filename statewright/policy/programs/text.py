@@ -328,3 +328,15 @@ TREE_READERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "
 #: the options that make `git` read files outside a repository: `--no-index` (`git grep`,
 #: `git diff`), another work tree or directory (`--work-tree`, `-C`)
 GIT_TREE_OPTIONS = ("--no-index", "--work-tree", "-C")
+
+
+#: programs that read no file an argument names (they print, test or make their words; what
+#: they read from an input redirect is still looked at)
+NO_FILE_ARGS = frozenset({"echo", "printf", "true", "false", ":", "test", "[", "export", "unset",
+                          "cd", "pushd", "popd", "pwd", "sleep", "exit", "return", "shift",
+                          "wait", "kill", "type", "hash", "basename", "dirname", "seq", "mkdir",
+                          "touch", "ls"})
+#: programs whose first operand is a subcommand or a target, not a file
+SUBCOMMAND_FIRST = frozenset({"git", "npm", "pnpm", "yarn", "npx", "cargo", "go", "docker",
+                              "podman", "kubectl", "pip", "pip3", "uv", "poetry", "gh", "make",
+                              "just", "bundle", "gem", "dotnet", "mvn", "gradle"})
