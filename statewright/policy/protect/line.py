@@ -454,7 +454,7 @@ def _named_in(source: str, protected: frozenset[str]) -> str | None:
     taken out (`echo workflows/flow.json | xargs rm`, `f=flo''w.json; rm "$f"`): a writing
     command given a word the analysis cannot know (`<input>`, `"$f"`) may be given it."""
     text = source.lower().replace("'", "").replace('"', "").replace("\\", "")
-    for n in _protected_names(protected):
+    for n in sorted(_protected_names(protected)):  # (sorted: the same name every time)
         if n in text:
             return n
     return None
