@@ -1,8 +1,11 @@
 """`policy.procfs.environ_path` (where a process environment can be read) and
 `programs.text.pattern_operands` (which words a searcher reads as its pattern), the two pieces
-check 6 uses to tell `grep -rn environ src` and `cat /proc/cpuinfo` from a read of /proc."""
+check 6 uses to tell `grep -rn environ src` and `cat /proc/cpuinfo` from a read of /proc; and
+the active-run markers' directory, protected where the environment puts it."""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -63,3 +66,30 @@ def test_a_word_that_is_not_fixed_text_leaves_only_what_is_sure() -> None:
     assert pattern_operands("grep", ["environ", "$X"], [True, False]) == []
     assert pattern_operands("grep", ["-e", "environ", "$X"], [True, True, False]) == [1]
     assert pattern_operands("grep", ["--", "environ", "$X"], [True, True, False]) == []
+
+
+def test_the_markers_protected_follow_the_environment(tmp_path, monkeypatch) -> None:
+    """The active-run markers' directory is protected where the environment puts it now, as
+    `runtime.marker.marker_path` writes there: a decision made under another `XDG_STATE_HOME`
+    (a test, a server for another environment) leaves no stale answer behind."""
+    from statewright.config import active_marker_dir
+    from statewright.definition.compiled import State
+    from statewright.policy import Counters, GateContext, ToolCall, gate
+    from statewright.policy.protect.store import program_paths
+
+    root = tmp_path / "p"
+    (root / ".statewright").mkdir(parents=True)
+    ctx = GateContext(project_root=str(root), store_dir=str(root / ".statewright"),
+                      protected_files=frozenset())
+
+    def refused(markers: str) -> bool:
+        call = ToolCall("Bash", {"command": f"rm -rf {markers}"})
+        return not gate(State(name="free"), Counters(), call, ctx).allowed
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "elsewhere"))
+    first = active_marker_dir()
+    assert refused(first) and os.path.realpath(first) in program_paths()
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    second = active_marker_dir()
+    assert second != first
+    assert refused(second) and os.path.realpath(second) in program_paths()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 from ...config import active_marker_dir
-from ...lean import TYPE_CHECKING, lru_cache
+from ...lean import TYPE_CHECKING, environ_get, lru_cache
 from ...names import CONFIG_FILE, STATE_DIR
 from ..paths import _real_root, project_relative
 
@@ -127,14 +127,15 @@ def protected_paths(ctx: Any) -> frozenset[str]:
 
 
 def _protected(project_root: str, files: Any) -> frozenset[str]:
+    home = environ_get("HOME")  # (`~/.claude/settings.json` is where HOME says)
     try:
-        return _protected_cached(project_root, files)
+        return _protected_cached(project_root, files, home)
     except TypeError:  # a set or list rather than a frozenset
-        return _protected_cached(project_root, frozenset(files))
+        return _protected_cached(project_root, frozenset(files), home)
 
 
 @lru_cache(maxsize=64)
-def _protected_cached(project_root: str, files: Any) -> frozenset[str]:
+def _protected_cached(project_root: str, files: Any, home: object) -> frozenset[str]:
     root = os.path.realpath(project_root)
     out = {os.path.realpath(p) for p in files}
     out.update(os.path.join(root, f) for f in CONFIG_FILES)
@@ -147,8 +148,12 @@ def _protected_folded(protected: frozenset[str]) -> frozenset[str]:
     return frozenset(p.casefold() for p in protected)
 
 
-@lru_cache(maxsize=16)
 def _home_claude() -> str:
+    return _home_claude_of(environ_get("HOME"))
+
+
+@lru_cache(maxsize=16)
+def _home_claude_of(home: object) -> str:
     return os.path.realpath(os.path.expanduser("~/.claude"))
 
 
@@ -157,13 +162,18 @@ def protected_relative(project_root: str, protected: frozenset[str]) -> frozense
     return frozenset(project_relative(p, project_root) for p in protected)
 
 
-@lru_cache(maxsize=1)
 def program_paths() -> tuple[str, ...]:
     """The real paths of the programs the host runs for statewright (DESIGN section 4, check
     1): the installed package, the `statewright` and `statewright-hook` scripts, and the
     virtual environment they run in when there is one (its interpreter, site-packages and
     `.pth` files decide what `import statewright` loads). Found from this process, which is
-    one of those programs."""
+    one of those programs; with the active-run markers' directory, which follows the
+    environment (`XDG_STATE_HOME`, `HOME`) as `runtime.marker.marker_path` does."""
+    return _program_paths(environ_get("XDG_STATE_HOME"), environ_get("HOME"))
+
+
+@lru_cache(maxsize=4)
+def _program_paths(xdg: object, home: object) -> tuple[str, ...]:
     import sys
 
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
@@ -178,10 +188,14 @@ def program_paths() -> tuple[str, ...]:
     return tuple(dict.fromkeys(p.rstrip(os.sep) for p in out if p and p != os.sep))
 
 
-@lru_cache(maxsize=1)
 def program_prefixes() -> tuple[str, ...]:
     """`program_paths()` each with a trailing separator (for one `str.startswith` test)."""
-    return tuple(p + os.sep for p in program_paths())
+    return _prefixes(program_paths())
+
+
+@lru_cache(maxsize=4)
+def _prefixes(paths: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(p + os.sep for p in paths)
 
 
 @lru_cache(maxsize=64)
