@@ -139,12 +139,18 @@ def environ_search_problem(analysis: ShellAnalysis, start: str, resolve: Resolve
     places: list[tuple[Command, str]] = []  # each command and where it runs
     at: list[tuple[int, str]] = []  # (the same, by the command's index)
     reader = visited = False
+    moved: dict[int, str] = {}  # a wrapper's index -> where it runs its command (`env -C`)
+    line_here = here
     for k, cmd in enumerate(analysis.commands):
         if cmd.name_literal and cmd.name in DIR_CHANGERS:
-            here = _follow(cmd, here, analysis.source)
+            here = line_here = _follow(cmd, line_here, analysis.source)
             if here is not None and not visited:  # (`~-`, `$OLDPWD` could name it later)
                 visited = environ_path(resolve(".", here, shell=True), True)
             continue
+        # (the command a wrapper runs elsewhere runs there; the next ones where the line is)
+        here = moved.get(cmd.parent, line_here) if cmd.parent is not None else line_here
+        if here is not None and here != line_here:
+            moved[k] = here  # (what it runs in turn runs there too)
         reads_trees = _reads_trees(cmd)
         if here is None:
             if reads_trees:
@@ -163,12 +169,13 @@ def environ_search_problem(analysis: ShellAnalysis, start: str, resolve: Resolve
         if cmd.name_literal and cmd.name in CHDIR_WRAPPERS:  # `env -C DIR cmd`
             known, target = chdir_target(cmd)
             if not known:
-                here = None  # (the rest of the line counts as anywhere)
+                here = line_here = None  # (the rest of the line counts as anywhere)
             elif target is not None:
                 real = resolve(target, here, shell=True)
                 if environ_path(real, True) and real != "/":
                     return (f"`{cmd.name}` runs its command in `{target}`, from where it could "
                             "read a process environment (/proc/*/environ)")
+                moved[k] = os.path.normpath(os.path.join(here, target))
         reader = reader or reads_trees
         if here is not None:
             places.append((cmd, here))

@@ -36,6 +36,8 @@ def proj(tmp_path_factory: pytest.TempPathFactory) -> Project:
     os.symlink("/", root / "slash")  # links an agent could have made in an earlier state
     os.symlink(f"/proc/{os.getpid()}", root / "me")
     os.symlink(f"/proc/{os.getpid()}/environ", root / "el")
+    (root / "deep").mkdir()
+    os.symlink(f"/proc/{os.getpid()}/environ", root / "deep" / "notes.txt")
     p = Project(root)
     p.write_workflow(FLOW)
     p.start("env-flow")
@@ -89,7 +91,13 @@ def _cases(p: Project) -> tuple[list[tuple[str, dict, str]], list[tuple[str, dic
         ("Bash", {"command": "D=slash; grep -r _TOKEN= $D"}, root),
         ("Bash", {"command": "for d in slash; do rg _TOKEN= $d; done"}, root),
     ]
+    attacks += [  # (a link in the directory a wrapper runs its command in)
+        ("Bash", {"command": "env -C deep cat notes.txt"}, root),
+        ("Bash", {"command": "env -C deep sh -c 'cat notes.txt'"}, root),
+        ("Bash", {"command": "sudo env -C deep cat notes.txt"}, root),
+    ]
     controls = [
+        ("Bash", {"command": "env -C src cat app.py"}, root),
         ("Bash", {"command": "grep -rn environ src"}, root),
         ("Bash", {"command": "cat /proc/cpuinfo"}, root),
         ("Bash", {"command": "cd src && grep -rn main ."}, root),
