@@ -16,7 +16,7 @@ from .programs.text import (
     PATTERN_SEARCHERS,
     SUBCOMMAND_FIRST,
     TREE_READERS,
-    pattern_operands,
+    pattern_args,
 )
 from .protect.line import changes_worktree, line_dirs
 from .protect.scope import holds_protected, sensitive
@@ -218,7 +218,7 @@ def _names_root(places: list[tuple[Command, str]], resolve: Resolve, visited: bo
     (`~/../..`, `"$PWD"/../..`) or could be `/` with a slash after it (`${PWD%%/*}/`), or any
     such word once the line has been in such a directory (`visited`: `~-`, `$OLDPWD`)."""
     for cmd, here in places:
-        patterns = _pattern_indexes(cmd)
+        patterns = pattern_args(cmd.name, cmd.args) if cmd.name_literal else ()
         for i, a in enumerate(cmd.args):
             v = a.value
             if i in patterns:
@@ -259,7 +259,7 @@ def _links_to_environ(analysis: ShellAnalysis, at: list[tuple[int, str]] | None,
         if "/" in name:
             name = name.rsplit("/", 1)[-1]
         if name not in NO_FILE_ARGS:
-            patterns = _pattern_indexes(cmd) if name in PATTERN_SEARCHERS else ()
+            patterns = pattern_args(name, cmd.args) if name in _PATTERNED else ()
             first = name in SUBCOMMAND_FIRST  # (`git status`: no file)
             for i, a in enumerate(cmd.args):
                 v = a.value
@@ -404,12 +404,8 @@ def _given_root(analysis: ShellAnalysis, start: str, resolve: Resolve) -> str | 
     return None
 
 
-def _pattern_indexes(cmd: Command) -> list[int]:
-    name = cmd.name.rsplit("/", 1)[-1]
-    if name not in PATTERN_SEARCHERS:
-        return []
-    args = cmd.args
-    return pattern_operands(name, [a.value for a in args], [a.literal for a in args])
+#: the programs `pattern_args` may find a pattern among the arguments of (`git grep`)
+_PATTERNED = frozenset({*PATTERN_SEARCHERS, "git"})
 
 
 #: programs that read trees or run code that can

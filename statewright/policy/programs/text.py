@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
+from ...lean import TYPE_CHECKING
 from .scripts import awk_program, sed_script
 from .spec import CODE, DYNAMIC, Example, Program, Risk
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..shell.records import Word
 
 RG = Program(
     ("rg",), "ripgrep",
@@ -256,6 +260,22 @@ PATTERN_SEARCHERS: dict[str, frozenset[str]] = {
     # (`git grep`: the words after the subcommand)
     "git grep": _GREP_VALUES | {"--max-depth", "--threads"},
 }
+
+
+def pattern_args(name: str, args: tuple[Word, ...]) -> list[int]:
+    """The indexes of `args` that the program `name` (a bare name or a path) reads as its
+    pattern rather than a file: a `PATTERN_SEARCHERS` entry's, or `git grep`'s after its
+    subcommand (`pattern_operands`)."""
+    if "/" in name:
+        name = name.rsplit("/", 1)[-1]
+    skip = 0
+    if name == "git" and args and args[0].literal and args[0].value == "grep":
+        name, skip = "git grep", 1
+    if name not in PATTERN_SEARCHERS:
+        return []
+    rest = args[skip:]
+    return [i + skip for i in pattern_operands(name, [a.value for a in rest],
+                                                [a.literal for a in rest])]
 
 
 def pattern_operands(name: str, vals: list[str], literal: list[bool]) -> list[int]:

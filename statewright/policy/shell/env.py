@@ -9,7 +9,7 @@ import os
 from ...lean import TYPE_CHECKING, LazyRe, fnmatchcase, lru_cache
 from .. import programs
 from ..procfs import environ_path
-from ..programs.text import PATTERN_SEARCHERS, pattern_operands
+from ..programs.text import pattern_args
 from ..types import word_texts
 from .records import Verdict
 
@@ -165,13 +165,9 @@ def _only_patterns(analysis: ShellAnalysis) -> frozenset[str]:
     other word (`grep environ src; cat environ`) is not one."""
     patterns: dict[str, int] = {}
     for c in analysis.commands:
-        name = c.name.rsplit("/", 1)[-1]
-        args = c.args
-        if name == "git" and args and args[0].literal and args[0].value == "grep":
-            name, args = "git grep", args[1:]
-        if c.name_literal and name in PATTERN_SEARCHERS:
-            for i in pattern_operands(name, [a.value for a in args], [a.literal for a in args]):
-                v = args[i].value
+        if c.name_literal:
+            for i in pattern_args(c.name, c.args):
+                v = c.args[i].value
                 patterns[v] = patterns.get(v, 0) + 1
     if not patterns:
         return frozenset()
