@@ -9,7 +9,7 @@ import os
 from ..lean import TYPE_CHECKING, fnmatchcase
 from .paths import HARMLESS_DEVICES, relative_to_real, relative_to_root
 from .procfs import SECRET_FILES, environ_path
-from .programs import is_python
+from .programs import is_python, program_name
 from .programs.text import (
     GIT_TREE_OPTIONS,
     NO_FILE_ARGS,
@@ -166,7 +166,7 @@ def environ_search_problem(analysis: ShellAnalysis, start: str, resolve: Resolve
         if environ_path(real, True) and (real != "/" or reads_trees):
             return (f"`{cmd.name}` runs in `{here}`, from where it could read a process "
                     "environment (/proc/*/environ)")
-        if cmd.name_literal and cmd.name in CHDIR_WRAPPERS:  # `env -C DIR cmd`
+        if cmd.name_literal and program_name(cmd.name) in CHDIR_WRAPPERS:  # `env -C DIR cmd`
             known, target = chdir_target(cmd)
             if not known:
                 here = line_here = None  # (the rest of the line counts as anywhere)

@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
     Outputs = tuple[tuple[str, int, str | None], ...]
 
 __all__ = ["CODE", "DUMPS_ENV", "PROGRAMS", "SECRETS", "Example", "Program", "Risk", "env_dump",
-           "facts", "is_python", "option_outputs", "risks", "runs_code"]
+           "facts", "is_python", "option_outputs", "program_name", "risks", "runs_code"]
 
 #: every entry (`ANY_PROGRAM` holds what applies to any program whatever its name)
 PROGRAMS: tuple[Program, ...] = (ANY_PROGRAM, GIT, PYTHON, *BUILDERS, *TEXT, *FILES, *CLOUD,
@@ -55,10 +55,18 @@ _BY_NAME = {name: p for p in PROGRAMS for name in p.names}
 DUMPS_ENV = frozenset(name for name, p in _BY_NAME.items() if p.dumps_env is not None)
 
 
+def program_name(name: str) -> str:
+    """The program a command name runs, as statewright knows programs: a path by its last
+    component (`/usr/bin/env`, `./env`, `/bin//sh/`: `env`, `env`, `sh`). A file the agent
+    named like a program is judged as that program: whatever it really is, what it is
+    told to do is at least as much (fail closed)."""
+    return name.rstrip("/").rsplit("/", 1)[-1] if "/" in name else name
+
+
 def _entry(name: str) -> Program | None:
     entry = _BY_NAME.get(name)
     if entry is None and "/" in name:
-        entry = _BY_NAME.get(name.rstrip("/").rsplit("/", 1)[-1])
+        entry = _BY_NAME.get(program_name(name))
     return entry
 
 

@@ -12,22 +12,42 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _PY_MOD = "imports a Python module the agent may have written"
 
+#: pytest's short options that take a value (in a cluster, the rest of the word or the next
+#: word is it: `-qo addopts=-pX`, `-qoaddopts=-pX`)
+_PYTEST_SHORT_VALUES = "kmrWcpon"
+#: ini keys that `-o KEY=VALUE` can make run other code: more options (`-p`), another module
+#: search path
+_PYTEST_CODE_KEYS = ("addopts", "pythonpath", "required_plugins")
+
+
 def _pytest(vals: list[str]) -> list[Risk]:
     """`-p NAME` loads a plugin (`-p no:NAME` only turns one off); `-o addopts=...` adds
-    options."""
+    options. Each is found however argparse reads it: alone, glued (`-pNAME`, `-oKEY=V`), in a
+    cluster (`-qo KEY=V`) or long (`--override-ini=KEY=V`)."""
     out: list[Risk] = []
-    for i, v in enumerate(vals):
+    i, n = 0, len(vals)
+    while i < n:
+        v = vals[i]
         if v == "--":
             break
-        prev = vals[i - 1] if i else ""
-        if (prev == "-p" and not v.startswith("no:")) or (
-                v.startswith("-p") and len(v) > 2 and not v.startswith(("-pno:", "-p=no:"))
-                and v[1] != "-"):
-            out.append(Risk(i - (prev == "-p"), CODE, "-p", f"`pytest -p` loads a plugin "
-                            f"({_PY_MOD})"))
-        elif prev in ("-o", "--override-ini") and v.split("=", 1)[0].strip() in (
-                "addopts", "pythonpath", "required_plugins"):
-            out.append(Risk(i, CODE, "-o", "`pytest -o addopts=...` adds options (plugins)"))
+        opt: str | None = None
+        value = ""
+        if v == "--override-ini" or v.startswith("--override-ini="):
+            opt, value = "-o", v[15:]
+        elif v[:1] == "-" and v[1:2] not in ("", "-"):
+            for k in range(1, len(v)):
+                if v[k] in _PYTEST_SHORT_VALUES:
+                    opt, value = "-" + v[k], v[k + 1:]
+                    break
+        at = i
+        if opt is not None and not value:
+            i += 1  # the value is the next word
+            value = vals[i] if i < n else ""
+        if opt == "-p" and not value.startswith(("no:", "=no:")):
+            out.append(Risk(at, CODE, "-p", f"`pytest -p` loads a plugin ({_PY_MOD})"))
+        elif opt == "-o" and value.split("=", 1)[0].strip() in _PYTEST_CODE_KEYS:
+            out.append(Risk(at, CODE, "-o", "`pytest -o addopts=...` adds options (plugins)"))
+        i += 1
     return out
 
 
@@ -47,6 +67,16 @@ PYTEST = Program(
         Example("pytest --pdbcls=evil:Debugger --pdb", runs_code=True),
         Example("pytest -c /tmp/x.ini", runs_code=True),
         Example("pytest -o addopts='-p evil'", runs_code=True),
+        Example("pytest -oaddopts=-pevil", runs_code=True),
+        Example("pytest -qoaddopts=-pevil", runs_code=True),
+        Example("pytest -qo addopts=-pevil", runs_code=True),
+        Example("pytest --override-ini=addopts=-pevil", runs_code=True),
+        Example("pytest --override-ini 'pythonpath=evil'", runs_code=True),
+        Example("pytest -xqp evil", runs_code=True),
+        Example("pytest -k 'p or o' -q"),
+        Example("pytest -ra -q"),
+        Example("pytest -p no:randomly -q"),
+        Example("pytest -o log_cli=true -q"),
         Example("pytest -x -q"),
         Example("pytest -k 'not slow' tests/"),
         Example("pytest -o log_cli=true"),

@@ -59,10 +59,19 @@ WRITERS = (
         Example("dd if=in.img of=out.img bs=1M", writes=("out.img",)),
         Example("dd if=in.img"),
     )),
-    Program(("sort",), "sorts lines", output_options=frozenset({"-o"}), examples=(
+    Program(("sort",), "sorts lines", output_options=frozenset({"-o"}),
+            code_options={"--compress-program": "runs another program to compress its "
+                          "temporary files"},
+            value_options=frozenset({"-k", "--key", "-t", "--field-separator", "-S",
+                                     "--buffer-size", "-T", "--temporary-directory"}),
+            examples=(
         Example("sort -o sorted.txt in.txt", writes=("sorted.txt",)),
         Example("sort -osorted.txt in.txt", writes=("sorted.txt",)),
+        Example("sort --compress-program=./zip big.txt", runs_code=True),
+        Example("sort --compress-prog ./zip big.txt", runs_code=True),
+        Example("sort --outp=sorted.txt in.txt", writes=("sorted.txt",)),
         Example("sort in.txt"),
+        Example("sort -k 2 -t , in.csv"),
     )),
     Program(("gcc", "cc", "g++", "clang", "c++"), "C and C++ compilers",
             output_options=frozenset({"-o"}), examples=(

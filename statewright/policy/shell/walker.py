@@ -11,6 +11,8 @@ from __future__ import annotations
 from ...lean import TYPE_CHECKING, lru_cache
 from .. import programs
 from ..paths import has_surrogate
+from ..programs import program_name
+from ..programs.spelling import spell_argv
 from ..types import CACHE_MAX_LINE
 from . import arith
 from .cwds import DIR_CHANGERS
@@ -177,6 +179,7 @@ class Walker:
     def add_inner(self, parent: int, argv: tuple[Word, ...], label: str, offset: int,
                   depth: int) -> None:
         name = argv[0].value if argv[0].literal else ""
+        argv = (name and spell_argv(name, argv)) or argv  # (`--chd=DIR`: `--chdir=DIR`)
         args = argv[1:]
         risks, outputs = programs.facts(name, args) if name else _NO_FACTS
         self.commands.append(new_command(argv, " ".join([a.text for a in argv]), label, (), (),
@@ -186,7 +189,7 @@ class Walker:
             self.changes_dir = True
         if outputs:
             self._option_outputs(args, outputs)
-        if name in WRAPPERS:  # (what `inner_commands` looks into)
+        if name in WRAPPERS or ("/" in name and program_name(name) in WRAPPERS):
             inner_commands(self, self.commands[-1], len(self.commands) - 1, depth + 1)
 
     def _option_outputs(self, args: tuple[Word, ...], outputs: programs.Outputs) -> None:
@@ -553,6 +556,8 @@ class Walker:
         if name in arith.EVALUATING:
             arith.evaluated_operands(self, name, argv, word_nodes, context, depth)
         words_of = tuple(argv)
+        if name and (spelled := spell_argv(name, words_of)) is not None:  # (`--chd=DIR`)
+            words_of = spelled
         args = words_of[1:]
         risks, outputs = programs.facts(name, args) if name else _NO_FACTS
         text = (src[node.start_byte:node.end_byte] if src is not None  # (`self.text(node)`)
@@ -568,7 +573,8 @@ class Walker:
             self.changes_dir = True
         if outputs:
             self._option_outputs(args, outputs)
-        if name in WRAPPERS:  # (what `inner_commands` looks into)
+        if name in WRAPPERS or (name is not None and "/" in name
+                                and program_name(name) in WRAPPERS):  # (`/usr/bin/env`)
             inner_commands(self, cmd, idx, depth)
 
 
