@@ -188,6 +188,19 @@ def spell_argv(name: str, argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
     return None if spelled is None else (argv[0], *spelled)
 
 
+def respell(words: list[Word], old: tuple[Word, ...], new: tuple[Word, ...]) -> None:
+    """Put each word of `new` that replaces one of `old` in its place in `words` (the line's
+    words, to which `old`'s were added last): every check reads a word as its command does."""
+    end = len(words)
+    for o, n in zip(reversed(old), reversed(new), strict=True):
+        if o is not n:
+            for k in range(end - 1, -1, -1):
+                if words[k] is o:
+                    words[k] = n
+                    end = k
+                    break
+
+
 def spell(name: str, args: tuple[Word, ...], options_first: bool = False
           ) -> tuple[Word, ...] | None:
     """`args` of program `name` with each abbreviated long option written out (its text kept as

@@ -12,7 +12,7 @@ from ...lean import TYPE_CHECKING, lru_cache
 from .. import programs
 from ..paths import has_surrogate
 from ..programs import program_name
-from ..programs.spelling import spell_argv
+from ..programs.spelling import respell, spell_argv
 from ..types import CACHE_MAX_LINE
 from . import arith
 from .cwds import DIR_CHANGERS
@@ -179,7 +179,8 @@ class Walker:
     def add_inner(self, parent: int, argv: tuple[Word, ...], label: str, offset: int,
                   depth: int) -> None:
         name = argv[0].value if argv[0].literal else ""
-        argv = (name and spell_argv(name, argv)) or argv  # (`--chd=DIR`: `--chdir=DIR`)
+        if name and (spelled := spell_argv(name, argv)) is not None:  # (`--chd=DIR`)
+            argv = respell(self.words, argv, spelled) or spelled
         args = argv[1:]
         risks, outputs = programs.facts(name, args) if name else _NO_FACTS
         self.commands.append(new_command(argv, " ".join([a.text for a in argv]), label, (), (),
@@ -557,7 +558,7 @@ class Walker:
             arith.evaluated_operands(self, name, argv, word_nodes, context, depth)
         words_of = tuple(argv)
         if name and (spelled := spell_argv(name, words_of)) is not None:  # (`--chd=DIR`)
-            words_of = spelled
+            words_of = respell(words, words_of, spelled) or spelled
         args = words_of[1:]
         risks, outputs = programs.facts(name, args) if name else _NO_FACTS
         text = (src[node.start_byte:node.end_byte] if src is not None  # (`self.text(node)`)
