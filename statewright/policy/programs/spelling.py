@@ -188,9 +188,11 @@ def spell_argv(name: str, argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
     return None if spelled is None else (argv[0], *spelled)
 
 
-def respell(words: list[Word], old: tuple[Word, ...], new: tuple[Word, ...]) -> None:
+def respell(words: list[Word], old: tuple[Word, ...], new: tuple[Word, ...]
+            ) -> tuple[Word, ...]:
     """Put each word of `new` that replaces one of `old` in its place in `words` (the line's
-    words, to which `old`'s were added last): every check reads a word as its command does."""
+    words, to which `old`'s were added last): every check reads a word as its command does.
+    Returns `new`."""
     end = len(words)
     for o, n in zip(reversed(old), reversed(new), strict=True):
         if o is not n:
@@ -199,6 +201,7 @@ def respell(words: list[Word], old: tuple[Word, ...], new: tuple[Word, ...]) -> 
                     words[k] = n
                     end = k
                     break
+    return new
 
 
 def spell(name: str, args: tuple[Word, ...], options_first: bool = False

@@ -180,7 +180,7 @@ class Walker:
                   depth: int) -> None:
         name = argv[0].value if argv[0].literal else ""
         if name and (spelled := spell_argv(name, argv)) is not None:  # (`--chd=DIR`)
-            argv = respell(self.words, argv, spelled) or spelled
+            argv = respell(self.words, argv, spelled)
         args = argv[1:]
         risks, outputs = programs.facts(name, args) if name else _NO_FACTS
         self.commands.append(new_command(argv, " ".join([a.text for a in argv]), label, (), (),
@@ -558,7 +558,7 @@ class Walker:
             arith.evaluated_operands(self, name, argv, word_nodes, context, depth)
         words_of = tuple(argv)
         if name and (spelled := spell_argv(name, words_of)) is not None:  # (`--chd=DIR`)
-            words_of = respell(words, words_of, spelled) or spelled
+            words_of = respell(words, words_of, spelled)
         args = words_of[1:]
         risks, outputs = programs.facts(name, args) if name else _NO_FACTS
         text = (src[node.start_byte:node.end_byte] if src is not None  # (`self.text(node)`)
