@@ -110,3 +110,13 @@ def test_no_real_option_is_taken_for_an_abbreviation() -> None:
     assert {"git", "tar", "sort", "cp", "env", "grep"} <= set(checked), checked
     assert not wrong, wrong
     assert watched  # (the last program checked watches some options)
+
+
+
+def test_the_kept_table_is_what_the_rules_name_now() -> None:
+    """`spelling._WATCHED` is what the rules name in their tables and code (else: run
+    `python -m statewright.policy.programs.spelling`)."""
+    assert spelling._WATCHED == spelling.watched_text(), \
+        "stale: run `python -m statewright.policy.programs.spelling`"
+    assert spelling.own_options("tar")[:2] == ("--absolute-names", "--after-date")
+    assert spelling.own_options("tee") == () and spelling.own_options("ls") == ()

@@ -28,7 +28,6 @@ from ...lean import TYPE_CHECKING
 from . import program_name
 
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Iterable
 
     from ..shell.records import Word
 
@@ -71,54 +70,52 @@ OPTIONS_FIRST = frozenset({
     "unshare", "nsenter", "systemd-run", "strace", "ltrace", "gdb", "xvfb-run", "setsid",
 })
 
-_TABLE: dict[str, tuple[str, ...]] = {}
+_TABLE: dict[str, tuple[tuple[str, ...], ...]] = {}
 _SETS: dict[str, frozenset[str]] = {}
 
 
-def _watched() -> dict[str, tuple[str, ...]]:
-    """Program name -> the long options its rules look for, in the order an abbreviation
-    is matched against them: its own in order, then `ANY_PROGRAM_OUTPUTS` (built on first
-    use: most lines
-    name no program that needs it). An entry's tables say them as data; a rule written as code
-    names them in its code, read here from the code object (its constants, and the module-level
-    values and functions it uses), so that a rule that learns an option is never behind."""
+def _watched(name: str) -> tuple[str, ...]:
+    """The long options the rules of program `name` look for besides `ANY_PROGRAM_OUTPUTS`, in
+    order. An entry's tables say them as data; a rule
+    written as code names them in its code, read here from the code object (its constants, and
+    the module-level values and functions it uses), so that a rule that learns an option is
+    never behind."""
     from .. import channels
     from ..protect import line as protect_line
     from ..shell import wrappers as wr
-    from . import PROGRAMS, worktree
+    from . import _entry, worktree
     from .text import GIT_TREE_OPTIONS, PATTERN_SEARCHERS
     from .writers import ANY_PROGRAM_OUTPUTS
 
-    by_name: dict[str, set[str]] = {name: set() for name in ABBREVIATING}
-
-    def add(names: Iterable[str], *sources: object) -> None:
-        found: set[str] = set()
-        for src in sources:
-            _collect(src, found, set())
-        for name in names:
-            if name in by_name:
-                by_name[name].update(found)
-
-    for entry in PROGRAMS:
-        subs = [t for words, _, _ in entry.subcommands for t in words.split()]
-        add(entry.names, entry.code_options, entry.long_output_options, entry.value_options,
-            subs, entry.risks, entry.writes, entry.dumps_env)
-    add(("git",), worktree.git_subcommand, worktree.git_effect, PATTERN_SEARCHERS["git grep"],
-        GIT_TREE_OPTIONS)
-    add(("tar", "gtar", "bsdtar", "cpio"), worktree.extract_target)
-    add(("gzip", "xz", "bzip2", "zstd"), worktree.decompressed)
-    add(sorted(worktree.COPIERS), worktree.copy_operands)
-    add(sorted(protect_line._RECURSIVE_BY_OPTION), protect_line._recursive)
-    add(("grep", "egrep", "fgrep"), PATTERN_SEARCHERS["grep"])
-    add(("env",), channels._pinned)
-    for name in ABBREVIATING:
-        handler = wr._HANDLERS.get(name)
-        if handler is not None:
-            add((name,), handler, wr._RUNNER_WITH_ARG.get(name, ()))
-    # (the options any program is taken to write with come after its own: `cp --target=DIR`
-    # is `--target-directory`, not `--target-dir`)
-    return {name: (*sorted(opts), *sorted(ANY_PROGRAM_OUTPUTS - opts))
-            for name, opts in by_name.items()}
+    sources: list[object] = []
+    entry = _entry(name)
+    if entry is not None:
+        sources += [entry.code_options, entry.long_output_options, entry.value_options,
+                    [t for words, _, _ in entry.subcommands for t in words.split()],
+                    entry.risks, entry.writes, entry.dumps_env]
+    if name == "git":
+        sources += [worktree.git_subcommand, worktree.git_effect,
+                    PATTERN_SEARCHERS["git grep"], GIT_TREE_OPTIONS]
+    if name in ("tar", "gtar", "bsdtar", "cpio"):
+        sources.append(worktree.extract_target)
+    if name in ("gzip", "xz", "bzip2", "zstd"):
+        sources.append(worktree.decompressed)
+    if name in worktree.COPIERS:
+        sources.append(worktree.copy_operands)
+    if name in protect_line._RECURSIVE_BY_OPTION:
+        sources.append(protect_line._recursive)
+    if name in PATTERN_SEARCHERS:
+        sources.append(PATTERN_SEARCHERS[name])
+    if name == "env":
+        sources.append(channels._pinned)
+    handler = wr._HANDLERS.get(name)
+    if handler is not None:
+        sources += [handler, wr._RUNNER_WITH_ARG.get(name, ())]
+    own: set[str] = set()
+    seen: set[int] = set()
+    for src in sources:
+        _collect(src, own, seen)
+    return tuple(sorted(own - ANY_PROGRAM_OUTPUTS))
 
 
 def _collect(src: object, out: set[str], seen: set[int]) -> None:
@@ -126,19 +123,22 @@ def _collect(src: object, out: set[str], seen: set[int]) -> None:
     collection of them (a dict's keys and values), or a function's code (its constants, the
     code nested in it, and the module-level values its code names, functions of the same
     module followed in turn)."""
-    if id(src) in seen:
-        return
-    seen.add(id(src))
     if isinstance(src, str):
         if src[:2] == "--" and len(src) > 2:
             out.add(src.split("=", 1)[0])
-    elif isinstance(src, dict):
-        for k, v in src.items():
-            _collect(k, out, seen)
-            _collect(v, out, seen)
-    elif isinstance(src, (frozenset, set, tuple, list)):
+        return
+    if id(src) in seen:
+        return
+    seen.add(id(src))
+    if isinstance(src, dict):
+        src = [*src, *src.values()]
+    if isinstance(src, (frozenset, set, tuple, list)):
         for v in src:
-            _collect(v, out, seen)
+            if type(v) is str:
+                if v[:2] == "--" and len(v) > 2:
+                    out.add(v.split("=", 1)[0])
+            else:
+                _collect(v, out, seen)
     elif callable(src) and hasattr(src, "__code__"):
         module = getattr(src, "__module__", None)
         names = getattr(src, "__globals__", {})
@@ -159,22 +159,88 @@ def _collect(src: object, out: set[str], seen: set[int]) -> None:
 
 def watched(name: str) -> tuple[str, ...]:
     """The long options statewright looks for in `name`'s command lines, if `name` (a program
-    name, not a path) takes abbreviated long options (empty otherwise), in matching order."""
-    if not _TABLE:
-        _TABLE.update(_watched())
-        _SETS.update((k, frozenset(v)) for k, v in _TABLE.items())
-    return _TABLE.get(name, ())
+    name, not a path) takes abbreviated long options (empty otherwise), in matching order: its
+    own (`_watched`, as `_WATCHED` keeps them), then those any program is taken to write with
+    (`cp --target=` is `--target-directory`, not `--target-dir`)."""
+    return sum(_tiers(name), ())
+
+
+def _tiers(name: str) -> tuple[tuple[str, ...], ...]:
+    """`watched(name)` as its two sorted parts (none for a program not `ABBREVIATING`)."""
+    tiers = _TABLE.get(name)
+    if tiers is None:
+        if name in ABBREVIATING:
+            from .writers import ANY_PROGRAM_OUTPUTS
+
+            own = own_options(name)
+            tiers = (own, tuple(sorted(ANY_PROGRAM_OUTPUTS.difference(own))))
+        else:
+            tiers = ()
+        _TABLE[name] = tiers
+        _SETS[name] = frozenset(o for t in tiers for o in t)
+    return tiers
+
+
+def own_options(name: str) -> tuple[str, ...]:
+    """Program `name`'s own watched long options, as `_WATCHED` keeps them."""
+    joined = _JOINED[0]
+    if joined is None:
+        joined = _JOINED[0] = _WATCHED.replace("\n    ", " ")  # (a line's continuations)
+    at = joined.find("\n" + name + ":")
+    if at < 0:
+        return ()
+    at += len(name) + 2
+    return tuple(joined[at:joined.index("\n", at)].split())
+
+
+_JOINED: list[str | None] = [None]
+
+
+def watched_text() -> str:
+    """What `_WATCHED` holds when it is current: `_watched` of each program of
+    `ABBREVIATING`, a program a line (`name: --opt ...`, wrapped)."""
+    out = [""]
+    for name in sorted(ABBREVIATING):
+        row = name + ":"
+        for o in _watched(name):
+            if len(row) + len(o) + 1 > 95:
+                out.append(row)
+                row = "   "
+            row += " " + o
+        out.append(row)
+    return "\n".join([*out, ""])
 
 
 def full_option(name: str, word: str) -> str | None:
     """The long option `word` (`--chd`, `--chd=DIR`'s option part) abbreviates for program
-    `name`, or None when it abbreviates none of those watched (or is an option itself)."""
-    opts = watched(name)
-    if not opts or word in _SETS[name] or word in EXACT.get(name, ()):
+    `name`, or None when it abbreviates none of those watched (or is an option itself).
+    Answers are kept (`_FULL`): lines give `git --short`, `tar --create` again and again."""
+    key = (name, word)
+    if key in _FULL:
+        return _FULL[key]
+    if len(_FULL) >= 1024:
+        _FULL.clear()
+    full = _FULL[key] = _full_option(name, word)
+    return full
+
+
+_FULL: dict[tuple[str, str], str | None] = {}
+
+
+def _full_option(name: str, word: str) -> str | None:
+    tiers = _tiers(name)
+    if not tiers or word in _SETS[name] or word in EXACT.get(name, ()):
         return None
-    for o in opts:
-        if o.startswith(word):
-            return o
+    for opts in tiers:  # (each sorted: the first option >= `word` is the first it begins)
+        lo, hi = 0, len(opts)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if opts[mid] < word:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < len(opts) and opts[lo].startswith(word):
+            return opts[lo]
     return None
 
 
@@ -246,3 +312,134 @@ def _respelled(a: Word, opt: str, value: str) -> Word | None:
         return None
     return new_word(a.text, value, escape_pattern(value.partition("=")[0]) + tail, False,
                     a.dynamic, a.glob, a.tilde)
+
+
+#: `watched_text()` as made last (`python -m statewright.policy.programs.spelling` makes it
+#: anew; tests/policy/test_spelling.py checks it is current): a hook process reads its line
+#: here rather than working it out from the rules (0.2 ms for git)
+_WATCHED = """
+awk: --assign --exec --field-separator --file --include --load --source
+aws: --endpoint-url --profile --query --region
+bsdtar: --absolute-names --after-date --append --blocking-factor --catenate --checkpoint-action
+    --create --directory --exclude --exclude-from --extract --file --files-from --format --get
+    --group --index-file --info-script --label --listed-incremental --mode --new-volume-script
+    --newer --owner --rsh-command --starting-file --tape-length --to-command --transform
+    --update --use-compress-program --xform
+bzip2: --decompress --stdout
+chgrp: --recursive
+chmod: --recursive
+chown: --recursive
+cp: --backup-dir --chmod --chown --exclude --exclude-from --filter --group --include
+    --include-from --mode --owner --recursive --rsh --suffix --target-directory
+cpio: --directory --extract --get
+egrep: --after-context --before-context --binary-files --context --devices --directories
+    --exclude --exclude-dir --exclude-from --file --group-separator --include --label
+    --max-count --regexp
+env: --argv0 --chdir --ignore-environment --split-string --unset
+fgrep: --after-context --before-context --binary-files --context --devices --directories
+    --exclude --exclude-dir --exclude-from --file --group-separator --include --label
+    --max-count --regexp
+flock: --command --format --timeout
+gawk: --assign --exec --field-separator --file --include --load --source
+gdb: --adjustment --class --classdata --kill-after --signal
+git: --add --after-context --all --author --before-context --binary-files --blob --branch
+    --cached --cc-cmd --chmod --comment --config --config-env --conflict --context --date
+    --default --depth --devices --directories --discard-changes --dry-run --edit --exclude
+    --exclude-dir --exclude-from --exec --exec-path --extcmd --file --fixup --force --format
+    --get --get-all --get-color --get-colorbool --get-regexp --get-urlmatch --git-dir --grep
+    --group-separator --hard --header-cmd --include --include-untracked --inter-hunk-context
+    --keep --label --list --max-count --max-depth --merge --message --namespace --no-index
+    --onto --open-files-in-pager --orphan --pathspec-from-file --pretty --receive-pack --regexp
+    --remove-section --rename-section --replace-all --reset --reuse-message --since
+    --smtp-server --source --squash --staged --super-prefix --template --threads --to-cmd
+    --trailer --type --unified --unset --unset-all --until --upload-pack --value --work-tree
+    --worktree
+gmake: --directory --environment-overrides --eval --file --include-dir --jobs --load-average
+    --makefile --print-data-base
+grep: --after-context --before-context --binary-files --context --devices --directories
+    --exclude --exclude-dir --exclude-from --file --group-separator --include --label
+    --max-count --regexp
+gsed: --expression --file --in-place --line-length
+gtar: --absolute-names --after-date --append --blocking-factor --catenate --checkpoint-action
+    --create --directory --exclude --exclude-from --extract --file --files-from --format --get
+    --group --index-file --info-script --label --listed-incremental --mode --new-volume-script
+    --newer --owner --rsh-command --starting-file --tape-length --to-command --transform
+    --update --use-compress-program --xform
+gzip: --decompress --stdout
+install: --backup-dir --chmod --chown --exclude --exclude-from --filter --group --include
+    --include-from --mode --owner --rsh --suffix --target-directory
+ionice: --adjustment --class --classdata --kill-after --signal
+less: --LOG-FILE --lesskey-content --lesskey-file --lesskey-src
+ln: --backup-dir --chmod --chown --exclude --exclude-from --filter --group --include
+    --include-from --mode --owner --rsh --suffix --target-directory
+ltrace: --adjustment --class --classdata --kill-after --signal
+make: --directory --environment-overrides --eval --file --include-dir --jobs --load-average
+    --makefile --print-data-base
+man: --config-file --pager
+more: --LOG-FILE --lesskey-content --lesskey-file --lesskey-src
+mv: --backup-dir --chmod --chown --exclude --exclude-from --filter --group --include
+    --include-from --mode --owner --rsh --suffix --target-directory
+nice: --adjustment --class --classdata --kill-after --signal
+npm: --cache --call --default-index --dir --directory --env-file --extra --filter --from
+    --globalconfig --group --index --index-url --loglevel --module --no-group --node-options
+    --only-group --package --pip-args --prefix --project --python --registry --script-shell
+    --spec --userconfig --with --with-editable --with-requirements --workspace
+npx: --call --default-index --dir --directory --env-file --extra --filter --from --group
+    --index --index-url --module --no-group --only-group --package --pip-args --prefix
+    --project --python --spec --with --with-editable --with-requirements --workspace
+nsenter: --adjustment --class --classdata --kill-after --signal
+pdm: --call --default-index --dir --directory --env-file --extra --filter --from --group
+    --index --index-url --module --no-group --only-group --package --pip-args --prefix
+    --project --python --spec --with --with-editable --with-requirements --workspace
+pip: --constraint --dest --editable --extra-index-url --find-links --index-url --pre-build
+    --prefix --requirement --root --target --wheel-dir
+pip3: --constraint --dest --editable --extra-index-url --find-links --index-url --pre-build
+    --prefix --requirement --root --target --wheel-dir
+pipx: --call --default-index --dir --directory --env-file --extra --filter --from --group
+    --index --index-url --module --no-group --only-group --package --pip-args --prefix
+    --project --python --spec --with --with-editable --with-requirements --workspace
+pnpm: --cache --call --cwd --default-index --dir --directory --env-file --extra --filter --from
+    --globalconfig --group --index --index-url --loglevel --module --no-group --only-group
+    --package --pip-args --prefix --project --python --registry --shell-emulator --spec
+    --userconfig --with --with-editable --with-requirements --workspace
+rm: --recursive
+rsync: --backup-dir --chmod --chown --exclude --exclude-from --files-from --filter --group
+    --include --include-from --mode --owner --rsh --rsync-path --suffix --target-directory
+    --temp-dir
+runuser: --adjustment --class --classdata --kill-after --signal
+script: --command
+sed: --expression --file --in-place --line-length
+setsid: --command --format --timeout
+shred: --recursive
+sort: --buffer-size --compress-program --field-separator --key --temporary-directory
+strace: --adjustment --class --classdata --kill-after --signal
+su: --command --session-command
+sudo: --chdir --chroot --close-from --command-timeout --edit --group --host --login
+    --other-user --prompt --role --shell --type --user
+systemd-run: --adjustment --class --classdata --kill-after --signal
+tar: --absolute-names --after-date --append --blocking-factor --catenate --checkpoint-action
+    --create --directory --exclude --exclude-from --extract --file --files-from --format --get
+    --group --index-file --info-script --label --listed-incremental --mode --new-volume-script
+    --newer --owner --rsh-command --starting-file --tape-length --to-command --transform
+    --update --use-compress-program --xform
+tee:
+time: --command --format --timeout
+timeout: --adjustment --class --classdata --kill-after --signal
+unshare: --adjustment --class --classdata --kill-after --signal
+watch: --differences --interval
+wget: --append-output --body-file --config --directory-prefix --execute --post-file
+    --save-cookies --use-askpass
+xargs: --arg-file --delimiter --eof --max-args --max-chars --max-lines --max-procs
+    --process-slot-var --replace
+xvfb-run: --adjustment --class --classdata --kill-after --signal
+xz: --decompress --stdout
+zstd: --decompress --stdout
+"""
+
+if __name__ == "__main__":  # pragma: no cover
+    from pathlib import Path
+
+    here = Path(__file__)
+    text = here.read_text()
+    start = text.index('_WATCHED = """') + len('_WATCHED = """')
+    here.write_text(text[:start] + watched_text() + text[text.index('"""', start):])
