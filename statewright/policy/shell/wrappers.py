@@ -110,6 +110,9 @@ def _prefix_runner(w: Walker, cmd: Command, idx: int, depth: int, args: list[Wor
                 return
             i += 2 if vals[i] in ("-w", "--timeout", "-E") else 1
         i += 1  # the lock file
+        if i < len(vals) and vals[i] in ("-c", "--command"):  # (`flock FILE -c CODE`)
+            w.code(idx, args[i + 1:i + 2], "flock -c", i + 2, depth)
+            return
     elif base == "chroot":
         i = 1
     elif i < len(vals) and vals[i] == "--":
