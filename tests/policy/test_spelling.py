@@ -52,9 +52,12 @@ def test_a_respelled_word_keeps_its_text_and_is_the_lines_word() -> None:
 
 def test_spell_leaves_a_line_without_abbreviations_alone() -> None:
     args = tuple(literal_word(v) for v in ("-cf", "a.tar", "--create", "src"))
-    assert spelling.spell("tar", args) is None
-    assert spelling.spell("pytest", (literal_word("--override"),)) is None
-    assert spelling.spell_argv("ls", (literal_word("ls"), literal_word("--col"))) is None
+    problems: list[str] = []
+    assert spelling.spell("tar", args, problems) is None
+    assert spelling.spell("pytest", (literal_word("--override"),), problems) is None
+    assert spelling.spell_argv("ls", (literal_word("ls"), literal_word("--col")), problems) \
+        is None
+    assert problems == []
 
 
 def test_what_the_rules_name_in_their_code_is_watched() -> None:
@@ -120,3 +123,16 @@ def test_the_kept_table_is_what_the_rules_name_now() -> None:
         "stale: run `python -m statewright.policy.programs.spelling`"
     assert spelling.own_options("tar")[:2] == ("--absolute-names", "--after-date")
     assert spelling.own_options("tee") == () and spelling.own_options("ls") == ()
+
+
+def test_an_abbreviation_of_several_options_is_a_problem() -> None:
+    """The program refuses such a word itself, unless some of those options are not its own
+    (then it is one of them, and which one the walk cannot know): refused, written as it is."""
+    a = analyze("tar --ex -f a.tar")
+    assert a.commands[0].argv[1].value == "--ex"
+    assert a.problems == ("`tar --ex` abbreviates more than one option (--exclude, "
+                          "--exclude-from, --extract): write the option out",)
+    assert spelling.full_option("sudo", "--c") == ("--chdir", "--chroot", "--close-from",
+                                                    "--command-timeout")
+    # its own options first: one of them is the answer, whatever any program writes with
+    assert spelling.full_option("git", "--ha") == "--hard"

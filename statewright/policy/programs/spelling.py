@@ -211,10 +211,14 @@ def watched_text() -> str:
     return "\n".join([*out, ""])
 
 
-def full_option(name: str, word: str) -> str | None:
+def full_option(name: str, word: str) -> str | tuple[str, ...] | None:
     """The long option `word` (`--chd`, `--chd=DIR`'s option part) abbreviates for program
-    `name`, or None when it abbreviates none of those watched (or is an option itself).
-    Answers are kept (`_FULL`): lines give `git --short`, `tar --create` again and again."""
+    `name`; None when it abbreviates none of those watched (or is an option itself); the
+    options it could be when it begins several of the program's own (the program refuses such
+    a word, unless some of them are not its own: the walk refuses it too). Its own options are
+    tried first, then those any program is taken to write with (the first of them: they are
+    alike). Answers are kept (`_FULL`): lines give
+    `git --short`, `tar --create` again and again."""
     key = (name, word)
     if key in _FULL:
         return _FULL[key]
@@ -224,14 +228,15 @@ def full_option(name: str, word: str) -> str | None:
     return full
 
 
-_FULL: dict[tuple[str, str], str | None] = {}
+_FULL: dict[tuple[str, str], str | tuple[str, ...] | None] = {}
 
 
-def _full_option(name: str, word: str) -> str | None:
+def _full_option(name: str, word: str) -> str | tuple[str, ...] | None:
     tiers = _tiers(name)
     if not tiers or word in _SETS[name] or word in EXACT.get(name, ()):
         return None
-    for opts in tiers:  # (each sorted: the first option >= `word` is the first it begins)
+    own = True
+    for opts in tiers:  # (each sorted: the options `word` begins follow one another)
         lo, hi = 0, len(opts)
         while lo < hi:
             mid = (lo + hi) // 2
@@ -239,18 +244,27 @@ def _full_option(name: str, word: str) -> str | None:
                 lo = mid + 1
             else:
                 hi = mid
-        if lo < len(opts) and opts[lo].startswith(word):
+        end = lo
+        while end < len(opts) and opts[end].startswith(word):
+            end += 1
+        if end - lo == 1 or (end > lo and not own):
+            # (those any program writes with are alike: the file its value names is written)
             return opts[lo]
+        if end > lo:
+            return opts[lo:end]
+        own = False
     return None
 
 
-def spell_argv(name: str, argv: tuple[Word, ...]) -> tuple[Word, ...] | None:
+def spell_argv(name: str, argv: tuple[Word, ...], problems: list[str]
+               ) -> tuple[Word, ...] | None:
     """A command's words (`argv`, its name `name` a program name or a path) with its
-    abbreviated long options written out (`spell`), or None when it has none."""
+    abbreviated long options written out (`spell`), or None when it has none; an
+    abbreviation of several options goes to `problems`."""
     prog = program_name(name) if "/" in name else name
     if prog not in ABBREVIATING:
         return None
-    spelled = spell(prog, argv[1:], prog in OPTIONS_FIRST)
+    spelled = spell(prog, argv[1:], problems, prog in OPTIONS_FIRST)
     return None if spelled is None else (argv[0], *spelled)
 
 
@@ -270,11 +284,12 @@ def respell(words: list[Word], old: tuple[Word, ...], new: tuple[Word, ...]
     return new
 
 
-def spell(name: str, args: tuple[Word, ...], options_first: bool = False
+def spell(name: str, args: tuple[Word, ...], problems: list[str], options_first: bool = False
           ) -> tuple[Word, ...] | None:
     """`args` of program `name` with each abbreviated long option written out (its text kept as
-    written), or None when none is abbreviated. Options end at `--`, and with `options_first`
-    (a wrapper: its command's words are the command's) at the first word that is no option."""
+    written), or None when none is abbreviated; a word that abbreviates several options goes
+    to `problems`. Options end at `--`, and with `options_first` (a wrapper: its command's
+    words are the command's) at the first word that is no option."""
     if name not in ABBREVIATING:
         return None
     out: list[Word] | None = None
@@ -289,6 +304,11 @@ def spell(name: str, args: tuple[Word, ...], options_first: bool = False
         opt, eq, rest = v.partition("=")
         full = full_option(name, opt)
         if full is None:
+            continue
+        if isinstance(full, tuple):
+            problems.append(f"`{name} {opt}` abbreviates more than one option ("
+                            + ", ".join(full[:4]) + (", ..." if len(full) > 4 else "")
+                            + "): write the option out")
             continue
         respelled = _respelled(a, opt, full + eq + rest)
         if respelled is None:

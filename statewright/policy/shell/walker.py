@@ -179,7 +179,7 @@ class Walker:
     def add_inner(self, parent: int, argv: tuple[Word, ...], label: str, offset: int,
                   depth: int) -> None:
         name = argv[0].value if argv[0].literal else ""
-        if name and (spelled := spell_argv(name, argv)) is not None:  # (`--chd=DIR`)
+        if name and (spelled := spell_argv(name, argv, self.problems)) is not None:  # (`--chd=DIR`)
             argv = respell(self.words, argv, spelled)
         args = argv[1:]
         risks, outputs = programs.facts(name, args) if name else _NO_FACTS
@@ -557,7 +557,7 @@ class Walker:
         if name in arith.EVALUATING:
             arith.evaluated_operands(self, name, argv, word_nodes, context, depth)
         words_of = tuple(argv)
-        if name and (spelled := spell_argv(name, words_of)) is not None:  # (`--chd=DIR`)
+        if name and (spelled := spell_argv(name, words_of, problems)) is not None:  # (`--chd=DIR`)
             words_of = respell(words, words_of, spelled)
         args = words_of[1:]
         risks, outputs = programs.facts(name, args) if name else _NO_FACTS
