@@ -70,6 +70,10 @@ OPTIONS_FIRST = frozenset({
     "unshare", "nsenter", "systemd-run", "strace", "ltrace", "gdb", "xvfb-run", "setsid",
 })
 
+#: what the analysis says of a word that abbreviates more than one of a program's options
+#: (self-protection refuses such a line in every state: `protect.line.shell_violations`)
+AMBIGUOUS = "abbreviates more than one option"
+
 _TABLE: dict[str, tuple[tuple[str, ...], ...]] = {}
 _SETS: dict[str, frozenset[str]] = {}
 
@@ -306,9 +310,8 @@ def spell(name: str, args: tuple[Word, ...], problems: list[str], options_first:
         if full is None:
             continue
         if isinstance(full, tuple):
-            problems.append(f"`{name} {opt}` abbreviates more than one option ("
-                            + ", ".join(full[:4]) + (", ..." if len(full) > 4 else "")
-                            + "): write the option out")
+            problems.append(f"`{name} {opt}` {AMBIGUOUS} (" + ", ".join(full[:4])
+                            + (", ..." if len(full) > 4 else "") + "): write the option out")
             continue
         respelled = _respelled(a, opt, full + eq + rest)
         if respelled is None:

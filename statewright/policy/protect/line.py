@@ -11,6 +11,7 @@ from ...names import STORE_FILE
 from ..paths import relative_to_root
 from ..procfs import process_link
 from ..programs import worktree as wt
+from ..programs.spelling import AMBIGUOUS
 from ..shell.cwds import line_cwds
 from ..types import line_memo, word_texts
 from .cli import basename, cli_violations, loose_mention
@@ -220,6 +221,9 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
     out = list(static)
     if analysis.problems:  # (code the analysis cannot see, `echo 'rm flow.json' | sh`)
         out += _unseen_mentions(analysis, ctx)
+        # an option that is not known to be one option (`git clean --for`: `--force` or
+        # `--format`?) hides what the command does to the worktree: refused in every state
+        out += [p for p in analysis.problems if AMBIGUOUS in p]
     needs_fs = todo or analysis.redirects
     if needs_fs:
         fx = ctx_facts(ctx)  # (`protected_paths(ctx)`, `real_store(ctx.store_dir)`)
