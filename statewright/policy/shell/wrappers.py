@@ -434,6 +434,20 @@ def _from_input(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
     _opaque(w, cmd, "builds commands from its input")
 
 
+def _alias(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+           vals: list[str]) -> None:
+    """`alias NAME=VALUE`: VALUE is code that runs wherever NAME is used as a command (with
+    `shopt -s expand_aliases`, or a shell that expands them): walked as if run here."""
+    for j, (a, v) in enumerate(zip(args, vals, strict=True)):
+        name, eq, value = v.partition("=")
+        if not eq or v.startswith("-"):
+            continue  # `alias -p`, `alias NAME` (prints)
+        if not a.literal:
+            _opaque(w, cmd, f"the code `{name}` is made to run is not literal text")
+            continue
+        w.code(idx, [literal_word(value)], f"alias {name}", j + 2, depth)
+
+
 def _runs_a_file(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
                  vals: list[str]) -> None:
     pass  # `source FILE`: runs a file; the command itself must be allowed
@@ -463,6 +477,7 @@ _HANDLERS: dict[str, Handler] = {
     "watch": _watch,
     "script": _script,
     **dict.fromkeys(("parallel", "rush", "sem"), _from_input),
+    "alias": _alias,
     "source": _runs_a_file,
     ".": _runs_a_file,
 }
