@@ -25,6 +25,7 @@ component: `/usr/bin/env` is `env`):
 from __future__ import annotations
 
 from ...lean import TYPE_CHECKING, LazyRe, lru_cache
+from ..types import program_name
 from .builders import BUILDERS
 from .cloud import CLOUD
 from .environment import ENVIRONMENT_DUMPS
@@ -53,14 +54,6 @@ _BY_NAME = {name: p for p in PROGRAMS for name in p.names}
 #: the names of the programs `env_dump` knows to print the environment (by these names, or by a
 #: path ending in one): for any other name it answers None
 DUMPS_ENV = frozenset(name for name, p in _BY_NAME.items() if p.dumps_env is not None)
-
-
-def program_name(name: str) -> str:
-    """The program a command name runs, as statewright knows programs: a path by its last
-    component (`/usr/bin/env`, `./env`, `/bin//sh/`: `env`, `env`, `sh`). A file the agent
-    named like a program is judged as that program: whatever it really is, what it is
-    told to do is at least as much (fail closed)."""
-    return name.rstrip("/").rsplit("/", 1)[-1] if "/" in name else name
 
 
 def _entry(name: str) -> Program | None:

@@ -11,7 +11,6 @@ command by the walk and judged by check 5.
 from __future__ import annotations
 
 from ...lean import TYPE_CHECKING
-from ..programs import program_name
 from .records import Command, Word
 from .words import literal_word
 
@@ -31,7 +30,7 @@ def inner_commands(w: Walker, cmd: Command, idx: int, depth: int) -> None:
     its name is one of `WRAPPERS`, or a path to one: `/usr/bin/env`, `./sh`)."""
     if not cmd.name_literal:
         return
-    handler = _HANDLERS.get(program_name(cmd.name))
+    handler = _HANDLERS.get(cmd.program)
     if handler is not None:
         args = list(cmd.args)
         handler(w, cmd, idx, depth, args, [a.value for a in args])
@@ -90,7 +89,7 @@ def _eval(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
 def _prefix_runner(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
                    vals: list[str]) -> None:
     """`exec`, `command`, `nohup`, `time`, `flock`, ...: options, then the command they run."""
-    base = program_name(cmd.name)
+    base = cmd.program
     i = 0
     if base == "exec":
         while i < len(vals) and vals[i].startswith("-"):
@@ -176,7 +175,7 @@ def chdir_target(cmd: Command) -> tuple[bool, str | None]:
     """Where a `CHDIR_WRAPPERS` command runs the command it wraps: (True, None) where it is
     itself; (True, DIR) in DIR (`env -C DIR`, `--chdir=DIR`, `-vCDIR`, `sudo -D DIR`); (False,
     None) unknown (an option, or the directory, given by a word that is not fixed text)."""
-    values, short, long = CHDIR_WRAPPERS[program_name(cmd.name)]
+    values, short, long = CHDIR_WRAPPERS[cmd.program]
     args = cmd.args
     opts, end = scan_options([a.value for a in args], values)
     for k in range(min(end + 1, len(args))):  # (a word that is not fixed text could be any
@@ -250,7 +249,7 @@ def _option_runner(w: Walker, cmd: Command, idx: int, depth: int, args: list[Wor
                    vals: list[str]) -> None:
     """`nice`, `timeout`, `strace`, ...: options (and a duration, mask or priority), then the
     command they run."""
-    base = program_name(cmd.name)
+    base = cmd.program
     i = 0
     with_arg = _RUNNER_WITH_ARG.get(base, frozenset())
     while i < len(vals) and vals[i].startswith("-") and vals[i] != "--":
@@ -391,7 +390,7 @@ def _runner(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
             vals: list[str]) -> None:
     """`uv run CMD`, `npx CMD`, `npm exec -- CMD`, `poetry run CMD`, ...: the command after
     the runner's options runs (and must be allowed itself); `-c CODE` is shell code."""
-    key, i = program_name(cmd.name), 0
+    key, i = cmd.program, 0
     if key not in _RUNNER_VALUES:
         while i < len(vals) and vals[i].startswith("-"):
             i += 1
