@@ -253,6 +253,8 @@ def _outputs(name: str, args: tuple[Word, ...], vals: list[str]) -> Outputs:
     if entry is not None and entry.long_output_options:
         long = long | entry.long_output_options
     operand = entry.output_operand if entry is not None else None
+    values = entry.value_options if entry is not None else frozenset()
+    clusters = entry is None or entry.clusters
     operands = entry is not None and entry.writes_operands
     i, n = 0, len(args)
     past_options = False
@@ -275,12 +277,21 @@ def _outputs(name: str, args: tuple[Word, ...], vals: list[str]) -> Outputs:
                 elif not eq and opt not in GLUED_VALUE_ONLY and i + 1 < n:
                     out.append((opt, i + 1, None))
                     i += 1
-        elif not past_options and v[:2] in short and v.startswith("-"):
-            if len(v) > 2:
-                out.append((v[:2], i, v[2:]))
-            elif i + 1 < n:
-                out.append((v, i + 1, None))
-                i += 1
+        elif not past_options and short and v[:1] == "-" and v[1:2] not in ("", "-"):
+            # a cluster of short options (`-sSo F`, `-sSoF`): the letters before the output
+            # option are flags; one that takes a value ends the cluster (a program whose words
+            # with one dash are one option each: only `-oF`, `-o F`)
+            for k in range(1, len(v) if clusters else 2):
+                o = "-" + v[k]
+                if o in short:
+                    if k + 1 < len(v):
+                        out.append((o, i, v[k + 1:]))
+                    elif i + 1 < n:
+                        out.append((o, i + 1, None))
+                        i += 1
+                    break
+                if o in values:
+                    break
         i += 1
     if entry is not None and entry.writes is not None:
         marked = [a.value if a.literal else a.value + DYNAMIC for a in args]

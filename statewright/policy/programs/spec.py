@@ -45,6 +45,54 @@ CODE = "code"  # runs other programs or code
 SECRETS = "secrets"  # prints resolved credentials
 
 
+def getopt(vals: list[str], short_values: str, long_values: frozenset[str] | tuple[str, ...],
+           short_optional: str = "") -> tuple[list[tuple[str, str | None, int]], list[int]]:
+    """The options of a command line as a GNU program reads them (`getopt_long`: options
+    anywhere before `--`): each (option, its value or None, the index of the word holding the
+    option), and the indexes of the operands (every word after `--` among them).
+
+    Short options cluster (`-sd@F` is `-s -d @F`; `-sfFILE`, `-sf FILE`): one of
+    `short_values` takes the rest of its word or else the next word, one of `short_optional`
+    only the rest of its word (`make -j4`); a long option of `long_values` takes what follows
+    `=` or else the next word. For a rule that reads an option's value: every spelling of it
+    reaches the rule (abbreviated long options are written out by the walk: `spelling`)."""
+    out: list[tuple[str, str | None, int]] = []
+    operands: list[int] = []
+    i, n = 0, len(vals)
+    while i < n:
+        v = vals[i]
+        if v == "--":
+            operands += range(i + 1, n)
+            break
+        if v[:2] == "--":
+            opt, eq, value = v.partition("=")
+            if eq:
+                out.append((opt, value, i))
+            elif opt in long_values:
+                out.append((opt, vals[i + 1] if i + 1 < n else None, i))
+                i += 1
+            else:
+                out.append((opt, None, i))
+        elif v[:1] == "-" and len(v) > 1:
+            for k in range(1, len(v)):
+                ch = v[k]
+                if ch in short_values:
+                    if k + 1 < len(v):
+                        out.append(("-" + ch, v[k + 1:], i))
+                    else:
+                        out.append(("-" + ch, vals[i + 1] if i + 1 < n else None, i))
+                        i += 1
+                    break
+                if ch in short_optional:
+                    out.append(("-" + ch, v[k + 1:] or None, i))
+                    break
+                out.append(("-" + ch, None, i))
+        else:
+            operands.append(i)
+        i += 1
+    return out, operands
+
+
 class Risk(Record):
     """One thing a command line tells a program to do beyond what its name allows.
 
@@ -99,7 +147,7 @@ class Program(Record):
     __slots__ = __match_args__ = _fields = (
         "names", "summary", "name_pattern", "output_options", "long_output_options",
         "writes_operands", "output_operand", "code_options", "subcommands", "value_options",
-        "options_first", "risks", "writes", "dumps_env", "examples")
+        "options_first", "clusters", "risks", "writes", "dumps_env", "examples")
     names: tuple[str, ...]
     summary: str
     name_pattern: str | None
@@ -111,6 +159,7 @@ class Program(Record):
     subcommands: tuple[tuple[str, str, str], ...]
     value_options: frozenset[str]
     options_first: bool
+    clusters: bool
     risks: RiskRule | None
     writes: WriteRule | None
     dumps_env: Rule | None
@@ -122,7 +171,7 @@ class Program(Record):
                  output_operand: str | None = None, code_options: dict[str, str] | None = None,
                  subcommands: tuple[tuple[str, str, str], ...] = (),
                  value_options: frozenset[str] = _NONE, options_first: bool = False,
-                 risks: RiskRule | None = None,
+                 clusters: bool = True, risks: RiskRule | None = None,
                  writes: WriteRule | None = None, dumps_env: Rule | None = None,
                  examples: tuple[Example, ...] = ()) -> None:
         set_field(self, "names", names)  # the names it is run by (a path's last component too)
@@ -148,6 +197,9 @@ class Program(Record):
         set_field(self, "value_options", value_options)
         # its options stop at the first operand (`node app.js -e x`: `-e` is the script's)
         set_field(self, "options_first", options_first)
+        # its short options cluster, getopt's way (`-sSo F`); false where a word with one dash
+        # is one option (`go build -toolexec`, `gcc -fno-x`)
+        set_field(self, "clusters", clusters)
         set_field(self, "risks", risks)  # what a table cannot say
         set_field(self, "writes", writes)  # files written that a table cannot say
         set_field(self, "dumps_env", dumps_env)
