@@ -22,32 +22,28 @@ _PYTEST_CODE_KEYS = ("addopts", "pythonpath", "required_plugins")
 
 def _pytest(vals: list[str]) -> list[Risk]:
     """`-p NAME` loads a plugin (`-p no:NAME` only turns one off); `-o addopts=...` adds
-    options. Each is found however argparse reads it: alone, glued (`-pNAME`, `-oKEY=V`), in a
-    cluster (`-qo KEY=V`) or long (`--override-ini=KEY=V`)."""
+    options. pytest loads `-p` plugins before it parses its options, from every word that is
+    `-p` (then the next word) or starts with it, wherever it stands (after `--`, or where
+    another option's value would be: `pytest -m -p evil` loads `evil`, then fails). `-o` is
+    read as argparse reads it: alone, glued (`-oKEY=V`), in a cluster (`-qo KEY=V`) or long
+    (`--override-ini=KEY=V`)."""
     out: list[Risk] = []
-    i, n = 0, len(vals)
-    while i < n:
-        v = vals[i]
-        if v == "--":
-            break
-        opt: str | None = None
-        value = ""
-        if v == "--override-ini" or v.startswith("--override-ini="):
-            opt, value = "-o", v[15:]
-        elif v[:1] == "-" and v[1:2] not in ("", "-"):
-            for k in range(1, len(v)):
-                if v[k] in _PYTEST_SHORT_VALUES:
-                    opt, value = "-" + v[k], v[k + 1:]
-                    break
-        at = i
-        if opt is not None and not value:
-            i += 1  # the value is the next word
-            value = vals[i] if i < n else ""
-        if opt == "-p" and not value.startswith(("no:", "=no:")):
-            out.append(Risk(at, CODE, "-p", f"`pytest -p` loads a plugin ({_PY_MOD})"))
-        elif opt == "-o" and value.split("=", 1)[0].strip() in _PYTEST_CODE_KEYS:
-            out.append(Risk(at, CODE, "-o", "`pytest -o addopts=...` adds options (plugins)"))
-        i += 1
+    n = len(vals)
+    for i, v in enumerate(vals):
+        if v[:2] == "-p" and not (v == "-p" and i + 1 < n and vals[i + 1][:3] == "no:") and \
+                not v.startswith(("-pno:", "-p=no:")):
+            out.append(Risk(i, CODE, "-p", f"`pytest -p` loads a plugin ({_PY_MOD})"))
+    opts, _ = getopt(vals, _PYTEST_SHORT_VALUES, ("--override-ini",))
+    for opt, value, i in opts:
+        if opt in ("-o", "--override-ini") and value is not None and \
+                value.split("=", 1)[0].strip() in _PYTEST_CODE_KEYS:
+            out.append(Risk(i, CODE, "-o", "`pytest -o addopts=...` adds options (plugins)"))
+        elif opt == "-p" and value is not None and not value.startswith(("no:", "=no:")) \
+                and not vals[i].startswith("-p"):
+            # a cluster (`-qp NAME`): argparse takes it, the early loading does not; refused
+            # all the same (an option pytest reads as a plugin)
+            out.append(Risk(i, CODE, "-p", f"`pytest -p` loads a plugin ({_PY_MOD})"))
+    out.sort(key=lambda r: r.at)
     return out
 
 
@@ -73,6 +69,8 @@ PYTEST = Program(
         Example("pytest --override-ini=addopts=-pevil", runs_code=True),
         Example("pytest --override-ini 'pythonpath=evil'", runs_code=True),
         Example("pytest -xqp evil", runs_code=True),
+        Example("pytest -m -p evil", runs_code=True),
+        Example("pytest -- -p evil", runs_code=True),
         Example("pytest -k 'p or o' -q"),
         Example("pytest -ra -q"),
         Example("pytest -p no:randomly -q"),
