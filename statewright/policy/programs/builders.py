@@ -29,10 +29,17 @@ def _pytest(vals: list[str]) -> list[Risk]:
     (`--override-ini=KEY=V`)."""
     out: list[Risk] = []
     n = len(vals)
+    options = False  # a word that could hold `-o`, `--override-ini` or `-p` in a cluster
     for i, v in enumerate(vals):
+        if v[:1] != "-":
+            continue
         if v[:2] == "-p" and not (v == "-p" and i + 1 < n and vals[i + 1][:3] == "no:") and \
                 not v.startswith(("-pno:", "-p=no:")):
             out.append(Risk(i, CODE, "-p", f"`pytest -p` loads a plugin ({_PY_MOD})"))
+        elif "o" in v or "p" in v:
+            options = True
+    if not options:
+        return out  # (`pytest -q tests`: the usual line)
     opts, _ = getopt(vals, _PYTEST_SHORT_VALUES, ("--override-ini",))
     for opt, value, i in opts:
         if opt in ("-o", "--override-ini") and value is not None and \

@@ -25,7 +25,6 @@ gh, node, uv) are not listed: there `--outp` is an error, not `--output`.
 from __future__ import annotations
 
 from ...lean import TYPE_CHECKING
-from . import program_name
 
 if TYPE_CHECKING:  # pragma: no cover
 
@@ -38,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
 _TAR_EXACT = frozenset({"--checkpoint", "--list"})
 _COPIER_EXACT = frozenset({"--backup"})
 _GREP_EXACT = frozenset({"--binary"})
-_PIP_EXACT = frozenset({"--log", "--pre", "--report"})
+_PIP_EXACT = frozenset({"--global", "--log", "--pre", "--report", "--upgrade"})
 EXACT: dict[str, frozenset[str]] = {
     "git": frozenset({"--base", "--binary", "--cache", "--cc", "--get-url", "--group", "--head",
                       "--header", "--int", "--log", "--name", "--or", "--path", "--remove",
@@ -260,16 +259,12 @@ def _full_option(name: str, word: str) -> str | tuple[str, ...] | None:
     return None
 
 
-def spell_argv(name: str, argv: tuple[Word, ...], problems: list[str]
-               ) -> tuple[Word, ...] | None:
-    """A command's words (`argv`, its name `name` a program name or a path) with its
-    abbreviated long options written out (`spell`), or None when it has none; an
-    abbreviation of several options goes to `problems`."""
-    prog = program_name(name) if "/" in name else name
-    if prog not in ABBREVIATING:
-        return None
+def spell_argv(prog: str, argv: tuple[Word, ...], problems: list[str]) -> tuple[Word, ...]:
+    """A command's words (`argv`; `prog`: the program it runs, one of `ABBREVIATING`) with its
+    abbreviated long options written out (`spell`), or () when it has none; an abbreviation of
+    several options goes to `problems`."""
     spelled = spell(prog, argv[1:], problems, prog in OPTIONS_FIRST)
-    return None if spelled is None else (argv[0], *spelled)
+    return () if spelled is None else (argv[0], *spelled)
 
 
 def respell(words: list[Word], old: tuple[Word, ...], new: tuple[Word, ...]
@@ -303,7 +298,7 @@ def spell(name: str, args: tuple[Word, ...], problems: list[str], options_first:
             if options_first and v[:1] != "-":
                 break
             continue
-        if v == "--":
+        if len(v) == 2:  # (`--`)
             break
         opt, eq, rest = v.partition("=")
         full = full_option(name, opt)
@@ -377,8 +372,9 @@ git: --add --after-context --all --author --before-context --binary-files --blob
     --smtp-server --source --squash --staged --super-prefix --template --threads --to-cmd
     --trailer --type --unified --unset --unset-all --until --upload-pack --value --work-tree
     --worktree
-gmake: --directory --environment-overrides --eval --file --include-dir --jobs --load-average
-    --makefile --print-data-base
+gmake: --assume-new --assume-old --directory --environment-overrides --eval --file
+    --include-dir --jobs --load-average --makefile --new-file --old-file --print-data-base
+    --what-if
 grep: --after-context --before-context --binary-files --context --devices --directories
     --exclude --exclude-dir --exclude-from --file --group-separator --include --label
     --max-count --regexp
@@ -396,8 +392,8 @@ less: --LOG-FILE --lesskey-content --lesskey-file --lesskey-src
 ln: --backup-dir --chmod --chown --exclude --exclude-from --filter --group --include
     --include-from --mode --owner --rsh --suffix --target-directory
 ltrace: --adjustment --class --classdata --kill-after --signal
-make: --directory --environment-overrides --eval --file --include-dir --jobs --load-average
-    --makefile --print-data-base
+make: --assume-new --assume-old --directory --environment-overrides --eval --file --include-dir
+    --jobs --load-average --makefile --new-file --old-file --print-data-base --what-if
 man: --config-file --pager
 more: --LOG-FILE --lesskey-content --lesskey-file --lesskey-src
 mv: --backup-dir --chmod --chown --exclude --exclude-from --filter --group --include
@@ -414,10 +410,16 @@ nsenter: --adjustment --class --classdata --kill-after --signal
 pdm: --call --default-index --dir --directory --env-file --extra --filter --from --group
     --index --index-url --module --no-group --only-group --package --pip-args --prefix
     --project --python --spec --with --with-editable --with-requirements --workspace
-pip: --constraint --dest --editable --extra-index-url --find-links --index-url --pre-build
-    --prefix --requirement --root --target --wheel-dir
-pip3: --constraint --dest --editable --extra-index-url --find-links --index-url --pre-build
-    --prefix --requirement --root --target --wheel-dir
+pip: --abi --cert --client-cert --config-settings --constraint --dest --editable
+    --exists-action --extra-index-url --find-links --global-option --implementation --index-url
+    --log --no-binary --only-binary --platform --pre-build --prefix --progress-bar --proxy
+    --python --python-version --report --requirement --retries --root --root-user-action --src
+    --target --timeout --trusted-host --upgrade-strategy --wheel-dir
+pip3: --abi --cert --client-cert --config-settings --constraint --dest --editable
+    --exists-action --extra-index-url --find-links --global-option --implementation --index-url
+    --log --no-binary --only-binary --platform --pre-build --prefix --progress-bar --proxy
+    --python --python-version --report --requirement --retries --root --root-user-action --src
+    --target --timeout --trusted-host --upgrade-strategy --wheel-dir
 pipx: --call --default-index --dir --directory --env-file --extra --filter --from --group
     --index --index-url --module --no-group --only-group --package --pip-args --prefix
     --project --python --spec --with --with-editable --with-requirements --workspace

@@ -12,7 +12,7 @@ from ...lean import TYPE_CHECKING, lru_cache
 from .. import programs
 from ..paths import has_surrogate
 from ..programs import program_name
-from ..programs.spelling import respell, spell_argv
+from ..programs.spelling import ABBREVIATING, respell, spell_argv
 from ..types import CACHE_MAX_LINE
 from . import arith
 from .cwds import DIR_CHANGERS
@@ -179,8 +179,9 @@ class Walker:
     def add_inner(self, parent: int, argv: tuple[Word, ...], label: str, offset: int,
                   depth: int) -> None:
         name = argv[0].value if argv[0].literal else ""
-        if name and (spelled := spell_argv(name, argv, self.problems)) is not None:  # (`--chd=DIR`)
-            argv = respell(self.words, argv, spelled)
+        prog = name if "/" not in name else program_name(name)  # (`/usr/bin/env`: `env`)
+        if prog in ABBREVIATING and (spelled := spell_argv(prog, argv, self.problems)):
+            argv = respell(self.words, argv, spelled)  # (`--chd=DIR`: `--chdir=DIR`)
         args = argv[1:]
         risks, outputs = programs.facts(name, args) if name else _NO_FACTS
         self.commands.append(new_command(argv, " ".join([a.text for a in argv]), label, (), (),
@@ -190,7 +191,7 @@ class Walker:
             self.changes_dir = True
         if outputs:
             self._option_outputs(args, outputs)
-        if name in WRAPPERS or ("/" in name and program_name(name) in WRAPPERS):
+        if prog in WRAPPERS:
             inner_commands(self, self.commands[-1], len(self.commands) - 1, depth + 1)
 
     def _option_outputs(self, args: tuple[Word, ...], outputs: programs.Outputs) -> None:
@@ -557,8 +558,9 @@ class Walker:
         if name in arith.EVALUATING:
             arith.evaluated_operands(self, name, argv, word_nodes, context, depth)
         words_of = tuple(argv)
-        if name and (spelled := spell_argv(name, words_of, problems)) is not None:  # (`--chd=DIR`)
-            words_of = respell(words, words_of, spelled)
+        prog = name if name is None or "/" not in name else program_name(name)
+        if prog in ABBREVIATING and (spelled := spell_argv(prog, words_of, problems)):
+            words_of = respell(words, words_of, spelled)  # (`--chd=DIR`: `--chdir=DIR`)
         args = words_of[1:]
         risks, outputs = programs.facts(name, args) if name else _NO_FACTS
         text = (src[node.start_byte:node.end_byte] if src is not None  # (`self.text(node)`)
@@ -574,8 +576,7 @@ class Walker:
             self.changes_dir = True
         if outputs:
             self._option_outputs(args, outputs)
-        if name in WRAPPERS or (name is not None and "/" in name
-                                and program_name(name) in WRAPPERS):  # (`/usr/bin/env`)
+        if prog in WRAPPERS:  # (what `inner_commands` looks into)
             inner_commands(self, cmd, idx, depth)
 
 
