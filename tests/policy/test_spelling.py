@@ -74,7 +74,7 @@ def test_what_the_rules_name_in_their_code_is_watched() -> None:
     assert spelling.full_option("tar", "--create") is None  # (no watched option starts so)
 
 
-_LONG = re.compile(r"--[a-zA-Z][a-zA-Z0-9-]*")
+_LONG = re.compile(r"--[a-zA-Z][a-zA-Z0-9-]*[a-zA-Z0-9]")  # (not `--find-` of a wrapped line)
 
 
 def _real_options(name: str) -> set[str] | None:
