@@ -74,7 +74,7 @@ def test_what_the_rules_name_in_their_code_is_watched() -> None:
     assert spelling.full_option("tar", "--create") is None  # (no watched option starts so)
 
 
-_LONG = re.compile(r"--[a-zA-Z][a-zA-Z0-9-]*[a-zA-Z0-9]")  # (not `--find-` of a wrapped line)
+_LONG = re.compile(r"--[a-zA-Z][a-zA-Z0-9-]*[a-zA-Z0-9]")
 
 
 def _real_options(name: str) -> set[str] | None:
@@ -95,7 +95,7 @@ def _real_options(name: str) -> set[str] | None:
         r = subprocess.run(argv, capture_output=True, text=True, timeout=20,
                            stdin=subprocess.DEVNULL)
         text += r.stdout + r.stderr
-    return set(_LONG.findall(text))
+    return set(_LONG.findall(re.sub(r"-\n\s+", "-", text)))  # (an option a line wraps)
 
 
 def test_no_real_option_is_taken_for_an_abbreviation() -> None:
