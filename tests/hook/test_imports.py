@@ -53,8 +53,6 @@ SHELL = CORE | {
     "statewright.policy.programs.files", "statewright.policy.programs.git",
     "statewright.policy.programs.python", "statewright.policy.programs.scripts",
     "statewright.policy.programs.spec", "statewright.policy.programs.text",
-    # long options written short
-    "statewright.policy.programs.spelling",
     "statewright.policy.programs.writers", "statewright.policy.shell.arith",
     # escape classes 4 and 6: background work, a line's file-system side (cd, redirects,
     # counted files), what worktree-changing programs do (`git status` changes nothing, so

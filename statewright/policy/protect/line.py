@@ -11,7 +11,7 @@ from ...names import STORE_FILE
 from ..paths import relative_to_root
 from ..procfs import process_link
 from ..programs import worktree as wt
-from ..programs.spelling import AMBIGUOUS
+from ..programs.spec import AMBIGUOUS
 from ..shell.cwds import line_cwds
 from ..types import line_memo, word_texts
 from .cli import basename, cli_violations, loose_mention

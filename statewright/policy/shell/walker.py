@@ -12,7 +12,7 @@ from ...lean import TYPE_CHECKING, lru_cache
 from .. import programs
 from ..paths import has_surrogate
 from ..programs import program_name
-from ..programs.spelling import ABBREVIATING, respell, spell_argv
+from ..programs.spec import ABBREVIATING, respell, spell_argv
 from ..types import CACHE_MAX_LINE
 from . import arith
 from .cwds import DIR_CHANGERS
