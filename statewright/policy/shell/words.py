@@ -7,11 +7,18 @@ from __future__ import annotations
 import re
 
 from ...lean import TYPE_CHECKING
+from .parser import TYPE_OF
 from .records import Word, new_word
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
+#: the kinds of node that are one shell word whose nested nodes are its parts
+PLAIN_WORDS = frozenset({"word", "concatenation", "string", "raw_string", "ansi_c_string",
+                         "number", "translated_string"})
+#: the kinds of node that are one shell word
+WORD_NODES = frozenset({*PLAIN_WORDS, "simple_expansion", "expansion", "command_substitution",
+                        "process_substitution", "arithmetic_expansion", "brace_expression"})
 _GLOB_CHARS = set("*?[")
 _ANSI_SIMPLE = {
     "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
@@ -129,7 +136,7 @@ def _word_parts(node: Any, w: _W, problems: list[str], text: str | None = None,
                 src: str | None = None) -> None:
     """Add the parts of `node` to `w`. `text`: the node's text if known; `src`: the text the
     tree was parsed from when it is ASCII (a node's text is then a slice of it)."""
-    t = node.type
+    t = TYPE_OF[node.kind_id]  # (`node.type`: see `parser.TYPE_OF`)
     if t in _TEXT_PARTS:
         if text is None:
             text = (src[node.start_byte:node.end_byte] if src is not None
@@ -164,7 +171,7 @@ def _word_parts(node: Any, w: _W, problems: list[str], text: str | None = None,
         w.pat.append(escape_pattern(body))
     elif t in ("string", "translated_string"):
         for ch in node.named_children:
-            if ch.type == "string_content":
+            if TYPE_OF[ch.kind_id] == "string_content":
                 s = _unescape_double(src[ch.start_byte:ch.end_byte] if src is not None
                                      else ch.text.decode("utf-8", "replace"))
                 w.val.append(s)
@@ -209,7 +216,7 @@ def make_word(node: Any, problems: list[str], text: str | None = None, t: str | 
     `problems`. `text`, `t`: the node's text and type when the caller has them already; `src`:
     the text the tree was parsed from, when it is ASCII (its parts' texts are slices of it)."""
     if t is None:
-        t = node.type
+        t = TYPE_OF[node.kind_id]
     if text is None:
         text = node.text.decode("utf-8", "replace")
     if t == "word" or (t == "number" and text.isascii() and text.isdigit()):
@@ -246,7 +253,7 @@ def _brace_expands(node: Any, src: str | None) -> bool:
     by a `}` with an unquoted `,` or `..` between them (quoted and expanded parts hold none)."""
     open_groups: list[bool] = []  # per `{` still open: a separator seen inside it
     for ch in node.children:
-        if ch.is_named and ch.type != "word":
+        if ch.is_named and TYPE_OF[ch.kind_id] != "word":
             continue
         s = src[ch.start_byte:ch.end_byte] if src is not None else \
             ch.text.decode("utf-8", "replace")

@@ -1,0 +1,170 @@
+"""The walk of redirections (for `walker.Walker`): a command's redirections, here-documents,
+here-strings, and a statement with redirections (`redirected_statement`).
+
+tree-sitter-bash ends a command at its first redirection after the name and gives every word
+after the redirection's target to the redirection: `echo a > f b c` has the destinations `f`,
+`b`, `c`, and `cat <<EOF /proc/self/environ` an argument of the here-document. Bash passes
+those words to the command (`echo a b c`, `cat /proc/self/environ`): they are walked as its
+arguments, after its own. After anything but a simple command (`{ a; } > f b`, which bash
+refuses) they are walked and a problem.
+"""
+
+from __future__ import annotations
+
+from ...lean import TYPE_CHECKING
+from .parser import FIELD_ID, TYPE_OF
+from .records import new_redirect
+from .words import PLAIN_WORDS, make_word
+
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
+    from .records import Redirect
+    from .walker import Walker
+
+_OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
+_FD_OPS = frozenset({">&", "<&", ">&-", "<&-"})
+
+
+def redirect(w: Walker, node: Any, context: str, depth: int,
+             extra: list[Any] | None = None) -> Redirect | None:
+    """The `Redirect` of a redirection node (None for any other node); `extra`: see
+    `file_redirect`."""
+    t = TYPE_OF[node.kind_id]
+    if t == "file_redirect":
+        return file_redirect(w, node, context, depth, extra)
+    if t == "herestring_redirect":
+        for ch in node.named_children:
+            w.node(ch, context, depth)
+        return new_redirect("<<<", None, None, False)
+    if t == "heredoc_redirect":
+        return new_redirect("<<", None, None, False)
+    return None
+
+
+def file_redirect(w: Walker, node: Any, context: str, depth: int,
+                  extra: list[Any] | None = None) -> Redirect:
+    """A file redirection, recorded among the walk's redirects. `extra`: where the words after
+    its target go (the arguments of the command it belongs to); None: no command takes them,
+    each a problem."""
+    fd = None
+    op = ""
+    target = None
+    src = w._ascii
+    for ch in node.children:
+        t = TYPE_OF[ch.kind_id]
+        if t == "file_descriptor":
+            fd = src[ch.start_byte:ch.end_byte] if src is not None else ch.text.decode()
+        elif not ch.is_named:
+            op = src[ch.start_byte:ch.end_byte] if src is not None else ch.text.decode()
+        elif target is None:
+            problems = w.problems
+            seen = len(problems)
+            text = (src[ch.start_byte:ch.end_byte] if src is not None  # (`w.text(ch)`)
+                    else ch.text.decode("utf-8", "replace"))
+            target = make_word(ch, problems, text, t, src)
+            w.words.append(target)
+            if t in PLAIN_WORDS:
+                # what `w.node(ch)` does (`_word`): the same word again (made anew only when
+                # it added problems, which it then adds again)
+                w.words.append(target if len(problems) == seen
+                               else make_word(ch, problems, text, t, src))
+                if ch.named_child_count:
+                    w.children(ch, context, depth)
+            else:
+                w.node(ch, context, depth)
+    output = op in _OUTPUT_OPS or (op.startswith(">") and op != ">&-")
+    if op in _FD_OPS and target is not None and (
+            target.value.isdigit() or target.value == "-"):
+        output = False  # fd duplication / closing, not a file
+    r = new_redirect(op, fd, target, output)
+    w.redirects.append(r)
+    return r
+
+
+def stray(w: Walker, node: Any, context: str, depth: int) -> None:
+    """A word after a redirection's target that no simple command takes as an argument."""
+    w.problems.append(f"`{w.text(node)[:60]}` follows the target of a redirection, where no "
+                      "command takes it as an argument")
+    w.node(node, context, depth)
+
+
+def redirected(w: Walker, node: Any, context: str, depth: int, stdin: str) -> None:
+    """A statement with redirections: its body walked with them (and with the words after
+    their targets as its arguments)."""
+    body = node.child_by_field_id(FIELD_ID["body"])
+    body_id = body.id if body is not None else None
+    redirects: list[Redirect] = []
+    stdin_kind = stdin
+    stdin_text: str | None = None
+    later: list[Any] = []
+    extra: list[Any] = []
+    for ch in node.named_children:
+        if body_id is not None and ch.id == body_id:
+            # (the body as the node object this list holds, whose children the walk lists:
+            # `parser.status_node` answers with that object)
+            body, body_id = ch, None
+            continue
+        t = TYPE_OF[ch.kind_id]
+        if t == "heredoc_redirect":
+            stdin_text = heredoc(w, ch, context, depth, redirects, later, extra, stdin_text)
+            stdin_kind = "heredoc"
+            redirects.append(new_redirect("<<", None, None, False))
+        elif t == "herestring_redirect":
+            stdin_text = herestring_text(w, ch, stdin_text)
+            stdin_kind = "herestring"
+            r = redirect(w, ch, context, depth)
+            if r is not None:
+                redirects.append(r)
+        elif t == "file_redirect":
+            r = file_redirect(w, ch, context, depth, extra)
+            redirects.append(r)
+            if r.op == "<" and stdin_kind == "inherit":
+                stdin_kind = "file"
+        else:
+            w.node(ch, context, depth)
+    if extra and body is not None and TYPE_OF[body.kind_id] == "command":
+        w._command(body, context, depth, stdin_kind, tuple(redirects), stdin_text, extra)
+    else:
+        if body is not None:
+            w.node(body, context, depth, stdin_kind, tuple(redirects), stdin_text)
+        for ch in extra:
+            stray(w, ch, context, depth)
+    for h in later:
+        if TYPE_OF[h.kind_id] == "pipeline":
+            for p in h.named_children:
+                w.node(p, context if context != "top" else "pipeline", depth, stdin="pipe")
+        else:
+            w.node(h, context, depth, stdin="pipe")
+
+
+def heredoc(w: Walker, node: Any, context: str, depth: int, redirects: list[Redirect],
+            later: list[Any], extra: list[Any], text: str | None) -> str | None:
+    """Walk a here-document; returns its text (`text` when it has none). Its arguments (`cat
+    <<EOF FILE`) go to `extra`; what hangs off it (`cat <<EOF | sh`: the pipeline) goes to
+    `later`, to be walked after the command it feeds."""
+    quoted = False
+    for h in node.named_children:
+        t = TYPE_OF[h.kind_id]
+        if t == "heredoc_start":
+            quoted = any(q in h.text.decode() for q in "'\"\\")
+        elif t == "heredoc_body":
+            text = h.text.decode("utf-8", "replace")
+            w.node(h, context, depth)
+            if not quoted and h.named_children == [] and ("$" in text or "`" in text):
+                w.problems.append("unparsed expansion in a here-document")
+        elif t in ("file_redirect", "herestring_redirect"):
+            r = redirect(w, h, context, depth, extra)
+            if r is not None:
+                redirects.append(r)
+        elif t != "heredoc_end":
+            later.append(h)
+    return text
+
+
+def herestring_text(w: Walker, node: Any, text: str | None) -> str | None:
+    """The literal text a here-string feeds (None if not literal; `text` if none)."""
+    for s in node.named_children:
+        word = make_word(s, w.problems)
+        text = word.value if word.literal else None
+    return text
