@@ -90,3 +90,28 @@ def test_a_word_the_grammar_splits_at_an_expansion_is_one_word() -> None:
     # a literal `$` stays one (`a$`, `\$B`, `'$B'`)
     for line, value in (("echo a$", "a$"), ("echo \\$B.c", "$B.c"), ("echo '$A/$B.c'", "$A/$B.c")):
         assert [w.value for w in analyze(line).commands[0].args] == [value], line
+
+
+def test_words_after_a_redirection_target_are_arguments_of_the_command() -> None:
+    # tree-sitter-bash gives every word after a redirection's target to the redirection; bash
+    # passes them to the command (`echo a > f b c` prints `a b c`, `cat <<EOF FILE` reads FILE)
+    a = analyze("echo a >f b 2>g c")
+    assert [c.values() for c in a.commands] == [["echo", "a", "b", "c"]]
+    assert [(r.op, r.target.value) for r in a.redirects if r.target] == [(">", "f"), (">", "g")]
+    assert a.ok
+    a = analyze("find . >/dev/null -exec rm -rf {} +")
+    assert [c.values() for c in a.commands] == [
+        ["find", ".", "-exec", "rm", "-rf", "{}", "+"], ["rm", "-rf", "{}"]]
+    a = analyze("echo hi > out.txt $(rm -rf x)")
+    assert [c.name for c in a.commands] == ["rm", "echo"]
+    assert a.commands[1].args[1].dynamic
+    a = analyze("cat <<EOF /proc/self/environ\nx\nEOF")
+    assert [c.values() for c in a.commands] == [["cat", "/proc/self/environ"]]
+    a = analyze("cat <<EOF > f b && rm x\nx\nEOF")
+    assert [c.values() for c in a.commands] == [["cat", "b"], ["rm", "x"]]
+    # after a compound command bash refuses them: walked all the same, and a problem
+    a = analyze("{ ls; } > f $(rm x)")
+    assert [c.name for c in a.commands] == ["ls", "rm"]
+    assert a.problems == ("`$(rm x)` follows the target of a redirection, where no command "
+                          "takes it as an argument",)
+    assert analyze("pytest -q > out.txt 2>&1 # a comment").ok

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ...lean import TYPE_CHECKING
 from .parser import FIELD_ID, TYPE_OF
 from .records import new_redirect
-from .words import PLAIN_WORDS, make_word
+from .words import PLAIN_WORDS, WORD_NODES, make_word
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
@@ -73,6 +73,12 @@ def file_redirect(w: Walker, node: Any, context: str, depth: int,
                     w.children(ch, context, depth)
             else:
                 w.node(ch, context, depth)
+        elif t == "comment":
+            continue
+        elif extra is not None:
+            extra.append(ch)
+        else:
+            stray(w, ch, context, depth)
     output = op in _OUTPUT_OPS or (op.startswith(">") and op != ">&-")
     if op in _FD_OPS and target is not None and (
             target.value.isdigit() or target.value == "-"):
@@ -157,6 +163,8 @@ def heredoc(w: Walker, node: Any, context: str, depth: int, redirects: list[Redi
             r = redirect(w, h, context, depth, extra)
             if r is not None:
                 redirects.append(r)
+        elif t in WORD_NODES:
+            extra.append(h)
         elif t != "heredoc_end":
             later.append(h)
     return text
