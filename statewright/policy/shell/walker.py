@@ -74,8 +74,8 @@ def _text(node: Any) -> str:
 class Walker:
     """What the walk has found so far (the fields of `ShellAnalysis`, as lists)."""
 
-    __slots__ = ("_ascii", "_status", "assignments", "changes_dir", "commands", "evaluated",
-                 "functions", "integers", "job_tokens", "problems", "redirects",
+    __slots__ = ("_ascii", "_clean", "_status", "assignments", "changes_dir", "commands",
+                 "evaluated", "functions", "integers", "job_tokens", "problems", "redirects",
                  "status_command", "tainted", "variables", "words")
 
     def __init__(self) -> None:
@@ -100,6 +100,7 @@ class Walker:
         # the text the tree being walked was parsed from, when it is ASCII (its byte offsets
         # are then its character offsets: a node's text is a slice of it); None otherwise
         self._ascii: str | None = None
+        self._clean = False  # the tree being walked holds no error
 
     def text(self, node: Any) -> str:
         """The text of a node of the tree being walked."""
@@ -141,19 +142,21 @@ class Walker:
         if "&" in source:
             self.job_tokens[source] = has_job_token(root, data)
         # (`has_missing(root)` of a tree without errors is `root.is_missing`)
-        if root.has_error or root.is_missing:
+        clean = not (root.has_error or root.is_missing)
+        if not clean:
             where = first_error(root)
             self.problems.append(f"the command line does not parse cleanly ({where})")
         start = len(self.commands)
         if depth == 0 and parent is None:
             # (the node object the walk meets: `_command` compares objects, not node ids)
             self._status = status_node(root)
-        outer = self._ascii
+        outer, outer_clean = self._ascii, self._clean
         self._ascii = source if source.isascii() else None
+        self._clean = clean
         try:
             self.node(root, context, depth)
         finally:
-            self._ascii = outer
+            self._ascii, self._clean = outer, outer_clean
         if parent is not None:
             # the top-level commands of re-parsed code belong to the command that runs it
             for i in range(start, len(self.commands)):
@@ -395,6 +398,47 @@ class Walker:
                  more: list[Any] | None = None) -> None:
         """A simple command; `more`: the words after the targets of its `redirects`, which
         bash passes to it too (see `redirects`)."""
+        src = self._ascii
+        text = (src[node.start_byte:node.end_byte] if src is not None  # (`self.text(node)`)
+                else node.text.decode("utf-8", "replace"))
+        plain = _PLAIN_COMMANDS.get(text) if self._clean and more is None else None
+        if plain is not None:
+            # (a command of plain words met before: its words are not listed again)
+            words_of, args, name, risks, outputs = plain
+            self.words += words_of
+            assigns: tuple[tuple[str, Word], ...] = ()
+        else:
+            found = self._command_words(node, context, depth, stdin, redirects, stdin_text,
+                                        more, text)
+            if found is None:
+                return
+            words_of, assigns, redirects, stdin, stdin_text, name = found
+            args = words_of[1:]
+            risks, outputs = programs.facts(name, args) if name else _NO_FACTS
+            if self._clean and more is None and _plain_command(text, words_of, assigns, name):
+                if len(_PLAIN_COMMANDS) >= _PLAIN_MAX:
+                    _PLAIN_COMMANDS.clear()
+                _PLAIN_COMMANDS[text] = (words_of, args, name, risks, outputs)
+        cmd = new_command(words_of, text, context, assigns, redirects, stdin, stdin_text,
+                          None, 0, name in self.functions if name else False, "simple",
+                          risks, args)
+        commands = self.commands
+        idx = len(commands)
+        commands.append(cmd)
+        if node is self._status:
+            self.status_command = idx
+        if name in DIR_CHANGERS:
+            self.changes_dir = True
+        if outputs:
+            self._option_outputs(args, outputs)
+        if name in WRAPPERS:  # (what `inner_commands` looks into)
+            inner_commands(self, cmd, idx, depth)
+
+    def _command_words(self, node: Any, context: str, depth: int, stdin: str,
+                       redirects: tuple[Redirect, ...], stdin_text: str | None,
+                       more: list[Any] | None, text: str) -> tuple[Any, ...] | None:
+        """Walk the children of `command` node `node`: (its argv, assignments, redirections,
+        stdin, stdin text, name: None when not fixed text), or None when it has no word."""
         assigns: list[tuple[str, Word]] = []
         argv: list[Word] = []
         extra_redirects = list(redirects)
@@ -423,42 +467,47 @@ class Walker:
                 if r is not None:
                     extra_redirects.append(r)
                 continue
-            text = (src[ch.start_byte:ch.end_byte] if src is not None
-                    else ch.text.decode("utf-8", "replace"))
+            word_text = (src[ch.start_byte:ch.end_byte] if src is not None
+                         else ch.text.decode("utf-8", "replace"))
             if t == "word":  # (no node nested in it; `make_word`'s common case first)
-                w = known_word(text) or make_word(ch, problems, text, t, src)
+                w = known_word(word_text) or make_word(ch, problems, word_text, t, src)
                 argv.append(w)
                 words.append(w)
                 continue
-            w = make_word(ch, problems, text, t, src)
+            w = make_word(ch, problems, word_text, t, src)
             argv.append(w)
             words.append(w)
             if t not in _LEAF_WORDS:
                 self._after_word(ch, t, context, depth)
         if not argv:
-            return
+            return None
         name = argv[0].value if argv[0].literal else None
         if name in arith.EVALUATING:
             arith.evaluated_operands(self, name, argv, _word_nodes(node), context, depth)
-        words_of = tuple(argv)
-        args = words_of[1:]
-        risks, outputs = programs.facts(name, args) if name else _NO_FACTS
-        text = (src[node.start_byte:node.end_byte] if src is not None  # (`self.text(node)`)
-                else node.text.decode("utf-8", "replace"))
-        cmd = new_command(words_of, text, context, tuple(assigns),
-                          tuple(extra_redirects), stdin, stdin_text, None, 0,
-                          name in self.functions if name else False, "simple", risks, args)
-        commands = self.commands
-        idx = len(commands)
-        commands.append(cmd)
-        if node is self._status:
-            self.status_command = idx
-        if name in DIR_CHANGERS:
-            self.changes_dir = True
-        if outputs:
-            self._option_outputs(args, outputs)
-        if name in WRAPPERS:  # (what `inner_commands` looks into)
-            inner_commands(self, cmd, idx, depth)
+        return (tuple(argv), tuple(assigns), tuple(extra_redirects), stdin, stdin_text, name)
+
+
+#: the words and `programs.facts` of each command of plain bare words met so far, by its text
+#: (`_plain_command`; text -> (argv, args, name, risks, outputs)): in a tree without errors, a
+#: `command` node with that text is those words again, and its walk a pure function of them
+#: (`git status --short`, `npm test`, `cat` come back line after line). Emptied when it holds
+#: `_PLAIN_MAX` commands.
+_PLAIN_COMMANDS: dict[str, tuple[Any, ...]] = {}
+_PLAIN_MAX = 1024
+
+
+def _plain_command(text: str, argv: tuple[Word, ...], assigns: tuple[Any, ...],
+                   name: str | None) -> bool:
+    """Whether a command's walk may be kept in `_PLAIN_COMMANDS`: its text is its words
+    (no assignment, redirection or other node of its own), each a plain bare word
+    (`words.WORD_CACHE`: nothing to unquote, expand or glob) apart from the next by one
+    space, with no `#` (a comment) and no `=` in its name (an assignment)."""
+    if assigns or not name or name in arith.EVALUATING or "=" in name or "#" in text:
+        return False
+    for w in argv:
+        if known_word(w.text) is not w:
+            return False
+    return len(argv) == text.count(" ") + 1 and " ".join([w.text for w in argv]) == text
 
 
 def _word_nodes(node: Any) -> list[Any]:
