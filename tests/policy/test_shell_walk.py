@@ -4,7 +4,7 @@ plain bare words shared between lines."""
 
 from __future__ import annotations
 
-from statewright.policy.shell import analyze, walker, words
+from statewright.policy.shell import analyze, redirects, walker, words
 from statewright.policy.shell.records import Word
 
 
@@ -117,21 +117,31 @@ def test_words_after_a_redirection_target_are_arguments_of_the_command() -> None
     assert analyze("pytest -q > out.txt 2>&1 # a comment").ok
 
 
-def test_a_command_of_plain_words_kept_by_its_text_is_walked_as_anew() -> None:
-    # `walker._PLAIN_COMMANDS` keeps the words of `git status`, `cat x` by their text: the
-    # analysis of a line with it kept is the analysis made without it, in any context
+def _forget() -> None:
+    walker._PLAIN_COMMANDS.clear()
+    redirects._PLAIN_REDIRECTS.clear()
+
+
+def test_commands_and_redirections_of_plain_words_kept_by_their_text_walk_as_anew() -> None:
+    # `walker._PLAIN_COMMANDS` keeps the words of `git status`, `cat x` by their text, and
+    # `redirects._PLAIN_REDIRECTS` the `Redirect` of `2>&1`, `> out.txt`: the analysis of a
+    # line with them kept is the analysis made without them, in any context
     lines = ["git status --short", "cat", "cat a b", "echo a | cat a b", "x=1 cat a b",
              "cat a b > f", "cat a b <<< x", "cat a b <<EOF\nx\nEOF", "f() { cat a b; }; f",
              "sh -c 'cat a b'", "cd src && cat a b", "a=b c", "c a=b", "cat a#b", "cat a #b",
              "find . -exec cat a b {} +", "read x", "echo $(cat a b) `cat a b`", "cat a b &",
              "sudo cat a b", "cat  a b", "cat a\\\n b", "! cat a b", "[ cat a b ]",
-             "if cat a b; then cat a b; fi", "cat a b 2>&1 c", "time cat a b", "cat a;b"]
-    walker._PLAIN_COMMANDS.clear()
+             "if cat a b; then cat a b; fi", "cat a b 2>&1 c", "time cat a b", "cat a;b",
+             "cat 2>&1", "cat a 2>&1 | cat", ">out.txt cat", "cat > out.txt 2>&1",
+             "cat > out.txt b", "{ cat; } > out.txt", "cat <<EOF > out.txt\nx\nEOF",
+             "cat >& 2", "cat >&-", "cat < out.txt", "cat > 'out.txt'", "cat > $out.txt",
+             "cat > out.txt # c", "cat 2> &1", "sh -c 'cat 2>&1' 2>&1"]
+    _forget()
     cold = [repr(walker._analyze(line)) for line in lines]
     assert walker._PLAIN_COMMANDS  # (some were kept)
     assert [repr(walker._analyze(line)) for line in lines] == cold
     for line, before in zip(lines, cold, strict=True):
-        walker._PLAIN_COMMANDS.clear()
+        _forget()
         walker._analyze(line)
         assert repr(walker._analyze(line)) == before, line
     for line in lines:
@@ -139,3 +149,5 @@ def test_a_command_of_plain_words_kept_by_its_text_is_walked_as_anew() -> None:
     kept = set(walker._PLAIN_COMMANDS)
     assert {"git status --short", "cat", "cat a b", "c a=b"} <= kept
     assert not any("#" in k or "\n" in k or "  " in k for k in kept)
+    assert {"2>&1", "> out.txt", "< out.txt"} <= set(redirects._PLAIN_REDIRECTS)
+    assert not {"> 'out.txt'", "> out.txt b"} & set(redirects._PLAIN_REDIRECTS)

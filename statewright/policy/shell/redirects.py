@@ -14,7 +14,7 @@ from __future__ import annotations
 from ...lean import TYPE_CHECKING
 from .parser import FIELD_ID, TYPE_OF
 from .records import new_redirect
-from .words import PLAIN_WORDS, WORD_NODES, make_word
+from .words import PLAIN_WORDS, WORD_CACHE, WORD_NODES, make_word
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .records import Redirect
     from .walker import Walker
 
+known_word = WORD_CACHE.get
 _OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 _FD_OPS = frozenset({">&", "<&", ">&-", "<&-"})
 
@@ -47,10 +48,20 @@ def file_redirect(w: Walker, node: Any, context: str, depth: int,
     """A file redirection, recorded among the walk's redirects. `extra`: where the words after
     its target go (the arguments of the command it belongs to); None: no command takes them,
     each a problem."""
+    src = w._ascii
+    key = src[node.start_byte:node.end_byte] if src is not None and w._clean else None
+    if key is not None:
+        r = _PLAIN_REDIRECTS.get(key)
+        if r is not None:  # (what the walk below does for it)
+            words = w.words
+            words.append(r.target)
+            words.append(r.target)
+            w.redirects.append(r)
+            return r
     fd = None
     op = ""
     target = None
-    src = w._ascii
+    plain = False  # its only word is a plain bare word (`_PLAIN_REDIRECTS`)
     for ch in node.children:
         t = TYPE_OF[ch.kind_id]
         if t == "file_descriptor":
@@ -64,6 +75,7 @@ def file_redirect(w: Walker, node: Any, context: str, depth: int,
                     else ch.text.decode("utf-8", "replace"))
             target = make_word(ch, problems, text, t, src)
             w.words.append(target)
+            plain = known_word(text) is target
             if t in PLAIN_WORDS:
                 # what `w.node(ch)` does (`_word`): the same word again (made anew only when
                 # it added problems, which it then adds again)
@@ -74,18 +86,32 @@ def file_redirect(w: Walker, node: Any, context: str, depth: int,
             else:
                 w.node(ch, context, depth)
         elif t == "comment":
-            continue
+            plain = False
         elif extra is not None:
             extra.append(ch)
+            plain = False
         else:
             stray(w, ch, context, depth)
+            plain = False
     output = op in _OUTPUT_OPS or (op.startswith(">") and op != ">&-")
     if op in _FD_OPS and target is not None and (
             target.value.isdigit() or target.value == "-"):
         output = False  # fd duplication / closing, not a file
     r = new_redirect(op, fd, target, output)
     w.redirects.append(r)
+    if plain and key is not None:
+        if len(_PLAIN_REDIRECTS) >= _PLAIN_MAX:
+            _PLAIN_REDIRECTS.clear()
+        _PLAIN_REDIRECTS[key] = r
     return r
+
+
+#: the `Redirect` of each file redirection to a plain bare word met so far, by its text (`2>&1`,
+#: `> out.txt`: in a tree without errors, a `file_redirect` node of that text is the same
+#: descriptor, operator and word, a `Redirect` is immutable and shared like a `Word`). Emptied
+#: when it holds `_PLAIN_MAX` redirections.
+_PLAIN_REDIRECTS: dict[str, Redirect] = {}
+_PLAIN_MAX = 1024
 
 
 def stray(w: Walker, node: Any, context: str, depth: int) -> None:
