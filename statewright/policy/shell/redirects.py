@@ -19,7 +19,7 @@ from .words import PLAIN_WORDS, WORD_CACHE, WORD_NODES, make_word
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
-    from .records import Redirect
+    from .records import Redirect, Word
     from .walker import Walker
 
 known_word = WORD_CACHE.get
@@ -51,11 +51,12 @@ def file_redirect(w: Walker, node: Any, context: str, depth: int,
     src = w._ascii
     key = src[node.start_byte:node.end_byte] if src is not None and w._clean else None
     if key is not None:
-        r = _PLAIN_REDIRECTS.get(key)
-        if r is not None:  # (what the walk below does for it)
+        kept = _PLAIN_REDIRECTS.get(key)
+        if kept is not None:  # (what the walk below does for it)
+            r, word = kept
             words = w.words
-            words.append(r.target)
-            words.append(r.target)
+            words.append(word)
+            words.append(word)
             w.redirects.append(r)
             return r
     fd = None
@@ -99,10 +100,10 @@ def file_redirect(w: Walker, node: Any, context: str, depth: int,
         output = False  # fd duplication / closing, not a file
     r = new_redirect(op, fd, target, output)
     w.redirects.append(r)
-    if plain and key is not None:
+    if plain and key is not None and target is not None:
         if len(_PLAIN_REDIRECTS) >= _PLAIN_MAX:
             _PLAIN_REDIRECTS.clear()
-        _PLAIN_REDIRECTS[key] = r
+        _PLAIN_REDIRECTS[key] = (r, target)
     return r
 
 
@@ -110,7 +111,7 @@ def file_redirect(w: Walker, node: Any, context: str, depth: int,
 #: `> out.txt`: in a tree without errors, a `file_redirect` node of that text is the same
 #: descriptor, operator and word, a `Redirect` is immutable and shared like a `Word`). Emptied
 #: when it holds `_PLAIN_MAX` redirections.
-_PLAIN_REDIRECTS: dict[str, Redirect] = {}
+_PLAIN_REDIRECTS: dict[str, tuple[Redirect, Word]] = {}
 _PLAIN_MAX = 1024
 
 
