@@ -125,19 +125,14 @@ def status_node(root: Any) -> Any:
         if t == "command":
             return node
         if t == "redirected_statement":
-            body = node.child_by_field_id(FIELD_ID["body"])
             named = node.named_children
+            body = body_of(node, named)
             # a here-document with a pipeline hanging off it (`cat <<EOF | sh`) runs more
             if body is None:
                 return None
             for ch in named:  # (a loop, not `any`: cheaper for a few children)
                 if TYPE_OF[ch.kind_id] == "pipeline":
                     return None
-            body_id = body.id
-            for ch in named:  # the walk's own node object, whose children it has listed
-                if ch.id == body_id:
-                    body = ch
-                    break
             node = body
         elif t == "list":
             op = last = None  # the last operator, and the last statement, of the list
@@ -151,6 +146,29 @@ def status_node(root: Any) -> Any:
             node = last
         else:
             return None
+
+
+#: the kinds of node that are not the body of a redirected statement (`body_of`)
+_NOT_BODIES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect", "comment",
+                         "ERROR"})
+
+
+def body_of(node: Any, named: list[Any]) -> Any:
+    """The body of `redirected_statement` node `node`, None when it has none, as the node
+    object of `named` (its named children, whose own children the walk lists). Without an
+    error in it, its body is its first child (the grammar: a statement and its redirections,
+    or redirections alone), so its first named child unless that is a redirection; else its
+    `body` field (`child_by_field_id` searches its children and makes a node object)."""
+    if named and not node.has_error:
+        first = named[0]
+        return None if TYPE_OF[first.kind_id] in _NOT_BODIES else first
+    body = node.child_by_field_id(FIELD_ID["body"])
+    if body is not None:
+        body_id = body.id
+        for ch in named:
+            if ch.id == body_id:
+                return ch
+    return body
 
 
 #: the bytes of a variable's name after `$` (a digit first: one positional parameter)

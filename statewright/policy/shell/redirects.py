@@ -12,7 +12,7 @@ refuses) they are walked and a problem.
 from __future__ import annotations
 
 from ...lean import TYPE_CHECKING
-from .parser import FIELD_ID, TYPE_OF
+from .parser import TYPE_OF, body_of
 from .records import new_redirect
 from .words import PLAIN_WORDS, WORD_CACHE, WORD_NODES, make_word
 
@@ -125,18 +125,17 @@ def stray(w: Walker, node: Any, context: str, depth: int) -> None:
 def redirected(w: Walker, node: Any, context: str, depth: int, stdin: str) -> None:
     """A statement with redirections: its body walked with them (and with the words after
     their targets as its arguments)."""
-    body = node.child_by_field_id(FIELD_ID["body"])
-    body_id = body.id if body is not None else None
+    named = node.named_children
+    # (the body as the node object of this list, whose children the walk lists:
+    # `parser.status_node` answers with that object)
+    body = body_of(node, named)
     redirects: list[Redirect] = []
     stdin_kind = stdin
     stdin_text: str | None = None
     later: list[Any] = []
     extra: list[Any] = []
-    for ch in node.named_children:
-        if body_id is not None and ch.id == body_id:
-            # (the body as the node object this list holds, whose children the walk lists:
-            # `parser.status_node` answers with that object)
-            body, body_id = ch, None
+    for ch in named:
+        if ch is body:
             continue
         t = TYPE_OF[ch.kind_id]
         if t == "heredoc_redirect":
