@@ -39,6 +39,7 @@ def test_code_run_by_a_shell_is_sliced_from_its_own_text() -> None:
 
 
 def test_a_plain_bare_word_is_made_once_and_shared() -> None:
+    walker._analyze("git status --short")  # (shared from the second line that holds it on)
     first = walker._analyze("git status --short")
     again = walker._analyze("git status --short && git log")
     assert first.commands[0].argv[0] is again.commands[0].argv[0]
@@ -54,7 +55,9 @@ def test_the_shared_words_are_bounded() -> None:
     limit = words._PLAIN_MAX
     for i in range(limit + 10):
         walker._analyze(f"echo w{i}")
+        walker._analyze(f"echo w{i}")
     assert 0 < len(words.WORD_CACHE) <= limit
+    assert 0 < len(words._MET) <= limit
     assert walker._analyze("echo w1").commands[0].args[0] == Word("w1", "w1", "w1", True)
 
 

@@ -120,16 +120,17 @@ _TEXT_PARTS = frozenset({"word", "number", "extglob_pattern", "regex", "special_
 
 
 class _W:
-    """A word being assembled from its parts (see `Word`)."""
+    """A word being assembled from its parts (see `Word`; made by `make_word`)."""
 
     __slots__ = ("dynamic", "glob", "literal", "pat", "val")
+    val: list[str]
+    pat: list[str]
+    literal: bool
+    dynamic: bool
+    glob: bool
 
-    def __init__(self) -> None:
-        self.val: list[str] = []
-        self.pat: list[str] = []
-        self.literal = True
-        self.dynamic = False
-        self.glob = False
+
+_new_w = object.__new__
 
 
 def _word_parts(node: Any, w: _W, problems: list[str], text: str | None = None,
@@ -204,8 +205,10 @@ _PLAIN_WORD_RE = re.compile(r"[^\\*?\[\]{}$`~]+\Z")
 #: `make_word`'s common case is a pure function of the text and a `Word` is immutable, so one
 #: is shared by every line that holds the word; a long-running process (the resident hook
 #: server, the proxy) meets `git`, `-q`, `tests/`, the `1` of `2>&1` again and again. Emptied
-#: when it holds `_PLAIN_MAX` words.
+#: when it holds `_PLAIN_MAX` words. A word is kept the second time it is met (`_MET`: the
+#: words met once; `tests/u7` in one line would fill it with words no other line holds).
 WORD_CACHE: dict[str, Word] = {}
+_MET: set[str] = set()
 _PLAIN_MAX = 4096
 _plain_word = _PLAIN_WORD_RE.match
 
@@ -226,11 +229,17 @@ def make_word(node: Any, problems: list[str], text: str | None = None, t: str | 
             return known
         if _plain_word(text):
             # the common case: a bare word with nothing to unquote, expand or glob
+            if text not in _MET:  # (shared from its second line on: `tests/u7` is met once)
+                if len(_MET) >= _PLAIN_MAX:
+                    _MET.clear()
+                _MET.add(text)
+                return new_word(text, text, text, True)
             if len(WORD_CACHE) >= _PLAIN_MAX:
                 WORD_CACHE.clear()
             known = WORD_CACHE[text] = new_word(text, text, text, True)
             return known
-    w = _W()
+    w = _new_w(_W)  # (`_W()`, without a call of `__init__`)
+    w.val, w.pat, w.literal, w.dynamic, w.glob = [], [], True, False, False
     _word_parts(node, w, problems, text, src)
     tilde = (t == "word" or t == "concatenation") and text.startswith("~")
     pat = "".join(w.pat)
