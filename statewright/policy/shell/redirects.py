@@ -138,21 +138,21 @@ def redirected(w: Walker, node: Any, context: str, depth: int, stdin: str) -> No
         if ch is body:
             continue
         t = TYPE_OF[ch.kind_id]
-        if t == "heredoc_redirect":
+        if t == "file_redirect":
+            r = file_redirect(w, ch, context, depth, extra)
+            redirects.append(r)
+            if r.op == "<" and stdin_kind == "inherit":
+                stdin_kind = "file"
+        elif t == "heredoc_redirect":
             stdin_text = heredoc(w, ch, context, depth, redirects, later, extra, stdin_text)
             stdin_kind = "heredoc"
             redirects.append(new_redirect("<<", None, None, False))
         elif t == "herestring_redirect":
             stdin_text = herestring_text(w, ch, stdin_text)
             stdin_kind = "herestring"
-            r = redirect(w, ch, context, depth)
-            if r is not None:
-                redirects.append(r)
-        elif t == "file_redirect":
-            r = file_redirect(w, ch, context, depth, extra)
-            redirects.append(r)
-            if r.op == "<" and stdin_kind == "inherit":
-                stdin_kind = "file"
+            here = redirect(w, ch, context, depth)
+            if here is not None:
+                redirects.append(here)
         else:
             w.node(ch, context, depth)
     if extra and body is not None and TYPE_OF[body.kind_id] == "command":

@@ -412,10 +412,10 @@ class Walker:
                                         more, text)
             if found is None:
                 return
-            words_of, assigns, redirects, stdin, stdin_text, name = found
+            words_of, assigns, redirects, stdin, stdin_text, name, plain = found
             args = words_of[1:]
             risks, outputs = programs.facts(name, args) if name else _NO_FACTS
-            if self._clean and more is None and _plain_command(text, words_of, assigns, name):
+            if plain and self._clean and more is None and _plain_command(text, words_of, name):
                 if len(_PLAIN_COMMANDS) >= _PLAIN_MAX:
                     _PLAIN_COMMANDS.clear()
                 _PLAIN_COMMANDS[text] = (words_of, args, name, risks, outputs)
@@ -438,7 +438,9 @@ class Walker:
                        redirects: tuple[Redirect, ...], stdin_text: str | None,
                        more: list[Any] | None, text: str) -> tuple[Any, ...] | None:
         """Walk the children of `command` node `node`: (its argv, assignments, redirections,
-        stdin, stdin text, name: None when not fixed text), or None when it has no word."""
+        stdin, stdin text, name: None when not fixed text, whether it has only words and each
+        a shared plain bare word), or None when it has no word."""
+        plain = True
         assigns: list[tuple[str, Word]] = []
         argv: list[Word] = []
         extra_redirects = list(redirects)
@@ -450,7 +452,9 @@ class Walker:
             children += more  # (`named_children` is a new list each time)
         for ch in children:
             t = TYPE_OF[ch.kind_id]
-            if t == "command_name":
+            if t == "word":  # (an argument: the common case first)
+                pass
+            elif t == "command_name":
                 # (`named_child(0)`: one node, not one per child and a list)
                 first = ch.named_child(0)
                 if first is not None:
@@ -458,6 +462,7 @@ class Walker:
                     t = TYPE_OF[ch.kind_id]
             elif t == "variable_assignment":
                 assigns.append(self._assignment(ch, context, depth))
+                plain = False
                 continue
             elif t in _REDIRECT_NODES:
                 if t == "herestring_redirect":
@@ -466,14 +471,19 @@ class Walker:
                 r = redirect(self, ch, context, depth)
                 if r is not None:
                     extra_redirects.append(r)
+                plain = False
                 continue
             word_text = (src[ch.start_byte:ch.end_byte] if src is not None
                          else ch.text.decode("utf-8", "replace"))
             if t == "word":  # (no node nested in it; `make_word`'s common case first)
-                w = known_word(word_text) or make_word(ch, problems, word_text, t, src)
+                w = known_word(word_text)
+                if w is None:
+                    w = make_word(ch, problems, word_text, t, src)
+                    plain = False  # (kept once its words are shared)
                 argv.append(w)
                 words.append(w)
                 continue
+            plain = False
             w = make_word(ch, problems, word_text, t, src)
             argv.append(w)
             words.append(w)
@@ -484,7 +494,8 @@ class Walker:
         name = argv[0].value if argv[0].literal else None
         if name in arith.EVALUATING:
             arith.evaluated_operands(self, name, argv, _word_nodes(node), context, depth)
-        return (tuple(argv), tuple(assigns), tuple(extra_redirects), stdin, stdin_text, name)
+        return (tuple(argv), tuple(assigns), tuple(extra_redirects), stdin, stdin_text, name,
+                plain)
 
 
 #: the words and `programs.facts` of each command of plain bare words met so far, by its text
@@ -496,17 +507,13 @@ _PLAIN_COMMANDS: dict[str, tuple[Any, ...]] = {}
 _PLAIN_MAX = 1024
 
 
-def _plain_command(text: str, argv: tuple[Word, ...], assigns: tuple[Any, ...],
-                   name: str | None) -> bool:
-    """Whether a command's walk may be kept in `_PLAIN_COMMANDS`: its text is its words
-    (no assignment, redirection or other node of its own), each a plain bare word
-    (`words.WORD_CACHE`: nothing to unquote, expand or glob) apart from the next by one
-    space, with no `#` (a comment) and no `=` in its name (an assignment)."""
-    if assigns or not name or name in arith.EVALUATING or "=" in name or "#" in text:
+def _plain_command(text: str, argv: tuple[Word, ...], name: str | None) -> bool:
+    """Whether the walk of a command of words alone, each a shared plain bare word
+    (`words.WORD_CACHE`: nothing to unquote, expand or glob), may be kept in
+    `_PLAIN_COMMANDS`: its text is its words (no other node of its own) apart from each other
+    by one space, with no `#` (a comment) and no `=` in its name (an assignment)."""
+    if not name or name in arith.EVALUATING or "=" in name or "#" in text:
         return False
-    for w in argv:
-        if known_word(w.text) is not w:
-            return False
     return len(argv) == text.count(" ") + 1 and " ".join([w.text for w in argv]) == text
 
 
