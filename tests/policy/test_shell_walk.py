@@ -118,6 +118,10 @@ def test_words_after_a_redirection_target_are_arguments_of_the_command() -> None
     assert a.problems == ("`$(rm x)` follows the target of a redirection, where no command "
                           "takes it as an argument",)
     assert analyze("pytest -q > out.txt 2>&1 # a comment").ok
+    # a builtin that evaluates its operands finds them there too
+    a = analyze("read 2>&1 d <<< /; let > x 'a[$(id)]'")
+    assert [c.values() for c in a.commands] == [["read", "d"], ["let", "a[$(id)]"]]
+    assert a.hidden_code and not a.ok
 
 
 def _forget() -> None:

@@ -493,7 +493,8 @@ class Walker:
             return None
         name = argv[0].value if argv[0].literal else None
         if name in arith.EVALUATING:
-            arith.evaluated_operands(self, name, argv, _word_nodes(node), context, depth)
+            arith.evaluated_operands(self, name, argv, _word_nodes(node, more), context,
+                                     depth)
         return (tuple(argv), tuple(assigns), tuple(extra_redirects), stdin, stdin_text, name,
                 plain)
 
@@ -517,9 +518,9 @@ def _plain_command(text: str, argv: tuple[Word, ...], name: str | None) -> bool:
     return len(argv) == text.count(" ") + 1 and " ".join([w.text for w in argv]) == text
 
 
-def _word_nodes(node: Any) -> list[Any]:
-    """The nodes of the words of `command` node `node`, in the order of its argv (`_command`:
-    not its assignments and redirections; the word in its name)."""
+def _word_nodes(node: Any, more: list[Any] | None) -> list[Any]:
+    """The nodes of the words of `command` node `node` and then of `more` (see `_command`), in
+    the order of its argv (not its assignments and redirections; the word in its name)."""
     out = []
     for ch in node.named_children:
         t = TYPE_OF[ch.kind_id]
@@ -527,7 +528,7 @@ def _word_nodes(node: Any) -> list[Any]:
             out.append(ch.named_child(0) or ch)
         elif t != "variable_assignment" and t not in _REDIRECT_NODES:
             out.append(ch)
-    return out
+    return out + more if more else out
 
 
 #: the other kinds of node that need more than a walk through their children
