@@ -378,6 +378,8 @@ class Walker:
                 name, value = self._assignment(ch, context, depth, evaluated)
                 if evaluated:
                     self.integers.add(name)
+                if evaluated == "n":  # (`declare -n r=PATH`: assigning `r` assigns PATH)
+                    self.assignments.append((value.value, arith.READ_VALUE))
                 argv.append(Word(text=_text(ch), value=name + "=" + value.value, pattern="*",
                                  literal=value.literal, dynamic=value.dynamic))
             elif ch.type == "variable_name":

@@ -447,6 +447,47 @@ def _alias(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
         w.code(idx, [literal_word(value)], f"alias {name}", j + 2, depth)
 
 
+def _trap(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+          vals: list[str]) -> None:
+    """`trap CODE SIGNAL...`: CODE runs when a signal comes or the shell exits (`trap 'rm F'
+    EXIT` runs at the end of the line): walked as if run here. `trap - SIG`, `trap SIG` reset;
+    `trap -p`, `trap -l` print."""
+    i = 0
+    while i < len(vals) and vals[i].startswith("-") and vals[i] != "-":
+        if vals[i] == "--":
+            i += 1
+            break
+        i += 1
+    if len(vals) - i >= 2 and vals[i] != "-":
+        w.code(idx, args[i:i + 1], "trap", i + 2, depth)
+
+
+def _mapfile(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+             vals: list[str]) -> None:
+    """`mapfile -C CODE`: CODE runs with each chunk of lines it reads, which the analysis
+    cannot know."""
+    for v in vals:
+        if v == "-C" or (v[:1] == "-" and v[1:2] != "-" and "C" in v):
+            _opaque(w, cmd, "-C runs a callback with the lines it reads")
+            return
+
+
+def _compgen(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+             vals: list[str]) -> None:
+    """`compgen -C CMD` runs CMD, `-F FUNC` calls a function, and `-W LIST` expands LIST as
+    the shell expands words, substitutions included (`compgen -W '$(rm f)'`)."""
+    for j, v in enumerate(vals[:-1]):
+        if v == "-C" or (v == "-W" and ("$" in vals[j + 1] or "`" in vals[j + 1])):
+            # (a list's words walked as a line: its substitutions are, its words named as a
+            # command are refused where commands are listed, a rare false deny)
+            w.code(idx, args[j + 1:j + 2], f"compgen {v}", j + 2, depth)
+        elif v == "-F":
+            _opaque(w, cmd, "-F calls a function the analysis does not see")
+    if any(v[:1] == "-" and v[1:2] != "-" and len(v) > 2 and set(v[1:]) & set("CFW")
+           for v in vals):
+        _opaque(w, cmd, "options that run code, in a cluster")
+
+
 def _runs_a_file(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
                  vals: list[str]) -> None:
     pass  # `source FILE`: runs a file; the command itself must be allowed
@@ -477,6 +518,10 @@ _HANDLERS: dict[str, Handler] = {
     "script": _script,
     **dict.fromkeys(("parallel", "rush", "sem"), _from_input),
     "alias": _alias,
+    "trap": _trap,
+    "compgen": _compgen,
+    "mapfile": _mapfile,
+    "readarray": _mapfile,
     "source": _runs_a_file,
     ".": _runs_a_file,
 }
