@@ -11,6 +11,9 @@ beside it. Rows:
 - compound Bash, distinct lines: a new line each time (tree-sitter parse + full walk, no
   analysis cache hit), the cost a fresh `statewright-hook` process pays: DESIGN's ">= 5,000
   distinct (uncached) Bash decisions/s";
+- compound Bash, nothing in common (info): a new line each time whose every command is new too
+  (`git status --short t17`, `cat -n17`): what no per-word or per-command memo of a
+  long-running process can shorten, closest to a fresh process's decision;
 - compound Bash, same line (info): the same line decided again and again (the shell analysis
   of a line is cached, as in the long-running proxy; every path check is redone each time);
 - non-Bash, new file: a Write to a path that does not exist yet.
@@ -46,6 +49,12 @@ BASH_LINE = ('pytest -q tests/unit 2>&1 | cat && npm test -- --silent '
              '|| echo "tests failed: $(git status --short)" > out.txt')
 BASH = ToolCall("Bash", {"command": BASH_LINE})
 ROUNDS = 30
+
+
+def _all_new(i: int) -> str:
+    """`BASH_LINE` with a word of its own in every command (none met before)."""
+    return (f"pytest -q tests/u{i} 2>&1 | cat -n{i} && npm test -- --silent --shard={i} "
+            f'|| echo "tests failed {i}: $(git status --short t{i})" > out{i}.txt')
 
 
 def _rates(calls, ctx: GateContext, rounds: int = ROUNDS, seconds: float = 0.1) -> list[float]:
@@ -87,6 +96,10 @@ def main() -> list[tuple[str, float, str, str]]:
                 for i in range(20_000)]
     rows.insert(1, _row("policy: compound Bash, distinct lines (uncached)",
                         _rates(distinct, ctx), ">= 5000"))
+    del distinct
+    fresh = [ToolCall("Bash", {"command": _all_new(i)}) for i in range(20_000)]
+    rows.insert(2, _row("policy: compound Bash, nothing in common (info)", _rates(fresh, ctx),
+                        "(info)"))
     for r in rows:
         print(" | ".join(str(x) for x in r))
     return rows

@@ -111,7 +111,7 @@ def _pinned(analysis: ShellAnalysis, pinned: tuple[str, ...]) -> str | None:
         for nm, _v in c.assignments:
             if nm in pinned:
                 return f"`{nm}=...` overrides a value this state pins (env_overrides)"
-        if not c.name_literal or (c.kind != "unset" and c.name not in _DROPPERS):
+        if not c.name_literal or (c.kind != "unset" and c.program not in _DROPPERS):
             continue  # (none of the commands below: nothing to look at)
         vals = [a.value for a in c.args]
         if c.kind == "unset" or c.name in ("unset", "export", "declare", "typeset", "local",
@@ -122,7 +122,7 @@ def _pinned(analysis: ShellAnalysis, pinned: tuple[str, ...]) -> str | None:
                 if hit:
                     return (f"`{c.name} {hit[0]}` drops a value this state pins "
                             "(env_overrides)")
-        if c.name == "env":
+        if c.program == "env":
             for i, v in enumerate(vals):
                 if v in ("-i", "-", "--ignore-environment") or (
                         v.startswith("-") and not v.startswith("--") and "i" in v):

@@ -131,7 +131,7 @@ def environ_search_problem(analysis: ShellAnalysis, start: str, resolve: Resolve
             return why
         kinds = _KIND_BY_NAME
         for cmd in analysis.commands:
-            if (not cmd.name_literal or kinds.get(cmd.name) != 0) and _reads_trees(cmd):
+            if (not cmd.name_literal or kinds.get(cmd.program) != 0) and _reads_trees(cmd):
                 return _names_root([(c, start) for c in analysis.commands], resolve) or \
                     _given_root(analysis, start, resolve)
         return None  # nothing in it reads trees
@@ -166,7 +166,7 @@ def environ_search_problem(analysis: ShellAnalysis, start: str, resolve: Resolve
         if environ_path(real, True) and (real != "/" or reads_trees):
             return (f"`{cmd.name}` runs in `{here}`, from where it could read a process "
                     "environment (/proc/*/environ)")
-        if cmd.name_literal and cmd.name in CHDIR_WRAPPERS:  # `env -C DIR cmd`
+        if cmd.name_literal and cmd.program in CHDIR_WRAPPERS:  # `env -C DIR cmd`
             known, target = chdir_target(cmd)
             if not known:
                 here = line_here = None  # (the rest of the line counts as anywhere)
@@ -191,11 +191,10 @@ def _reads_trees(cmd: Command) -> bool:
     interpreter, `git --no-index`, a name that is not fixed text)."""
     if not cmd.name_literal:
         return True
-    name = cmd.name
+    name = cmd.program
     kind = _KIND_BY_NAME.get(name)
     if kind is None:
-        base = name.rsplit("/", 1)[-1]
-        kind = 1 if base in _READS_TREES or is_python(base) else 2 if base == "git" else 0
+        kind = 1 if name in _READS_TREES or is_python(name) else 2 if name == "git" else 0
         if len(_KIND_BY_NAME) >= 4096:
             _KIND_BY_NAME.clear()
         _KIND_BY_NAME[name] = kind
@@ -255,10 +254,8 @@ def _links_to_environ(analysis: ShellAnalysis, at: list[tuple[int, str]] | None,
     cmds = analysis.commands
     for k, here in enumerate([start] * len(cmds)) if at is None else at:
         cmd = cmds[k]
-        name = cmd.name if cmd.name_literal else ""
-        if "/" in name:
-            name = name.rsplit("/", 1)[-1]
-        if name not in NO_FILE_ARGS:
+        name = cmd.program if cmd.name_literal else ""
+        if cmd.name not in NO_FILE_ARGS:  # (by its bare name: `./echo` may read its words)
             patterns = pattern_args(name, cmd.args) if name in _PATTERNED else ()
             first = name in SUBCOMMAND_FIRST  # (`git status`: no file)
             for i, a in enumerate(cmd.args):

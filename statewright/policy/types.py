@@ -286,3 +286,11 @@ def new_decision(allowed: bool, reason: str, rule: str, code: str,
     d.counts_iteration = counts_iteration
     d.__class__ = Decision
     return d
+
+
+def program_name(name: str) -> str:
+    """The program a command name runs, as statewright knows programs: a path by its last
+    component (`/usr/bin/env`, `./env`, `/bin//sh/`: `env`, `env`, `sh`). A file the agent
+    named like a program is judged as that program: whatever it really is, what it is
+    told to do is at least as much (fail closed). `Command.program` holds it."""
+    return name.rstrip("/").rsplit("/", 1)[-1] if "/" in name else name

@@ -25,6 +25,7 @@ component: `/usr/bin/env` is `env`):
 from __future__ import annotations
 
 from ...lean import TYPE_CHECKING, LazyRe, lru_cache
+from ..types import program_name
 from .builders import BUILDERS
 from .cloud import CLOUD
 from .environment import ENVIRONMENT_DUMPS
@@ -44,7 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
     Outputs = tuple[tuple[str, int, str | None], ...]
 
 __all__ = ["CODE", "DUMPS_ENV", "PROGRAMS", "SECRETS", "Example", "Program", "Risk", "env_dump",
-           "facts", "is_python", "option_outputs", "risks", "runs_code"]
+           "facts", "is_python", "option_outputs", "program_name", "risks", "runs_code"]
 
 #: every entry (`ANY_PROGRAM` holds what applies to any program whatever its name)
 PROGRAMS: tuple[Program, ...] = (ANY_PROGRAM, GIT, PYTHON, *BUILDERS, *TEXT, *FILES, *CLOUD,
@@ -58,7 +59,7 @@ DUMPS_ENV = frozenset(name for name, p in _BY_NAME.items() if p.dumps_env is not
 def _entry(name: str) -> Program | None:
     entry = _BY_NAME.get(name)
     if entry is None and "/" in name:
-        entry = _BY_NAME.get(name.rstrip("/").rsplit("/", 1)[-1])
+        entry = _BY_NAME.get(program_name(name))
     return entry
 
 
@@ -252,6 +253,8 @@ def _outputs(name: str, args: tuple[Word, ...], vals: list[str]) -> Outputs:
     if entry is not None and entry.long_output_options:
         long = long | entry.long_output_options
     operand = entry.output_operand if entry is not None else None
+    values = entry.value_options if entry is not None else frozenset()
+    clusters = entry is None or entry.clusters
     operands = entry is not None and entry.writes_operands
     i, n = 0, len(args)
     past_options = False
@@ -274,12 +277,21 @@ def _outputs(name: str, args: tuple[Word, ...], vals: list[str]) -> Outputs:
                 elif not eq and opt not in GLUED_VALUE_ONLY and i + 1 < n:
                     out.append((opt, i + 1, None))
                     i += 1
-        elif not past_options and v[:2] in short and v.startswith("-"):
-            if len(v) > 2:
-                out.append((v[:2], i, v[2:]))
-            elif i + 1 < n:
-                out.append((v, i + 1, None))
-                i += 1
+        elif not past_options and short and v[:1] == "-" and v[1:2] not in ("", "-"):
+            # a cluster of short options (`-sSo F`, `-sSoF`): the letters before the output
+            # option are flags; one that takes a value ends the cluster (a program whose words
+            # with one dash are one option each: only `-oF`, `-o F`)
+            for k in range(1, len(v) if clusters else 2):
+                o = "-" + v[k]
+                if o in short:
+                    if k + 1 < len(v):
+                        out.append((o, i, v[k + 1:]))
+                    elif i + 1 < n:
+                        out.append((o, i + 1, None))
+                        i += 1
+                    break
+                if o in values:
+                    break
         i += 1
     if entry is not None and entry.writes is not None:
         marked = [a.value if a.literal else a.value + DYNAMIC for a in args]

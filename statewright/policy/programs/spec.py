@@ -1,5 +1,6 @@
 """The shape of one entry of `policy.programs`: a `Program`, the `Risk`s it finds in a command
-line, and the `Example`s that pin it down.
+line, and the `Example`s that pin it down; how a rule reads a command line's options
+(`getopt`), and long options written short (`spell`, from `programs.spelling`'s table).
 
 A `Program` says, as data, what a program does beyond what its name suggests:
 - the files it writes because an option or argument names them (`output_options`,
@@ -25,6 +26,8 @@ from ...lean import TYPE_CHECKING, Record, field_setters, set_field
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
 
+    from ..shell.records import Word
+
     #: why these arguments make the program print the environment (None: they do not)
     Rule = Callable[[str, list[str]], str | None]
     #: the risks these argument values carry (the values of the words after the name)
@@ -43,6 +46,54 @@ DYNAMIC = "\x00"
 #: what a risk is about
 CODE = "code"  # runs other programs or code
 SECRETS = "secrets"  # prints resolved credentials
+
+
+def getopt(vals: list[str], short_values: str, long_values: frozenset[str] | tuple[str, ...],
+           short_optional: str = "") -> tuple[list[tuple[str, str | None, int]], list[int]]:
+    """The options of a command line as a GNU program reads them (`getopt_long`: options
+    anywhere before `--`): each (option, its value or None, the index of the word holding the
+    option), and the indexes of the operands (every word after `--` among them).
+
+    Short options cluster (`-sd@F` is `-s -d @F`; `-sfFILE`, `-sf FILE`): one of
+    `short_values` takes the rest of its word or else the next word, one of `short_optional`
+    only the rest of its word (`make -j4`); a long option of `long_values` takes what follows
+    `=` or else the next word. For a rule that reads an option's value: every spelling of it
+    reaches the rule (abbreviated long options are written out by the walk: `spelling`)."""
+    out: list[tuple[str, str | None, int]] = []
+    operands: list[int] = []
+    i, n = 0, len(vals)
+    while i < n:
+        v = vals[i]
+        if v == "--":
+            operands += range(i + 1, n)
+            break
+        if v[:2] == "--":
+            opt, eq, value = v.partition("=")
+            if eq:
+                out.append((opt, value, i))
+            elif opt in long_values:
+                out.append((opt, vals[i + 1] if i + 1 < n else None, i))
+                i += 1
+            else:
+                out.append((opt, None, i))
+        elif v[:1] == "-" and len(v) > 1:
+            for k in range(1, len(v)):
+                ch = v[k]
+                if ch in short_values:
+                    if k + 1 < len(v):
+                        out.append(("-" + ch, v[k + 1:], i))
+                    else:
+                        out.append(("-" + ch, vals[i + 1] if i + 1 < n else None, i))
+                        i += 1
+                    break
+                if ch in short_optional:
+                    out.append(("-" + ch, v[k + 1:] or None, i))
+                    break
+                out.append(("-" + ch, None, i))
+        else:
+            operands.append(i)
+        i += 1
+    return out, operands
 
 
 class Risk(Record):
@@ -99,7 +150,7 @@ class Program(Record):
     __slots__ = __match_args__ = _fields = (
         "names", "summary", "name_pattern", "output_options", "long_output_options",
         "writes_operands", "output_operand", "code_options", "subcommands", "value_options",
-        "options_first", "risks", "writes", "dumps_env", "examples")
+        "options_first", "clusters", "risks", "writes", "dumps_env", "examples")
     names: tuple[str, ...]
     summary: str
     name_pattern: str | None
@@ -111,6 +162,7 @@ class Program(Record):
     subcommands: tuple[tuple[str, str, str], ...]
     value_options: frozenset[str]
     options_first: bool
+    clusters: bool
     risks: RiskRule | None
     writes: WriteRule | None
     dumps_env: Rule | None
@@ -122,7 +174,7 @@ class Program(Record):
                  output_operand: str | None = None, code_options: dict[str, str] | None = None,
                  subcommands: tuple[tuple[str, str, str], ...] = (),
                  value_options: frozenset[str] = _NONE, options_first: bool = False,
-                 risks: RiskRule | None = None,
+                 clusters: bool = True, risks: RiskRule | None = None,
                  writes: WriteRule | None = None, dumps_env: Rule | None = None,
                  examples: tuple[Example, ...] = ()) -> None:
         set_field(self, "names", names)  # the names it is run by (a path's last component too)
@@ -148,7 +200,346 @@ class Program(Record):
         set_field(self, "value_options", value_options)
         # its options stop at the first operand (`node app.js -e x`: `-e` is the script's)
         set_field(self, "options_first", options_first)
+        # its short options cluster, getopt's way (`-sSo F`); false where a word with one dash
+        # is one option (`go build -toolexec`, `gcc -fno-x`)
+        set_field(self, "clusters", clusters)
         set_field(self, "risks", risks)  # what a table cannot say
         set_field(self, "writes", writes)  # files written that a table cannot say
         set_field(self, "dumps_env", dumps_env)
         set_field(self, "examples", examples)
+
+
+# -- long options written short (`programs.spelling` says why and how the table is made) ----
+
+#: per program name, its own long options that are a proper prefix of one it is watched for
+#: (`tar --list` is not `--listed-incremental`): found by reading every long option in each
+#: program's `--help` (`git CMD --git-completion-helper` and `-h` for git's commands) and
+#: checking them against `watched`; see docs/design-decisions.md, "Long options written short"
+_TAR_EXACT = frozenset({"--checkpoint", "--list"})
+_COPIER_EXACT = frozenset({"--backup"})
+_GREP_EXACT = frozenset({"--binary"})
+_PIP_EXACT = frozenset({"--global", "--log", "--pre", "--report", "--upgrade"})
+EXACT: dict[str, frozenset[str]] = {
+    "git": frozenset({"--base", "--binary", "--cache", "--cc", "--get-url", "--group", "--head",
+                      "--header", "--int", "--log", "--name", "--or", "--path", "--remove",
+                      "--replace", "--repo", "--stage", "--temp", "--thread", "--to"}),
+    **dict.fromkeys(("tar", "gtar", "bsdtar"), _TAR_EXACT),
+    **dict.fromkeys(("cp", "mv", "install", "ln", "rsync"), _COPIER_EXACT),
+    **dict.fromkeys(("grep", "egrep", "fgrep"), _GREP_EXACT),
+    **dict.fromkeys(("pip", "pip3"), _PIP_EXACT),
+    **dict.fromkeys(("npm", "pnpm", "npx"), frozenset({"--global"})),
+    "nsenter": frozenset({"--target"}),
+    "wget": frozenset({"--base"}),
+}
+
+#: the programs whose option parser takes an unambiguous prefix of a long option (GNU
+#: getopt_long or argp, git's parse-options, optparse, argparse, nopt, less's own)
+ABBREVIATING = frozenset({
+    "git", "tar", "gtar", "bsdtar", "cpio", "gzip", "xz", "bzip2", "zstd", "cp", "mv",
+    "install", "ln", "rsync", "rm", "chmod", "chown", "chgrp", "shred", "grep", "egrep",
+    "fgrep", "make", "gmake", "pip", "pip3", "sed", "gsed", "awk", "gawk", "env", "sudo",
+    "su", "xargs", "flock", "time", "nice", "ionice", "timeout", "watch", "script", "runuser",
+    "npm", "pnpm", "npx", "pipx", "pdm", "wget", "less", "more", "man", "sort", "tee", "aws",
+    "unshare", "nsenter", "systemd-run", "strace", "ltrace", "gdb", "xvfb-run", "setsid",
+})
+
+#: of those, the wrappers whose options end at the first word that is no option (the words
+#: after it are their command's, spelled as that command's)
+OPTIONS_FIRST = frozenset({
+    "env", "sudo", "xargs", "flock", "time", "nice", "ionice", "timeout", "watch", "runuser",
+    "unshare", "nsenter", "systemd-run", "strace", "ltrace", "gdb", "xvfb-run", "setsid",
+})
+
+#: what the analysis says of a word that abbreviates more than one of a program's options
+#: (self-protection refuses such a line in every state: `protect.line.shell_violations`)
+AMBIGUOUS = "abbreviates more than one option"
+
+_TABLE: dict[str, tuple[tuple[str, ...], ...]] = {}
+_SETS: dict[str, frozenset[str]] = {}
+
+
+def watched(name: str) -> tuple[str, ...]:
+    """The long options statewright looks for in `name`'s command lines, if `name` (a program
+    name, not a path) takes abbreviated long options (empty otherwise), in matching order: its
+    own (`_watched`, as `_WATCHED` keeps them), then those any program is taken to write with
+    (`cp --target=` is `--target-directory`, not `--target-dir`)."""
+    return sum(_tiers(name), ())
+
+
+def _tiers(name: str) -> tuple[tuple[str, ...], ...]:
+    """`watched(name)` as its two sorted parts (none for a program not `ABBREVIATING`)."""
+    tiers = _TABLE.get(name)
+    if tiers is None:
+        if name in ABBREVIATING:
+            from .writers import ANY_PROGRAM_OUTPUTS
+
+            own = own_options(name)
+            tiers = (own, tuple(sorted(ANY_PROGRAM_OUTPUTS.difference(own))))
+        else:
+            tiers = ()
+        _TABLE[name] = tiers
+        _SETS[name] = frozenset(o for t in tiers for o in t)
+    return tiers
+
+
+def own_options(name: str) -> tuple[str, ...]:
+    """Program `name`'s own watched long options, as `_WATCHED` keeps them."""
+    joined = _JOINED[0]
+    if joined is None:
+        joined = _JOINED[0] = _WATCHED.replace("\n    ", " ")  # (a line's continuations)
+    at = joined.find("\n" + name + ":")
+    if at < 0:
+        return ()
+    at += len(name) + 2
+    return tuple(joined[at:joined.index("\n", at)].split())
+
+
+_JOINED: list[str | None] = [None]
+
+
+def full_option(name: str, word: str) -> str | tuple[str, ...] | None:
+    """The long option `word` (`--chd`, `--chd=DIR`'s option part) abbreviates for program
+    `name`; None when it abbreviates none of those watched (or is an option itself); the
+    options it could be when it begins several of the program's own (the program refuses such
+    a word, unless some of them are not its own: the walk refuses it too). Its own options are
+    tried first, then those any program is taken to write with (the first of them: they are
+    alike). Answers are kept (`_FULL`): lines give
+    `git --short`, `tar --create` again and again."""
+    key = (name, word)
+    if key in _FULL:
+        return _FULL[key]
+    if len(_FULL) >= 1024:
+        _FULL.clear()
+    full = _FULL[key] = _full_option(name, word)
+    return full
+
+
+_FULL: dict[tuple[str, str], str | tuple[str, ...] | None] = {}
+
+
+def _full_option(name: str, word: str) -> str | tuple[str, ...] | None:
+    tiers = _tiers(name)
+    if not tiers or word in _SETS[name] or word in EXACT.get(name, ()):
+        return None
+    own = True
+    for opts in tiers:  # (each sorted: the options `word` begins follow one another)
+        lo, hi = 0, len(opts)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if opts[mid] < word:
+                lo = mid + 1
+            else:
+                hi = mid
+        end = lo
+        while end < len(opts) and opts[end].startswith(word):
+            end += 1
+        if end - lo == 1 or (end > lo and not own):
+            # (those any program writes with are alike: the file its value names is written)
+            return opts[lo]
+        if end > lo:
+            return opts[lo:end]
+        own = False
+    return None
+
+
+def spell_argv(prog: str, argv: tuple[Word, ...], problems: list[str]) -> tuple[Word, ...]:
+    """A command's words (`argv`; `prog`: the program it runs, one of `ABBREVIATING`) with its
+    abbreviated long options written out (`spell`), or () when it has none; an abbreviation of
+    several options goes to `problems`."""
+    spelled = spell(prog, argv[1:], problems, prog in OPTIONS_FIRST)
+    return () if spelled is None else (argv[0], *spelled)
+
+
+def respell(words: list[Word], old: tuple[Word, ...], new: tuple[Word, ...]
+            ) -> tuple[Word, ...]:
+    """Put each word of `new` that replaces one of `old` in its place in `words` (the line's
+    words, to which `old`'s were added last): every check reads a word as its command does.
+    Returns `new`."""
+    end = len(words)
+    for o, n in zip(reversed(old), reversed(new), strict=True):
+        if o is not n:
+            for k in range(end - 1, -1, -1):
+                if words[k] is o:
+                    words[k] = n
+                    end = k
+                    break
+    return new
+
+
+def spell(name: str, args: tuple[Word, ...], problems: list[str], options_first: bool = False
+          ) -> tuple[Word, ...] | None:
+    """`args` of program `name` with each abbreviated long option written out (its text kept as
+    written), or None when none is abbreviated; a word that abbreviates several options goes
+    to `problems`. Options end at `--`, and with `options_first` (a wrapper: its command's
+    words are the command's) at the first word that is no option."""
+    if name not in ABBREVIATING:
+        return None
+    out: list[Word] | None = None
+    for i, a in enumerate(args):
+        v = a.value
+        if v[:2] != "--":
+            if options_first and v[:1] != "-":
+                break
+            continue
+        if len(v) == 2:  # (`--`)
+            break
+        opt, eq, rest = v.partition("=")
+        full = full_option(name, opt)
+        if full is None:
+            continue
+        if isinstance(full, tuple):
+            problems.append(f"`{name} {opt}` {AMBIGUOUS} (" + ", ".join(full[:4])
+                            + (", ..." if len(full) > 4 else "") + "): write the option out")
+            continue
+        respelled = _respelled(a, opt, full + eq + rest)
+        if respelled is None:
+            continue
+        if out is None:
+            out = list(args)
+        out[i] = respelled
+    return tuple(out) if out is not None else None
+
+
+def _respelled(a: Word, opt: str, value: str) -> Word | None:
+    """Word `a` with its option part `opt` written as `value`'s; None when that part is not
+    fixed text (`--ch$X=DIR` could be any option)."""
+    from ..shell.records import new_word
+    from ..shell.words import escape_pattern
+
+    if a.literal:
+        return new_word(a.text, value, escape_pattern(value), True)
+    tail = a.pattern[len(opt):]
+    if not a.pattern.startswith(opt) or tail[:1] not in ("", "="):
+        return None
+    return new_word(a.text, value, escape_pattern(value.partition("=")[0]) + tail, False,
+                    a.dynamic, a.glob, a.tilde)
+
+
+#: `watched_text()` as made last (`python -m statewright.policy.programs.spelling` makes it
+#: anew; tests/policy/test_spelling.py checks it is current): a hook process reads its line
+#: here rather than working it out from the rules (0.2 ms for git)
+_WATCHED = """
+awk: --assign --exec --field-separator --file --include --load --source
+aws: --endpoint-url --profile --query --region
+bsdtar: --absolute-names --after-date --append --blocking-factor --catenate --checkpoint-action
+    --create --directory --exclude --exclude-from --extract --file --files-from --format --get
+    --group --index-file --info-script --label --listed-incremental --mode --new-volume-script
+    --newer --owner --rsh-command --starting-file --tape-length --to-command --transform
+    --update --use-compress-program --xform
+bzip2: --decompress --stdout
+chgrp: --recursive
+chmod: --recursive
+chown: --recursive
+cp: --backup-dir --chmod --chown --exclude --exclude-from --filter --group --include
+    --include-from --mode --owner --recursive --rsh --suffix --target-directory
+cpio: --directory --extract --get
+egrep: --after-context --before-context --binary-files --context --devices --directories
+    --exclude --exclude-dir --exclude-from --file --group-separator --include --label
+    --max-count --regexp
+env: --argv0 --chdir --ignore-environment --split-string --unset
+fgrep: --after-context --before-context --binary-files --context --devices --directories
+    --exclude --exclude-dir --exclude-from --file --group-separator --include --label
+    --max-count --regexp
+flock: --command --format --timeout
+gawk: --assign --exec --field-separator --file --include --load --source
+gdb: --adjustment --class --classdata --kill-after --signal
+git: --add --after-context --all --author --before-context --binary-files --blob --branch
+    --cached --cc-cmd --chmod --comment --config --config-env --conflict --context --date
+    --default --depth --devices --directories --discard-changes --dry-run --edit --exclude
+    --exclude-dir --exclude-from --exec --exec-path --extcmd --file --fixup --force --format
+    --get --get-all --get-color --get-colorbool --get-regexp --get-urlmatch --git-dir --grep
+    --group-separator --hard --header-cmd --include --include-untracked --inter-hunk-context
+    --keep --label --list --max-count --max-depth --merge --message --namespace --no-index
+    --onto --open-files-in-pager --orphan --pathspec-from-file --pretty --receive-pack --regexp
+    --remove-section --rename-section --replace-all --reset --reuse-message --since
+    --smtp-server --source --squash --staged --super-prefix --template --threads --to-cmd
+    --trailer --type --unified --unset --unset-all --until --upload-pack --value --work-tree
+    --worktree
+gmake: --assume-new --assume-old --directory --environment-overrides --eval --file
+    --include-dir --jobs --load-average --makefile --new-file --old-file --print-data-base
+    --what-if
+grep: --after-context --before-context --binary-files --context --devices --directories
+    --exclude --exclude-dir --exclude-from --file --group-separator --include --label
+    --max-count --regexp
+gsed: --expression --file --in-place --line-length
+gtar: --absolute-names --after-date --append --blocking-factor --catenate --checkpoint-action
+    --create --directory --exclude --exclude-from --extract --file --files-from --format --get
+    --group --index-file --info-script --label --listed-incremental --mode --new-volume-script
+    --newer --owner --rsh-command --starting-file --tape-length --to-command --transform
+    --update --use-compress-program --xform
+gzip: --decompress --stdout
+install: --backup-dir --chmod --chown --exclude --exclude-from --filter --group --include
+    --include-from --mode --owner --rsh --suffix --target-directory
+ionice: --adjustment --class --classdata --kill-after --signal
+less: --LOG-FILE --lesskey-content --lesskey-file --lesskey-src
+ln: --backup-dir --chmod --chown --exclude --exclude-from --filter --group --include
+    --include-from --mode --owner --rsh --suffix --target-directory
+ltrace: --adjustment --class --classdata --kill-after --signal
+make: --assume-new --assume-old --directory --environment-overrides --eval --file --include-dir
+    --jobs --load-average --makefile --new-file --old-file --print-data-base --what-if
+man: --config-file --pager
+more: --LOG-FILE --lesskey-content --lesskey-file --lesskey-src
+mv: --backup-dir --chmod --chown --exclude --exclude-from --filter --group --include
+    --include-from --mode --owner --rsh --suffix --target-directory
+nice: --adjustment --class --classdata --kill-after --signal
+npm: --cache --call --default-index --dir --directory --env-file --extra --filter --from
+    --globalconfig --group --index --index-url --loglevel --module --no-group --node-options
+    --only-group --package --pip-args --prefix --project --python --registry --script-shell
+    --spec --userconfig --with --with-editable --with-requirements --workspace
+npx: --call --default-index --dir --directory --env-file --extra --filter --from --group
+    --index --index-url --module --no-group --only-group --package --pip-args --prefix
+    --project --python --spec --with --with-editable --with-requirements --workspace
+nsenter: --adjustment --class --classdata --kill-after --signal
+pdm: --call --default-index --dir --directory --env-file --extra --filter --from --group
+    --index --index-url --module --no-group --only-group --package --pip-args --prefix
+    --project --python --spec --with --with-editable --with-requirements --workspace
+pip: --abi --cert --client-cert --config-settings --constraint --dest --editable
+    --exists-action --extra-index-url --find-links --global-option --implementation --index-url
+    --log --no-binary --only-binary --platform --pre-build --prefix --progress-bar --proxy
+    --python --python-version --report --requirement --retries --root --root-user-action --src
+    --target --timeout --trusted-host --upgrade-strategy --wheel-dir
+pip3: --abi --cert --client-cert --config-settings --constraint --dest --editable
+    --exists-action --extra-index-url --find-links --global-option --implementation --index-url
+    --log --no-binary --only-binary --platform --pre-build --prefix --progress-bar --proxy
+    --python --python-version --report --requirement --retries --root --root-user-action --src
+    --target --timeout --trusted-host --upgrade-strategy --wheel-dir
+pipx: --call --default-index --dir --directory --env-file --extra --filter --from --group
+    --index --index-url --module --no-group --only-group --package --pip-args --prefix
+    --project --python --spec --with --with-editable --with-requirements --workspace
+pnpm: --cache --call --cwd --default-index --dir --directory --env-file --extra --filter --from
+    --globalconfig --group --index --index-url --loglevel --module --no-group --only-group
+    --package --pip-args --prefix --project --python --registry --shell-emulator --spec
+    --userconfig --with --with-editable --with-requirements --workspace
+rm: --recursive
+rsync: --backup-dir --chmod --chown --exclude --exclude-from --files-from --filter --group
+    --include --include-from --mode --owner --rsh --rsync-path --suffix --target-directory
+    --temp-dir
+runuser: --adjustment --class --classdata --kill-after --signal
+script: --command
+sed: --expression --file --in-place --line-length
+setsid: --command --format --timeout
+shred: --recursive
+sort: --buffer-size --compress-program --field-separator --key --temporary-directory
+strace: --adjustment --class --classdata --kill-after --signal
+su: --command --session-command
+sudo: --chdir --chroot --close-from --command-timeout --edit --group --host --login
+    --other-user --prompt --role --shell --type --user
+systemd-run: --adjustment --class --classdata --kill-after --signal
+tar: --absolute-names --after-date --append --blocking-factor --catenate --checkpoint-action
+    --create --directory --exclude --exclude-from --extract --file --files-from --format --get
+    --group --index-file --info-script --label --listed-incremental --mode --new-volume-script
+    --newer --owner --rsh-command --starting-file --tape-length --to-command --transform
+    --update --use-compress-program --xform
+tee:
+time: --command --format --timeout
+timeout: --adjustment --class --classdata --kill-after --signal
+unshare: --adjustment --class --classdata --kill-after --signal
+watch: --differences --interval
+wget: --append-output --body-file --config --directory-prefix --execute --post-file
+    --save-cookies --use-askpass
+xargs: --arg-file --delimiter --eof --max-args --max-chars --max-lines --max-procs
+    --process-slot-var --replace
+xvfb-run: --adjustment --class --classdata --kill-after --signal
+xz: --decompress --stdout
+zstd: --decompress --stdout
+"""

@@ -59,22 +59,35 @@ WRITERS = (
         Example("dd if=in.img of=out.img bs=1M", writes=("out.img",)),
         Example("dd if=in.img"),
     )),
-    Program(("sort",), "sorts lines", output_options=frozenset({"-o"}), examples=(
+    Program(("sort",), "sorts lines", output_options=frozenset({"-o"}),
+            code_options={"--compress-program": "runs another program to compress its "
+                          "temporary files"},
+            value_options=frozenset({"-k", "--key", "-t", "--field-separator", "-S",
+                                     "--buffer-size", "-T", "--temporary-directory"}),
+            examples=(
         Example("sort -o sorted.txt in.txt", writes=("sorted.txt",)),
         Example("sort -osorted.txt in.txt", writes=("sorted.txt",)),
+        Example("sort -ro sorted.txt in.txt", writes=("sorted.txt",)),
+        Example("sort -rosorted.txt in.txt", writes=("sorted.txt",)),
+        Example("sort --compress-program=./zip big.txt", runs_code=True),
+        Example("sort --compress-prog ./zip big.txt", runs_code=True),
+        Example("sort --outp=sorted.txt in.txt", writes=("sorted.txt",)),
         Example("sort in.txt"),
+        Example("sort -k 2 -t , in.csv"),
     )),
     Program(("gcc", "cc", "g++", "clang", "c++"), "C and C++ compilers",
-            output_options=frozenset({"-o"}), examples=(
+            output_options=frozenset({"-o"}), clusters=False, examples=(
                 Example("gcc -o app main.c", writes=("app",)),
+                Example("gcc -fno-omit-frame-pointer -c main.c"),
                 Example("clang -c main.c -omain.o", writes=("main.o",)),
                 Example("cc -c main.c"),
             )),
-    Program(("ld",), "the linker", output_options=frozenset({"-o"}), examples=(
+    Program(("ld",), "the linker", output_options=frozenset({"-o"}), clusters=False, examples=(
         Example("ld -o app main.o", writes=("app",)),
         Example("ld main.o"),
     )),
-    Program(("rustc",), "the Rust compiler", output_options=frozenset({"-o"}), examples=(
+    Program(("rustc",), "the Rust compiler", output_options=frozenset({"-o"}), clusters=False,
+            examples=(
         Example("rustc -o app main.rs", writes=("app",)),
         Example("rustc main.rs"),
     )),

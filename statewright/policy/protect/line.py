@@ -11,6 +11,7 @@ from ...names import STORE_FILE
 from ..paths import relative_to_root
 from ..procfs import process_link
 from ..programs import worktree as wt
+from ..programs.spec import AMBIGUOUS
 from ..shell.cwds import line_cwds
 from ..types import line_memo, word_texts
 from .cli import basename, cli_violations, loose_mention
@@ -67,7 +68,7 @@ def _worktree_scan(analysis: ShellAnalysis) -> tuple[bool, bool]:
     for c in analysis.commands:
         if not c.name_literal:
             continue
-        name = c.name
+        name = c.program
         if name not in _WORKTREE_NAMES and name not in wt.REMOVERS:
             continue  # (none of the programs below)
         vals = [a.value for a in c.args]
@@ -143,7 +144,7 @@ _RECURSIVE_BY_OPTION = frozenset({"rm", "cp", "chmod", "chown", "chgrp", "setfac
 
 def _recursive(c: Command, vals: list[str]) -> bool:
     """Whether `c` (its arguments' values: `vals`) acts on whole trees."""
-    n = c.name
+    n = c.program
     if n in _RECURSIVE_BY_OPTION:
         return any(v in ("--recursive", "-R") or (v.startswith("-") and not v.startswith("--")
                                                     and ("r" in v or "R" in v or "a" in v))
@@ -188,9 +189,11 @@ def _static_violations(analysis: ShellAnalysis, store_dir: str
             out.append(f"`{c.name}` is fed text naming statewright's store")
         if not c.name_literal:
             continue
-        name = c.name
-        if name in _QUIET:
-            continue  # reads what it is given, never a whole tree: nothing below applies
+        name = c.program
+        if c.name in _QUIET:
+            # reads what it is given, never a whole tree: nothing below applies (by its bare
+            # name only: `./cat` could be a file the agent wrote)
+            continue
         args = c.args
         vals = [a.value for a in args]
         if name == "git" and "clean" in vals and any(
@@ -202,7 +205,7 @@ def _static_violations(analysis: ShellAnalysis, store_dir: str
             not args or all(v.startswith(("-", "(", "!")) for v in vals[:1]))
         # the arguments worth a look: not options; for read-only commands only when the
         # command acts on whole trees
-        writes = name not in READ_ONLY
+        writes = c.name not in READ_ONLY  # (a path may be any program: it may write)
         check: tuple[Word, ...] = ()
         if recursive or writes or name == "ln":
             check = tuple(a for a in args if not (a.literal and a.value.startswith("-")))
@@ -220,13 +223,16 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
     out = list(static)
     if analysis.problems:  # (code the analysis cannot see, `echo 'rm flow.json' | sh`)
         out += _unseen_mentions(analysis, ctx)
+        # an option that is not known to be one option (`git clean --for`: `--force` or
+        # `--format`?) hides what the command does to the worktree: refused in every state
+        out += [p for p in analysis.problems if AMBIGUOUS in p]
     needs_fs = todo or analysis.redirects
     if needs_fs:
         fx = ctx_facts(ctx)  # (`protected_paths(ctx)`, `real_store(ctx.store_dir)`)
         protected, folded, store = fx.protected, fx.folded, fx.real_store
         cwds, lost = line_dirs(analysis, cwd)
     for c, recursive, writes, check, find_here in todo:
-        name = c.name
+        name = c.program
         if find_here and inside(store, os.path.normpath(cwd)):
             out.append("`find` with an action from above the store would reach it")
         for a in check:
@@ -313,7 +319,7 @@ def _protected_arg(c: Command, a: Word, recursive: bool, ctx: Any, full: str,
         if inside(full, d) or (recursive and inside(d, full)):
             return (f"`{c.name}` would change `{a.value}`, part of statewright's installed "
                     "programs or its active-run markers")
-    if c.name in _TREE_CMDS and c.name != "ln" and (recursive or c.name == "mv"):
+    if c.program in _TREE_CMDS and c.program != "ln" and (recursive or c.program == "mv"):
         rel = relative_to_root(full, ctx.project_root)
         if rel is not None:
             prefix = "" if rel == "." else rel + "/"

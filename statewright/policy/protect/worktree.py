@@ -35,7 +35,7 @@ def worktree_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve,
     for c in analysis.commands:
         if not c.name_literal:
             continue
-        name = c.name
+        name = c.program
         vals = [a.value for a in c.args]
         if name == "git":
             out += _git_problems(c, vals, ctx, resolve, cwds)
@@ -141,7 +141,7 @@ def _store_ignored(store: str) -> bool:
 def _copy_problems(c: Command, vals: list[str], ctx: Any, resolve: Resolve,
                    cwds: list[str]) -> list[str]:
     out: list[str] = []
-    srcs, dest, into = wt.copy_operands(c.name, vals)
+    srcs, dest, into = wt.copy_operands(c.program, vals)
     if dest is None:
         return out
     dw = c.args[dest]
@@ -154,7 +154,7 @@ def _copy_problems(c: Command, vals: list[str], ctx: Any, resolve: Resolve,
         if into or os.path.isdir(full) or dval.endswith("/"):
             for i in srcs:
                 sw = c.args[i]
-                land = "." if not sw.literal else wt.landing_name(sw.value, c.name)
+                land = "." if not sw.literal else wt.landing_name(sw.value, c.program)
                 target = full if land == "." else os.path.join(full, land)
                 why = _landing_problem(target, ctx, whole=land == ".",
                                        source=resolve(sw.value, d, True) if sw.literal else None)
@@ -275,7 +275,7 @@ def changed_files(analysis: ShellAnalysis, resolve: Resolve, cwds: list[str]) ->
     for c in analysis.commands:
         if not c.name_literal:
             continue
-        name = c.name
+        name = c.program
         vals = [a.value for a in c.args]
         if name in wt.COPIERS:
             srcs, dest, into = wt.copy_operands(name, vals)

@@ -28,6 +28,7 @@ refuses it (a problem) and so does check 6 (the hidden code could print the envi
 from __future__ import annotations
 
 from ...lean import TYPE_CHECKING, LazyRe
+from .records import Word
 from .words import make_word
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -43,6 +44,8 @@ NUMERIC_SPECIALS = frozenset({"#", "?", "$", "!", "-", "0"})
 #: builtins that give their operands (or an option's value) a value read from elsewhere:
 #: those names hold text the line does not fix
 READERS = frozenset({"read", "mapfile", "readarray", "getopts", "select"})
+#: the value of a variable a builtin sets from its input (`read X`, `printf -v X`): anything
+READ_VALUE = Word(text="<read>", value="", pattern="*", literal=False, dynamic=True)
 _IDENT_RE = LazyRe(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -89,6 +92,12 @@ def operand_indexes(name: str, vals: list[str]) -> list[int]:
     return []
 
 
+#: the options of `read` and of `mapfile`/`readarray` that take a value (`read -t 5`, `mapfile
+#: -t` trims: a flag)
+_READ_VALUES = frozenset({"-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"})
+_MAPFILE_VALUES = frozenset({"-d", "-n", "-O", "-s", "-u", "-C", "-c"})
+
+
 def tainted_by_reader(name: str, vals: list[str]) -> list[str]:
     """The variables a reader builtin (`read`, `mapfile`, `printf -v`, `wait -p`, ...) sets
     from text the line does not fix."""
@@ -97,9 +106,9 @@ def tainted_by_reader(name: str, vals: list[str]) -> list[str]:
     if name == "getopts":
         return [*vals[1:2], "OPTARG"]
     if name in ("read", "mapfile", "readarray", "select"):
+        valued = _READ_VALUES if name == "read" else _MAPFILE_VALUES
         ops = [v for i, v in enumerate(vals) if not v.startswith("-") and not (
-            i and vals[i - 1] in ("-d", "-i", "-n", "-N", "-p", "-t", "-u", "-C", "-c", "-O",
-                                  "-s"))]
+            i and vals[i - 1] in valued and vals[i - 1] != "-a")]  # (`read -a NAME`)
         if name == "select":
             return ops[:1]
         return ops or (["REPLY"] if name == "read" else ["MAPFILE"])
@@ -260,7 +269,11 @@ def evaluated_operands(w: Walker, name: str, argv: list[Word], nodes: list[Any],
                                       else ("var", _expanded_name(d)))
         else:
             name_operand(w, node, context, depth)
-    w.tainted.update(tainted_by_reader(name, vals))
+    set_by_reader = tainted_by_reader(name, vals)
+    w.tainted.update(set_by_reader)
+    # (they are assigned as `NAME=...` is: `printf -v PATH ./bin:...` changes what later
+    # commands run, `read X` drops a pinned value)
+    w.assignments += [(n, READ_VALUE) for n in set_by_reader]
 
 
 def _expanded_name(node: Any) -> str:

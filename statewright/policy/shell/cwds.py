@@ -31,7 +31,7 @@ class DirWalk:
 
     def follow(self, c: Command) -> None:
         if not c.name_literal or c.name not in DIR_CHANGERS:
-            if c.name_literal and c.name in CHDIR_WRAPPERS:
+            if c.name_literal and c.program in CHDIR_WRAPPERS:
                 # `env -C DIR cmd`, `sudo -D DIR cmd`: the command it runs is in DIR (counted
                 # as a directory of the line; the lines after it are where they were)
                 known, target = chdir_target(c)

@@ -5,7 +5,7 @@ docstring)."""
 from __future__ import annotations
 
 from ...lean import TYPE_CHECKING, Record, field_setters
-from ..types import mutable_twin, new_record
+from ..types import mutable_twin, new_record, program_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
@@ -104,9 +104,9 @@ class Command(Record):
     __match_args__ = _fields = ("argv", "text", "context", "assignments", "redirects", "stdin",
                                 "stdin_text", "parent", "offset", "function_call", "kind",
                                 "risks")
-    # besides the fields: `name`, `name_literal` and `args`, read again and again by every
-    # check, derived from `argv` once
-    __slots__ = (*_fields, "args", "name", "name_literal")
+    # besides the fields: `name`, `name_literal`, `program` and `args`, read again and again
+    # by every check, derived from `argv` once
+    __slots__ = (*_fields, "args", "name", "name_literal", "program")
     argv: tuple[Word, ...]
     text: str
     context: str
@@ -121,6 +121,9 @@ class Command(Record):
     risks: tuple[Risk, ...]
     name: str  # the command name: argv[0]'s value ("" when there is no argv)
     name_literal: bool  # argv[0] is fixed text
+    # the program it runs, as rules know programs: `name`, or a path's last component
+    # (`/usr/bin/find`: `find`; `types.program_name`); an allowed entry still matches `name`
+    program: str
     args: tuple[Word, ...]  # argv[1:]
 
     def __init__(self, argv: tuple[Word, ...], text: str, context: str = "top",
@@ -143,8 +146,10 @@ class Command(Record):
         _c_kind(self, kind)  # simple | declaration | unset
         # what its options and subcommands tell it to do beyond its name (`policy.programs`)
         _c_risks(self, risks)
-        _c_name(self, argv[0].value if argv else "")
+        name = argv[0].value if argv else ""
+        _c_name(self, name)
         _c_name_literal(self, bool(argv) and argv[0].literal)
+        _c_program(self, name if "/" not in name else program_name(name))
         _c_args(self, argv[1:])
 
     def values(self) -> list[str]:
@@ -155,6 +160,7 @@ class Command(Record):
  _c_offset, _c_function_call, _c_kind, _c_risks) = field_setters(Command)
 _c_name, _c_name_literal, _c_args = (Command.name.__set__, Command.name_literal.__set__,  # type: ignore[attr-defined]
                                      Command.args.__set__)  # type: ignore[attr-defined]
+_c_program = Command.program.__set__  # type: ignore[attr-defined]
 _CommandTwin = mutable_twin(Command)
 
 
@@ -181,10 +187,11 @@ def new_command(argv: tuple[Word, ...], text: str, context: str,
     c.risks = risks
     if argv:
         first = argv[0]
-        c.name = first.value
+        c.name = name = first.value
         c.name_literal = first.literal
+        c.program = name if "/" not in name else program_name(name)
     else:
-        c.name = ""
+        c.name = c.program = ""
         c.name_literal = False
     c.args = argv[1:] if args is None else args
     c.__class__ = Command

@@ -11,6 +11,8 @@ from __future__ import annotations
 from ...lean import TYPE_CHECKING, lru_cache
 from .. import programs
 from ..paths import has_surrogate
+from ..programs import program_name
+from ..programs.spec import ABBREVIATING, respell, spell_argv
 from ..types import CACHE_MAX_LINE
 from . import arith
 from .cwds import DIR_CHANGERS
@@ -175,6 +177,9 @@ class Walker:
     def add_inner(self, parent: int, argv: tuple[Word, ...], label: str, offset: int,
                   depth: int) -> None:
         name = argv[0].value if argv[0].literal else ""
+        prog = name if "/" not in name else program_name(name)  # (`/usr/bin/env`: `env`)
+        if prog in ABBREVIATING and (spelled := spell_argv(prog, argv, self.problems)):
+            argv = respell(self.words, argv, spelled)  # (`--chd=DIR`: `--chdir=DIR`)
         args = argv[1:]
         risks, outputs = programs.facts(name, args) if name else _NO_FACTS
         self.commands.append(new_command(argv, " ".join([a.text for a in argv]), label, (), (),
@@ -184,7 +189,7 @@ class Walker:
             self.changes_dir = True
         if outputs:
             self._option_outputs(args, outputs)
-        if name in WRAPPERS:  # (what `inner_commands` looks into)
+        if prog in WRAPPERS:
             inner_commands(self, self.commands[-1], len(self.commands) - 1, depth + 1)
 
     def _option_outputs(self, args: tuple[Word, ...], outputs: programs.Outputs) -> None:
@@ -373,6 +378,8 @@ class Walker:
                 name, value = self._assignment(ch, context, depth, evaluated)
                 if evaluated:
                     self.integers.add(name)
+                if evaluated == "n":  # (`declare -n r=PATH`: assigning `r` assigns PATH)
+                    self.assignments.append((value.value, arith.READ_VALUE))
                 argv.append(Word(text=_text(ch), value=name + "=" + value.value, pattern="*",
                                  literal=value.literal, dynamic=value.dynamic))
             elif ch.type == "variable_name":
@@ -404,7 +411,7 @@ class Walker:
         plain = _PLAIN_COMMANDS.get(text) if self._clean and more is None else None
         if plain is not None:
             # (a command of plain words met before: its words are not listed again)
-            words_of, args, name, risks, outputs = plain
+            words_of, args, name, prog, risks, outputs = plain
             self.words += words_of
             assigns: tuple[tuple[str, Word], ...] = ()
         else:
@@ -412,13 +419,21 @@ class Walker:
                                         more, text)
             if found is None:
                 return
-            words_of, assigns, redirects, stdin, stdin_text, name, plain = found
+            words_of, assigns, redirects, stdin, stdin_text, name, keep = found
+            prog = name if name is None or "/" not in name else program_name(name)
+            if prog in ABBREVIATING:
+                seen = len(self.problems)
+                spelled = spell_argv(prog, words_of, self.problems)
+                if spelled:
+                    words_of = respell(self.words, words_of, spelled)  # (`--chd`: `--chdir`)
+                if spelled or len(self.problems) != seen:
+                    keep = False  # (not kept: a problem it adds is each line's)
             args = words_of[1:]
             risks, outputs = programs.facts(name, args) if name else _NO_FACTS
-            if plain and self._clean and more is None and _plain_command(text, words_of, name):
+            if keep and self._clean and more is None and _plain_command(text, words_of, name):
                 if len(_PLAIN_COMMANDS) >= _PLAIN_MAX:
                     _PLAIN_COMMANDS.clear()
-                _PLAIN_COMMANDS[text] = (words_of, args, name, risks, outputs)
+                _PLAIN_COMMANDS[text] = (words_of, args, name, prog, risks, outputs)
         cmd = new_command(words_of, text, context, assigns, redirects, stdin, stdin_text,
                           None, 0, name in self.functions if name else False, "simple",
                           risks, args)
@@ -431,7 +446,7 @@ class Walker:
             self.changes_dir = True
         if outputs:
             self._option_outputs(args, outputs)
-        if name in WRAPPERS:  # (what `inner_commands` looks into)
+        if prog in WRAPPERS:  # (what `inner_commands` looks into)
             inner_commands(self, cmd, idx, depth)
 
     def _command_words(self, node: Any, context: str, depth: int, stdin: str,
@@ -500,10 +515,10 @@ class Walker:
 
 
 #: the words and `programs.facts` of each command of plain bare words met so far, by its text
-#: (`_plain_command`; text -> (argv, args, name, risks, outputs)): in a tree without errors, a
-#: `command` node with that text is those words again, and its walk a pure function of them
-#: (`git status --short`, `npm test`, `cat` come back line after line). Emptied when it holds
-#: `_PLAIN_MAX` commands.
+#: (`_plain_command`; text -> (argv, args, name, program, risks, outputs)): in a tree without
+#: errors, a `command` node with that text is those words again, and its walk a pure function
+#: of them (`git status --short`, `npm test`, `cat` come back line after line). Emptied when it
+#: holds `_PLAIN_MAX` commands.
 _PLAIN_COMMANDS: dict[str, tuple[Any, ...]] = {}
 _PLAIN_MAX = 1024
 

@@ -27,10 +27,10 @@ SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "
 
 def inner_commands(w: Walker, cmd: Command, idx: int, depth: int) -> None:
     """Find the commands that `cmd` (at index `idx` of the walk) runs itself (nothing unless
-    its name is one of `WRAPPERS`)."""
+    its name is one of `WRAPPERS`, or a path to one: `/usr/bin/env`, `./sh`)."""
     if not cmd.name_literal:
         return
-    handler = _HANDLERS.get(cmd.name)
+    handler = _HANDLERS.get(cmd.program)
     if handler is not None:
         args = list(cmd.args)
         handler(w, cmd, idx, depth, args, [a.value for a in args])
@@ -89,7 +89,7 @@ def _eval(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
 def _prefix_runner(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
                    vals: list[str]) -> None:
     """`exec`, `command`, `nohup`, `time`, `flock`, ...: options, then the command they run."""
-    base = cmd.name
+    base = cmd.program
     i = 0
     if base == "exec":
         while i < len(vals) and vals[i].startswith("-"):
@@ -109,6 +109,9 @@ def _prefix_runner(w: Walker, cmd: Command, idx: int, depth: int, args: list[Wor
                 return
             i += 2 if vals[i] in ("-w", "--timeout", "-E") else 1
         i += 1  # the lock file
+        if i < len(vals) and vals[i] in ("-c", "--command"):  # (`flock FILE -c CODE`)
+            w.code(idx, args[i + 1:i + 2], "flock -c", i + 2, depth)
+            return
     elif base == "chroot":
         i = 1
     elif i < len(vals) and vals[i] == "--":
@@ -172,7 +175,7 @@ def chdir_target(cmd: Command) -> tuple[bool, str | None]:
     """Where a `CHDIR_WRAPPERS` command runs the command it wraps: (True, None) where it is
     itself; (True, DIR) in DIR (`env -C DIR`, `--chdir=DIR`, `-vCDIR`, `sudo -D DIR`); (False,
     None) unknown (an option, or the directory, given by a word that is not fixed text)."""
-    values, short, long = CHDIR_WRAPPERS[cmd.name]
+    values, short, long = CHDIR_WRAPPERS[cmd.program]
     args = cmd.args
     opts, end = scan_options([a.value for a in args], values)
     for k in range(min(end + 1, len(args))):  # (a word that is not fixed text could be any
@@ -246,7 +249,7 @@ def _option_runner(w: Walker, cmd: Command, idx: int, depth: int, args: list[Wor
                    vals: list[str]) -> None:
     """`nice`, `timeout`, `strace`, ...: options (and a duration, mask or priority), then the
     command they run."""
-    base = cmd.name
+    base = cmd.program
     i = 0
     with_arg = _RUNNER_WITH_ARG.get(base, frozenset())
     while i < len(vals) and vals[i].startswith("-") and vals[i] != "--":
@@ -387,7 +390,7 @@ def _runner(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
             vals: list[str]) -> None:
     """`uv run CMD`, `npx CMD`, `npm exec -- CMD`, `poetry run CMD`, ...: the command after
     the runner's options runs (and must be allowed itself); `-c CODE` is shell code."""
-    key, i = cmd.name, 0
+    key, i = cmd.program, 0
     if key not in _RUNNER_VALUES:
         while i < len(vals) and vals[i].startswith("-"):
             i += 1
@@ -430,6 +433,61 @@ def _from_input(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
     _opaque(w, cmd, "builds commands from its input")
 
 
+def _alias(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+           vals: list[str]) -> None:
+    """`alias NAME=VALUE`: VALUE is code that runs wherever NAME is used as a command (with
+    `shopt -s expand_aliases`, or a shell that expands them): walked as if run here."""
+    for j, (a, v) in enumerate(zip(args, vals, strict=True)):
+        name, eq, value = v.partition("=")
+        if not eq or v.startswith("-"):
+            continue  # `alias -p`, `alias NAME` (prints)
+        if not a.literal:
+            _opaque(w, cmd, f"the code `{name}` is made to run is not literal text")
+            continue
+        w.code(idx, [literal_word(value)], f"alias {name}", j + 2, depth)
+
+
+def _trap(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+          vals: list[str]) -> None:
+    """`trap CODE SIGNAL...`: CODE runs when a signal comes or the shell exits (`trap 'rm F'
+    EXIT` runs at the end of the line): walked as if run here. `trap - SIG`, `trap SIG` reset;
+    `trap -p`, `trap -l` print."""
+    i = 0
+    while i < len(vals) and vals[i].startswith("-") and vals[i] != "-":
+        if vals[i] == "--":
+            i += 1
+            break
+        i += 1
+    if len(vals) - i >= 2 and vals[i] != "-":
+        w.code(idx, args[i:i + 1], "trap", i + 2, depth)
+
+
+def _mapfile(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+             vals: list[str]) -> None:
+    """`mapfile -C CODE`: CODE runs with each chunk of lines it reads, which the analysis
+    cannot know."""
+    for v in vals:
+        if v == "-C" or (v[:1] == "-" and v[1:2] != "-" and "C" in v):
+            _opaque(w, cmd, "-C runs a callback with the lines it reads")
+            return
+
+
+def _compgen(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+             vals: list[str]) -> None:
+    """`compgen -C CMD` runs CMD, `-F FUNC` calls a function, and `-W LIST` expands LIST as
+    the shell expands words, substitutions included (`compgen -W '$(rm f)'`)."""
+    for j, v in enumerate(vals[:-1]):
+        if v == "-C" or (v == "-W" and ("$" in vals[j + 1] or "`" in vals[j + 1])):
+            # (a list's words walked as a line: its substitutions are, its words named as a
+            # command are refused where commands are listed, a rare false deny)
+            w.code(idx, args[j + 1:j + 2], f"compgen {v}", j + 2, depth)
+        elif v == "-F":
+            _opaque(w, cmd, "-F calls a function the analysis does not see")
+    if any(v[:1] == "-" and v[1:2] != "-" and len(v) > 2 and set(v[1:]) & set("CFW")
+           for v in vals):
+        _opaque(w, cmd, "options that run code, in a cluster")
+
+
 def _runs_a_file(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
                  vals: list[str]) -> None:
     pass  # `source FILE`: runs a file; the command itself must be allowed
@@ -459,6 +517,11 @@ _HANDLERS: dict[str, Handler] = {
     "watch": _watch,
     "script": _script,
     **dict.fromkeys(("parallel", "rush", "sem"), _from_input),
+    "alias": _alias,
+    "trap": _trap,
+    "compgen": _compgen,
+    "mapfile": _mapfile,
+    "readarray": _mapfile,
     "source": _runs_a_file,
     ".": _runs_a_file,
 }
