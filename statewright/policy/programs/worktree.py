@@ -86,8 +86,8 @@ _STASH_VERBS = frozenset({"push", "save", "list", "show", "pop", "apply", "drop"
 
 
 #: the subcommands `git_effect` finds an effect for (with some of their options)
-_GIT_CHANGERS = frozenset({"clean", "stash", "checkout", "restore", "reset", "rm", "switch",
-                           "checkout-index", "read-tree"})
+_GIT_CHANGERS = frozenset({"clean", "stash", "checkout", "restore", "reset", "rm", "mv",
+                           "switch", "checkout-index", "read-tree"})
 
 
 def git_effect(vals: Sequence[str], path_exists: object = None) -> GitEffect | None:
@@ -131,6 +131,10 @@ def git_effect(vals: Sequence[str], path_exists: object = None) -> GitEffect | N
         return None  # the index only
     if sub == "rm":
         if "--cached" in opts:
+            return None
+        return GitEffect(plain, tracked=True)
+    if sub == "mv":  # (moves its sources away, and may replace its destination: `-f`)
+        if opts & {"-n", "--dry-run"}:
             return None
         return GitEffect(plain, tracked=True)
     if sub == "switch":

@@ -5,7 +5,11 @@ of=F`). What they name is checked like an output redirect (inside the project, n
 
 from __future__ import annotations
 
+from ...lean import TYPE_CHECKING
 from .spec import Example, Program
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .spec import WriteRule
 
 #: long options that name a file or directory the program writes (or, `--basetemp`, empties),
 #: whichever program is given them (gathered from pytest and its plugins, curl, wget, compilers
@@ -33,6 +37,21 @@ ANY_PROGRAM = Program(
         Example("pytest -q --maxfail=1"),
     ),
 )
+
+def _second_operand(name: str, valued: frozenset[str]) -> WriteRule:
+    """Its second operand, which it writes (`uniq IN OUT`, `xxd IN OUT`); `valued`: its options
+    that take a value."""
+    def rule(vals: list[str]) -> list[tuple[str, int, str | None]]:
+        ops = [i for i, v in enumerate(vals) if (v[:1] != "-" or v == "-") and not (
+            i and vals[i - 1] in valued)]
+        return [(name, ops[1], None)] if len(ops) > 1 else []
+    return rule
+
+
+_UNIQ_VALUED = frozenset({"-f", "-s", "-w"})
+_XXD_VALUED = frozenset({"-c", "-g", "-l", "-o", "-s", "-n", "-cols", "-groupsize", "-len",
+                         "-offset", "-seek", "-name", "-octets"})
+
 
 WRITERS = (
     Program(("tee",), "copies its input to files", writes_operands=True, examples=(
@@ -74,6 +93,19 @@ WRITERS = (
         Example("sort --outp=sorted.txt in.txt", writes=("sorted.txt",)),
         Example("sort in.txt"),
         Example("sort -k 2 -t , in.csv"),
+    )),
+    Program(("uniq",), "drops repeated lines (`uniq IN OUT` writes OUT)",
+            writes=_second_operand("uniq", _UNIQ_VALUED), examples=(
+        Example("uniq in.txt out.txt", writes=("out.txt",)),
+        Example("uniq -c in.txt out.txt", writes=("out.txt",)),
+        Example("uniq -c in.txt"),
+        Example("uniq -f 1 in.txt"),
+    )),
+    Program(("xxd",), "hex dumps (`xxd IN OUT` writes OUT, `-r` too)",
+            writes=_second_operand("xxd", _XXD_VALUED), examples=(
+        Example("xxd -r dump.hex out.bin", writes=("out.bin",)),
+        Example("xxd in.bin"),
+        Example("xxd -l 16 in.bin"),
     )),
     Program(("gcc", "cc", "g++", "clang", "c++"), "C and C++ compilers",
             output_options=frozenset({"-o"}), clusters=False, examples=(
