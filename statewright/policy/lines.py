@@ -311,8 +311,13 @@ def _secret_link(v: str, here: str, resolve: Resolve) -> bool:
     word naming no link costs one `readlink`, not a resolution."""
     p = v if v[0] == "/" else here + "/" + v
     if p.rsplit("/", 1)[-1] not in SECRET_FILES:
+        # (a word naming nothing, the usual case, is answered by `os.access`, which returns
+        # False where `readlink` would raise: a raised error costs three times the call. A
+        # name `access` cannot look up, `readlink` cannot either, so it is no link)
+        if _ACCESS_NOFOLLOW and not _access(p, _F_OK, follow_symlinks=False):
+            return False
         try:
-            _readlink(p)  # (one system call whether the word names a link, a file or nothing)
+            _readlink(p)  # (one system call whether the word names a link or a file)
         except OSError:
             return False
     full = resolve(v, here, shell=True)
@@ -377,7 +382,9 @@ def _braces(v: str) -> list[str] | None:
     return out
 
 
-_readlink = os.readlink
+_readlink, _access, _F_OK = os.readlink, os.access, os.F_OK
+#: whether `os.access` can leave a link at the end of a path unfollowed (Linux, macOS)
+_ACCESS_NOFOLLOW = os.access in os.supports_follow_symlinks
 
 
 def _given_root(analysis: ShellAnalysis, start: str, resolve: Resolve) -> str | None:

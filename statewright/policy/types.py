@@ -85,15 +85,18 @@ def line_memo(fn: Callable[..., Any], with_arg: bool = False) -> Callable[..., A
     return memo
 
 
-def word_texts(analysis: Any) -> tuple[str, str]:
+def word_texts(analysis: Any) -> tuple[str, str, tuple[Any, ...]]:
     """The values and the patterns of a shell analysis's words, each joined by newlines: what
-    several checks search all at once (no name they look for holds a newline), worked out
-    once for the analysis last asked about."""
+    several checks search all at once (no name they look for holds a newline); and the words
+    that are a glob or hold an expansion (`glob or dynamic`: the only ones several checks
+    look at one by one when the joined values hold nothing they look for). Worked out once
+    for the analysis last asked about."""
     last = _LAST_WORDS[0]
     if last[0] is analysis:
         return last[1]
     words = analysis.words
-    out = ("\n".join([w.value for w in words]), "\n".join([w.pattern for w in words]))
+    out = ("\n".join([w.value for w in words]), "\n".join([w.pattern for w in words]),
+           tuple([w for w in words if w.glob or w.dynamic]))
     _LAST_WORDS[0] = (analysis, out)  # (one store: a thread never sees half of it)
     return out
 

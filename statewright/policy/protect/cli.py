@@ -325,7 +325,7 @@ def _mentions_statewright(analysis: ShellAnalysis) -> bool:
         return True
     # (one look at every value and every pattern joined by newlines: `tatewright` holds
     # none, and lower-casing is done letter by letter)
-    values, patterns = word_texts(analysis)
+    values, patterns, _ = word_texts(analysis)
     return "tatewright" in values.lower() or "tatewright" in patterns.lower()
 
 

@@ -164,7 +164,7 @@ def _static_violations(analysis: ShellAnalysis, store_dir: str
     rx = markers_of(store_dir)
     markers = _markers(store_dir)
     words = analysis.words
-    values = word_texts(analysis)[0]
+    values, _, odd = word_texts(analysis)
     # (the usual line: neither the line nor a word's value names the store, found by one
     # search of them all)
     named = rx.any_of([analysis.source, values])
@@ -177,7 +177,8 @@ def _static_violations(analysis: ShellAnalysis, store_dir: str
                        f"fully analysed ({analysis.problems[0]})")
     named = named and bool(words) and rx.search(values)
     firsts = _first_letters(markers)
-    for w in words:
+    # (no word's value names the store: only the globs and expansions, `odd`, could)
+    for w in words if named else odd:
         if named and rx.search(w.value):
             out.append(f"`{w.text}` names statewright's store")
         elif (w.glob or w.dynamic) and _word_could_name(w, markers, firsts):
