@@ -262,25 +262,30 @@ def remember(verdicts: dict[Any, str | None], key: Any, why: str | None) -> str 
 
 
 @lru_cache(maxsize=64)
-def _ctx_facts(project_root: str, store_dir: str, protected_files: Any) -> CtxFacts:
+def _ctx_facts(project_root: str, store_dir: str, protected_files: Any, home: object
+               ) -> CtxFacts:
+    # (`home`: the `HOME` the facts are of, `~/.claude` and the home config files among them)
     return CtxFacts(project_root, store_dir, _protected(project_root, protected_files))
 
 
-#: [(GateContext, CtxFacts)] of the last decision (one store: a thread never sees half of it)
-_LAST_CTX: list[tuple[Any, Any]] = [(None, None)]
+#: [(GateContext, HOME, CtxFacts)] of the last decision (one store: a thread never sees half
+#: of it)
+_LAST_CTX: list[tuple[Any, Any, Any]] = [(None, None, None)]
 
 
 def ctx_facts(ctx: Any) -> CtxFacts:
-    """`CtxFacts` of `ctx`: by identity when it is the context of the last decision (a
-    `GateContext` is immutable; one with a mutable `protected_files` is never kept), else by
-    value."""
+    """`CtxFacts` of `ctx` under the `HOME` of now (the home config files and `~/.claude` are
+    protected where it puts them): by identity when it is the context of the last decision
+    (a `GateContext` is immutable; one with a mutable `protected_files` is never kept) under
+    the same `HOME`, else by value."""
+    home = environ_get("HOME")
     last = _LAST_CTX[0]
-    if last[0] is ctx:
-        return last[1]
+    if last[0] is ctx and last[1] == home:
+        return last[2]
     pf = ctx.protected_files
     if type(pf) is frozenset:
-        facts = _ctx_facts(ctx.project_root, ctx.store_dir, pf)
-        _LAST_CTX[0] = (ctx, facts)
+        facts = _ctx_facts(ctx.project_root, ctx.store_dir, pf, home)
+        _LAST_CTX[0] = (ctx, home, facts)
         return facts
-    return _ctx_facts(ctx.project_root, ctx.store_dir, frozenset(pf))
+    return _ctx_facts(ctx.project_root, ctx.store_dir, frozenset(pf), home)
 
