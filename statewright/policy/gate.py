@@ -22,6 +22,7 @@ from .paths import (
     unusable_path,
 )
 from .protect.scope import write_target_problem
+from .protect.store import decision_facts
 from .tools import FILE_READERS, tool_allowed, tool_facts
 from .types import Counters, Decision, GateContext, ToolCall, finish_trace, new_decision
 
@@ -88,6 +89,7 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
         if malformed is not None:
             return _deny("invalid", "`" + name + "`", malformed, state, ctx, trace)
     memo = _memo_of(state)
+    decision_facts(ctx)  # (the facts the checks read follow the environment as it is now)
     c = _Call(raw, name, call.tool_input, cwd, trace, may_write, write, tree, ctx, memo)
     kind = "edit" if write else "other"  # which checks can apply (`_CHECKS`)
     key = "command" if name == "Bash" else _shell_arg(name, raw, ctx) if ctx.shell_tools \

@@ -273,11 +273,12 @@ def _ctx_facts(project_root: str, store_dir: str, protected_files: Any, home: ob
 _LAST_CTX: list[tuple[Any, Any, Any]] = [(None, None, None)]
 
 
-def ctx_facts(ctx: Any) -> CtxFacts:
+def decision_facts(ctx: Any) -> CtxFacts:
     """`CtxFacts` of `ctx` under the `HOME` of now (the home config files and `~/.claude` are
-    protected where it puts them): by identity when it is the context of the last decision
-    (a `GateContext` is immutable; one with a mutable `protected_files` is never kept) under
-    the same `HOME`, else by value."""
+    protected where it puts them): asked by the gate once at the start of every decision, so
+    the facts its checks read (`ctx_facts`) are never those of another `HOME`. By identity
+    when `ctx` is the context of the last decision (a `GateContext` is immutable; one with a
+    mutable `protected_files` is never kept) and `HOME` is the same, else by value."""
     home = environ_get("HOME")
     last = _LAST_CTX[0]
     if last[0] is ctx and last[1] == home:
@@ -287,5 +288,14 @@ def ctx_facts(ctx: Any) -> CtxFacts:
         facts = _ctx_facts(ctx.project_root, ctx.store_dir, pf, home)
         _LAST_CTX[0] = (ctx, home, facts)
         return facts
+    _LAST_CTX[0] = (None, None, None)  # (nothing kept for this context)
     return _ctx_facts(ctx.project_root, ctx.store_dir, frozenset(pf), home)
 
+
+def ctx_facts(ctx: Any) -> CtxFacts:
+    """`CtxFacts` of `ctx`: those of the decision under way (`decision_facts`, by identity),
+    else under the `HOME` of now."""
+    last = _LAST_CTX[0]
+    if last[0] is ctx:
+        return last[2]
+    return decision_facts(ctx)
