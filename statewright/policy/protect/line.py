@@ -177,7 +177,7 @@ def _static_violations(analysis: ShellAnalysis, store_dir: str
                        f"fully analysed ({analysis.problems[0]})")
     named = named and bool(words) and rx.search(values)
     firsts = _first_letters(markers)
-    # (no word's value names the store: only the globs and expansions, `odd`, could)
+    # (no word's value names the store: only the words not fixed text, `odd`, could)
     for w in words if named else odd:
         if named and rx.search(w.value):
             out.append(f"`{w.text}` names statewright's store")
