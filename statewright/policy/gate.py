@@ -308,8 +308,7 @@ def _channels(c: _Call, state: State, counters: Counters, ctx: GateContext) -> D
         why = channels.background_problem(c.analysis, c.args)
         rule = "allowed_commands"
         if why is None:
-            why = channels.pinned_problem(c.analysis,
-                                          (*state.env_overrides, *channels.IDENTITY_ENV))
+            why = channels.pinned_problem(c.analysis, state)
             rule = "blocked_env"
     if why is None:
         return None
