@@ -419,7 +419,9 @@ def _max_files_per_state(c: _Call, state: State, counters: Counters, ctx: GateCo
         if f not in edited:
             new.append(f)
     total = len(edited) + len(new)
-    c.trace.append(f"max_files_per_state: {total} file(s) would be edited (limit {limit})")
+    # (the line when the explanation is read: `types.finish_trace`)
+    c.trace.append(lambda: [f"max_files_per_state: {total} file(s) would be edited "
+                            f"(limit {limit})"])
     if new and total > limit:
         why = (f"this state may edit at most {limit} files and {len(edited)} are already "
                f"edited ({', '.join(sorted(edited)) or 'none'}); {', '.join(new)} would be "

@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def _commands_verdict(analysis: ShellAnalysis, allowed: tuple[str, ...]) -> Verdict:
-    """Check 5's verdict without its trace (`_CommandsTrace` gives the trace)."""
+    """Check 5's verdict without its trace (`_commands_trace` gives the trace)."""
     return check_commands(analysis, allowed, None, False)
 
 
@@ -47,20 +47,12 @@ _commands_by_line = line_memo(_commands_verdict, with_arg=True)
 _env_by_line = line_memo(check_env, with_arg=True)
 
 
-class _CommandsTrace:
+def _commands_trace(analysis: ShellAnalysis, allowed: tuple[str, ...]
+                    ) -> Callable[[], list[str]]:
     """Check 5's lines of the explanation of a line it allowed, worked out when the decision's
     explanation is read (`types.Decision.explanation`: `statewright check`), not for every
     decision: `check_commands` again, a pure function of the text and the allowed entries."""
-
-    __slots__ = ("allowed", "analysis")
-
-    def __init__(self, analysis: ShellAnalysis, allowed: tuple[str, ...]) -> None:
-        self.analysis = analysis
-        self.allowed = allowed
-
-    def __call__(self) -> list[str]:
-        return [f"allowed_commands: {t}"
-                for t in check_commands(self.analysis, self.allowed).trace]
+    return lambda: [f"allowed_commands: {t}" for t in check_commands(analysis, allowed).trace]
 
 
 def command_problem(c: Any, state: State, ctx: GateContext) -> tuple[str, str] | None:
@@ -88,7 +80,7 @@ def command_problem(c: Any, state: State, ctx: GateContext) -> tuple[str, str] |
         allowed = tuple(state.allowed_commands)
         v = _commands_by_line(analysis, allowed)
         if v.allowed and not problems:
-            c.trace.append(_CommandsTrace(analysis, allowed))  # (its text when it is read)
+            c.trace.append(_commands_trace(analysis, allowed))  # (its text when it is read)
             return None
         v = check_commands(analysis, allowed)  # (a refusal: its trace now)
     c.trace += [f"allowed_commands: {t}" for t in v.trace]
@@ -108,7 +100,8 @@ def env_problem(c: Any, state: State) -> str | None:
                            " (no command rules in this state)")
         return None
     v = _env_by_line(analysis, tuple(state.blocked_env))
-    c.trace += [f"blocked_env: {t}" for t in v.trace]
+    # (its lines of the explanation when it is read, as `_commands_trace`)
+    c.trace.append(lambda: [f"blocked_env: {t}" for t in v.trace])
     if not v.allowed:
         return v.reason
     why = environ_search_problem(analysis, c.cwd or c.root, c.resolve, c.root)
