@@ -499,7 +499,7 @@ def worktree_changes(analysis: ShellAnalysis, ctx: GateContext, resolve: Resolve
                      cwds: list[str]) -> list[str]:
     """The files the copies, moves, removals and extractions of a line change, as check 8
     names them (a name known only at run time is `?`: it counts as one more file)."""
-    if not changes_worktree(analysis):
+    if not changes_worktree(analysis, ctx.store_dir):
         return []
     from .protect.worktree import changed_files
 
