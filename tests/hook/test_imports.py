@@ -65,6 +65,7 @@ SHELL = CORE | {
     "statewright.policy.shell", "statewright.policy.shell.commands",
     "statewright.policy.shell.cwds", "statewright.policy.shell.env",
     "statewright.policy.shell.parser", "statewright.policy.shell.records",
+    "statewright.policy.shell.redirects",
     "statewright.policy.shell.walker", "statewright.policy.shell.words",
     "statewright.policy.shell.wrappers",
     "tree_sitter._binding", "tree_sitter_bash._binding",

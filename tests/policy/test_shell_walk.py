@@ -4,7 +4,7 @@ plain bare words shared between lines."""
 
 from __future__ import annotations
 
-from statewright.policy.shell import analyze, walker, words
+from statewright.policy.shell import analyze, redirects, walker, words
 from statewright.policy.shell.records import Word
 
 
@@ -39,6 +39,7 @@ def test_code_run_by_a_shell_is_sliced_from_its_own_text() -> None:
 
 
 def test_a_plain_bare_word_is_made_once_and_shared() -> None:
+    walker._analyze("git status --short")  # (shared from the second line that holds it on)
     first = walker._analyze("git status --short")
     again = walker._analyze("git status --short && git log")
     assert first.commands[0].argv[0] is again.commands[0].argv[0]
@@ -54,7 +55,9 @@ def test_the_shared_words_are_bounded() -> None:
     limit = words._PLAIN_MAX
     for i in range(limit + 10):
         walker._analyze(f"echo w{i}")
+        walker._analyze(f"echo w{i}")
     assert 0 < len(words.WORD_CACHE) <= limit
+    assert 0 < len(words._MET) <= limit
     assert walker._analyze("echo w1").commands[0].args[0] == Word("w1", "w1", "w1", True)
 
 
@@ -90,3 +93,68 @@ def test_a_word_the_grammar_splits_at_an_expansion_is_one_word() -> None:
     # a literal `$` stays one (`a$`, `\$B`, `'$B'`)
     for line, value in (("echo a$", "a$"), ("echo \\$B.c", "$B.c"), ("echo '$A/$B.c'", "$A/$B.c")):
         assert [w.value for w in analyze(line).commands[0].args] == [value], line
+
+
+def test_words_after_a_redirection_target_are_arguments_of_the_command() -> None:
+    # tree-sitter-bash gives every word after a redirection's target to the redirection; bash
+    # passes them to the command (`echo a > f b c` prints `a b c`, `cat <<EOF FILE` reads FILE)
+    a = analyze("echo a >f b 2>g c")
+    assert [c.values() for c in a.commands] == [["echo", "a", "b", "c"]]
+    assert [(r.op, r.target.value) for r in a.redirects if r.target] == [(">", "f"), (">", "g")]
+    assert a.ok
+    a = analyze("find . >/dev/null -exec rm -rf {} +")
+    assert [c.values() for c in a.commands] == [
+        ["find", ".", "-exec", "rm", "-rf", "{}", "+"], ["rm", "-rf", "{}"]]
+    a = analyze("echo hi > out.txt $(rm -rf x)")
+    assert [c.name for c in a.commands] == ["rm", "echo"]
+    assert a.commands[1].args[1].dynamic
+    a = analyze("cat <<EOF /proc/self/environ\nx\nEOF")
+    assert [c.values() for c in a.commands] == [["cat", "/proc/self/environ"]]
+    a = analyze("cat <<EOF > f b && rm x\nx\nEOF")
+    assert [c.values() for c in a.commands] == [["cat", "b"], ["rm", "x"]]
+    # after a compound command bash refuses them: walked all the same, and a problem
+    a = analyze("{ ls; } > f $(rm x)")
+    assert [c.name for c in a.commands] == ["ls", "rm"]
+    assert a.problems == ("`$(rm x)` follows the target of a redirection, where no command "
+                          "takes it as an argument",)
+    assert analyze("pytest -q > out.txt 2>&1 # a comment").ok
+    # a builtin that evaluates its operands finds them there too
+    a = analyze("read 2>&1 d <<< /; let > x 'a[$(id)]'")
+    assert [c.values() for c in a.commands] == [["read", "d"], ["let", "a[$(id)]"]]
+    assert a.hidden_code and not a.ok
+
+
+def _forget() -> None:
+    walker._PLAIN_COMMANDS.clear()
+    redirects._PLAIN_REDIRECTS.clear()
+
+
+def test_commands_and_redirections_of_plain_words_kept_by_their_text_walk_as_anew() -> None:
+    # `walker._PLAIN_COMMANDS` keeps the words of `git status`, `cat x` by their text, and
+    # `redirects._PLAIN_REDIRECTS` the `Redirect` of `2>&1`, `> out.txt`: the analysis of a
+    # line with them kept is the analysis made without them, in any context
+    lines = ["git status --short", "cat", "cat a b", "echo a | cat a b", "x=1 cat a b",
+             "cat a b > f", "cat a b <<< x", "cat a b <<EOF\nx\nEOF", "f() { cat a b; }; f",
+             "sh -c 'cat a b'", "cd src && cat a b", "a=b c", "c a=b", "cat a#b", "cat a #b",
+             "find . -exec cat a b {} +", "read x", "echo $(cat a b) `cat a b`", "cat a b &",
+             "sudo cat a b", "cat  a b", "cat a\\\n b", "! cat a b", "[ cat a b ]",
+             "if cat a b; then cat a b; fi", "cat a b 2>&1 c", "time cat a b", "cat a;b",
+             "cat 2>&1", "cat a 2>&1 | cat", ">out.txt cat", "cat > out.txt 2>&1",
+             "cat > out.txt b", "{ cat; } > out.txt", "cat <<EOF > out.txt\nx\nEOF",
+             "cat >& 2", "cat >&-", "cat < out.txt", "cat > 'out.txt'", "cat > $out.txt",
+             "cat > out.txt # c", "cat 2> &1", "sh -c 'cat 2>&1' 2>&1"]
+    _forget()
+    cold = [repr(walker._analyze(line)) for line in lines]
+    assert walker._PLAIN_COMMANDS  # (some were kept)
+    assert [repr(walker._analyze(line)) for line in lines] == cold
+    for line, before in zip(lines, cold, strict=True):
+        _forget()
+        walker._analyze(line)
+        assert repr(walker._analyze(line)) == before, line
+    for line in lines:
+        walker._analyze(line)
+    kept = set(walker._PLAIN_COMMANDS)
+    assert {"git status --short", "cat", "cat a b", "c a=b"} <= kept
+    assert not any("#" in k or "\n" in k or "  " in k for k in kept)
+    assert {"2>&1", "> out.txt", "< out.txt"} <= set(redirects._PLAIN_REDIRECTS)
+    assert not {"> 'out.txt'", "> out.txt b"} & set(redirects._PLAIN_REDIRECTS)

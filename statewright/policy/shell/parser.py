@@ -5,6 +5,8 @@ hold a `&` job token; which command's exit status is the whole line's.
 
 from __future__ import annotations
 
+import sys
+
 from ...lean import TYPE_CHECKING, load_extension
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -12,12 +14,25 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _PARSER: Any = None
 
+#: the type of a node (`node.type`) by its kind (`node.kind_id`), as the same str objects as
+#: the names in the code (interned): `TYPE_OF[node.kind_id]` costs half of `node.type`, which
+#: makes a new str each time, and the name's hash is then known (the walk looks each type up
+#: in a dict or a set). Filled when the parser is loaded; kinds 65534-65535 are errors.
+TYPE_OF: dict[int, str] = {}
+#: the id of a field by its name (`node.child_by_field_id(FIELD_ID["body"])` does not look the
+#: name up among the grammar's field names, as `child_by_field_name("body")` does)
+FIELD_ID: dict[str, int] = {}
+
 
 def bash_parser() -> Any:
     global _PARSER
     if _PARSER is None:
         parser_cls, language_cls, bash_language = _tree_sitter()
-        _PARSER = parser_cls(language_cls(bash_language()))
+        language = language_cls(bash_language())
+        for kind in (*range(language.node_kind_count), 65534, 65535):
+            TYPE_OF[kind] = sys.intern(language.node_kind_for_id(kind) or "")
+        FIELD_ID["body"] = language.field_id_for_name("body")
+        _PARSER = parser_cls(language)
     return _PARSER
 
 
@@ -43,8 +58,8 @@ def has_job_token(root: Any, source: bytes | None = None) -> bool:
         at = find(b"&")
         while at >= 0:
             node = root.descendant_for_byte_range(base + at, base + at + 1)
-            t = node.type
-            if t == "&" and node.parent.type != "binary_expression":
+            t = TYPE_OF[node.kind_id]
+            if t == "&" and TYPE_OF[node.parent.kind_id] != "binary_expression":
                 return True
             # (a `&&` token covers its second `&` too: no `&` token can be there)
             at = find(b"&", node.end_byte - base if t == "&&" else at + 1)
@@ -98,31 +113,26 @@ def status_node(root: Any) -> Any:
     background = False
     for ch in root.children:
         if ch.is_named:
-            if ch.type != "comment":
+            if TYPE_OF[ch.kind_id] != "comment":
                 last, background = ch, False
-        elif ch.type == "&":
+        elif TYPE_OF[ch.kind_id] == "&":
             background = True
     if last is None or background:
         return None
     node = last
     while True:
-        t = node.type
+        t = TYPE_OF[node.kind_id]
         if t == "command":
             return node
         if t == "redirected_statement":
-            body = node.child_by_field_name("body")
             named = node.named_children
+            body = body_of(node, named)
             # a here-document with a pipeline hanging off it (`cat <<EOF | sh`) runs more
             if body is None:
                 return None
             for ch in named:  # (a loop, not `any`: cheaper for a few children)
-                if ch.type == "pipeline":
+                if TYPE_OF[ch.kind_id] == "pipeline":
                     return None
-            body_id = body.id
-            for ch in named:  # the walk's own node object, whose children it has listed
-                if ch.id == body_id:
-                    body = ch
-                    break
             node = body
         elif t == "list":
             op = last = None  # the last operator, and the last statement, of the list
@@ -130,12 +140,35 @@ def status_node(root: Any) -> Any:
                 if ch.is_named:
                     last = ch
                 else:
-                    op = ch.type
+                    op = TYPE_OF[ch.kind_id]
             if op != "&&":
                 return None
             node = last
         else:
             return None
+
+
+#: the kinds of node that are not the body of a redirected statement (`body_of`)
+_NOT_BODIES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect", "comment",
+                         "ERROR"})
+
+
+def body_of(node: Any, named: list[Any]) -> Any:
+    """The body of `redirected_statement` node `node`, None when it has none, as the node
+    object of `named` (its named children, whose own children the walk lists). Without an
+    error in it, its body is its first child (the grammar: a statement and its redirections,
+    or redirections alone), so its first named child unless that is a redirection; else its
+    `body` field (`child_by_field_id` searches its children and makes a node object)."""
+    if named and not node.has_error:
+        first = named[0]
+        return None if TYPE_OF[first.kind_id] in _NOT_BODIES else first
+    body = node.child_by_field_id(FIELD_ID["body"])
+    if body is not None:
+        body_id = body.id
+        for ch in named:
+            if ch.id == body_id:
+                return ch
+    return body
 
 
 #: the bytes of a variable's name after `$` (a digit first: one positional parameter)
@@ -177,8 +210,9 @@ def split_expansions(root: Any, data: bytes) -> bytes | None:
     while at >= 0:
         if at + 1 < n and (data[at + 1] in _NAME_CHARS or data[at + 1] in _SPECIAL):
             node = root.descendant_for_byte_range(at, at + 1)
-            if node.type == "$" and node.end_byte == at + 1 and node.parent is not None and \
-                    node.parent.type not in ("simple_expansion", "expansion"):
+            if TYPE_OF[node.kind_id] == "$" and node.end_byte == at + 1 and \
+                    node.parent is not None and \
+                    TYPE_OF[node.parent.kind_id] not in ("simple_expansion", "expansion"):
                 end = at + 2
                 if data[at + 1] in _NAME_CHARS and data[at + 1] not in b"0123456789":
                     while end < n and data[end] in _NAME_CHARS:

@@ -14,9 +14,10 @@ from ..paths import has_surrogate
 from ..types import CACHE_MAX_LINE
 from . import arith
 from .cwds import DIR_CHANGERS
-from .parser import first_error, has_job_token, parse_line, status_node
+from .parser import TYPE_OF, first_error, has_job_token, parse_line, status_node
 from .records import Word, new_analysis, new_command, new_redirect
-from .words import WORD_CACHE, literal_word, make_word, part_word
+from .redirects import herestring_text, redirect, redirected
+from .words import PLAIN_WORDS, WORD_CACHE, WORD_NODES, literal_word, make_word, part_word
 from .wrappers import WRAPPERS, inner_commands
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -25,15 +26,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .records import Command, Redirect, ShellAnalysis
 
-_OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
-_FD_OPS = frozenset({">&", "<&", ">&-", "<&-"})
-_WORD_NODES = {"word", "string", "raw_string", "ansi_c_string", "concatenation", "number",
-               "simple_expansion", "expansion", "command_substitution", "process_substitution",
-               "arithmetic_expansion", "translated_string", "brace_expression"}
 _MAX_DEPTH = 8
 _LEAF_WORDS = frozenset({"word", "raw_string"})  # `number` may hold `16#$(cmd)`
-_PLAIN_WORDS = frozenset({"word", "concatenation", "string", "raw_string", "ansi_c_string",
-                          "number", "translated_string"})
 _REDIRECT_NODES = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
 known_word = WORD_CACHE.get
 _NO_FUNCTIONS: frozenset[str] = frozenset()  # (one for every line that defines none)
@@ -62,6 +56,7 @@ def _analyze(command_line: str) -> ShellAnalysis:
         w.run(command_line, "top", 0)
     except RecursionError:
         w.problems.append("shell code nested too deeply to analyse")
+        w.status_command = -1  # (as when the walk did not end)
     # (`hidden_code` finds nothing in a line with nothing evaluated)
     hidden = w.hidden_code() if w.evaluated or w.integers else []
     w.problems += hidden
@@ -79,8 +74,8 @@ def _text(node: Any) -> str:
 class Walker:
     """What the walk has found so far (the fields of `ShellAnalysis`, as lists)."""
 
-    __slots__ = ("_ascii", "_index_of", "assignments", "changes_dir", "commands", "evaluated",
-                 "functions", "integers", "job_tokens", "problems", "redirects",
+    __slots__ = ("_ascii", "_clean", "_status", "assignments", "changes_dir", "commands",
+                 "evaluated", "functions", "integers", "job_tokens", "problems", "redirects",
                  "status_command", "tainted", "variables", "words")
 
     def __init__(self) -> None:
@@ -93,7 +88,8 @@ class Walker:
         self.problems: list[str] = []
         self.changes_dir = False
         self.status_command = -1  # see ShellAnalysis.status_command
-        self._index_of: dict[int, int] = {}  # tree node id -> index of its Command
+        # the `command` node whose exit status is the line's (`parser.status_node`)
+        self._status: Any = None
         # what bash evaluates as arithmetic or a name with a subscript (`arith`): uses,
         # variables holding text the line does not fix, variables declared `-i` or `-n`
         # (what is assigned to them is evaluated)
@@ -104,6 +100,7 @@ class Walker:
         # the text the tree being walked was parsed from, when it is ASCII (its byte offsets
         # are then its character offsets: a node's text is a slice of it); None otherwise
         self._ascii: str | None = None
+        self._clean = False  # the tree being walked holds no error
 
     def text(self, node: Any) -> str:
         """The text of a node of the tree being walked."""
@@ -145,20 +142,21 @@ class Walker:
         if "&" in source:
             self.job_tokens[source] = has_job_token(root, data)
         # (`has_missing(root)` of a tree without errors is `root.is_missing`)
-        if root.has_error or root.is_missing:
+        clean = not (root.has_error or root.is_missing)
+        if not clean:
             where = first_error(root)
             self.problems.append(f"the command line does not parse cleanly ({where})")
         start = len(self.commands)
-        outer = self._ascii
+        if depth == 0 and parent is None:
+            # (the node object the walk meets: `_command` compares objects, not node ids)
+            self._status = status_node(root)
+        outer, outer_clean = self._ascii, self._clean
         self._ascii = source if source.isascii() else None
+        self._clean = clean
         try:
             self.node(root, context, depth)
         finally:
-            self._ascii = outer
-        if depth == 0 and parent is None:
-            status = status_node(root)
-            if status is not None:
-                self.status_command = self._index_of.get(status.id, -1)
+            self._ascii, self._clean = outer, outer_clean
         if parent is not None:
             # the top-level commands of re-parsed code belong to the command that runs it
             for i in range(start, len(self.commands)):
@@ -217,7 +215,7 @@ class Walker:
 
     def node(self, node: Any, context: str, depth: int, stdin: str = "inherit",
              redirects: tuple[Redirect, ...] = (), stdin_text: str | None = None) -> None:
-        t = node.type
+        t = TYPE_OF[node.kind_id]  # (`node.type`: see `parser.TYPE_OF`)
         if t == "command":
             self._command(node, context, depth, stdin, redirects, stdin_text)
             return
@@ -285,7 +283,7 @@ class Walker:
         its type."""
         if t in _LEAF_WORDS:
             return  # nothing nested in a bare word, number or single-quoted string
-        if t in _PLAIN_WORDS:
+        if t in PLAIN_WORDS:
             if node.named_child_count:
                 self.children(node, context, depth)
         else:
@@ -298,10 +296,10 @@ class Walker:
         for c in node.children:
             if c.is_named:
                 named.append(c)
-                if name is None and c.type == "variable_name":
+                if name is None and TYPE_OF[c.kind_id] == "variable_name":
                     name = c
             else:
-                ct = c.type
+                ct = TYPE_OF[c.kind_id]
                 if ct == "!":
                     indirect = True
                 elif ct == ":":
@@ -318,7 +316,7 @@ class Walker:
         for ch in named:
             if first:
                 first = False
-                if ch.type == "variable_name":
+                if TYPE_OF[ch.kind_id] == "variable_name":
                     continue
             elif offsets:
                 arith.walk(self, ch, context, depth)
@@ -344,7 +342,7 @@ class Walker:
                 name = _text(name_node)
         vals = node.named_children[1:]
         if vals:
-            value = make_word(vals[0], self.problems) if vals[0].type in _WORD_NODES else Word(
+            value = make_word(vals[0], self.problems) if vals[0].type in WORD_NODES else Word(
                 text=_text(vals[0]), value="", pattern="*", literal=False, dynamic=True)
             for v in vals:
                 if evaluated == "i":
@@ -361,121 +359,6 @@ class Walker:
         self.assignments.append((name, value))
         self.words.append(value)
         return name, value
-
-    # -- redirections -----------------------------------------------------------------------
-    def _redirect(self, node: Any, context: str, depth: int) -> Redirect | None:
-        t = node.type
-        if t == "file_redirect":
-            return self._file_redirect(node, context, depth)
-        if t == "herestring_redirect":
-            for ch in node.named_children:
-                self.node(ch, context, depth)
-            return new_redirect("<<<", None, None, False)
-        if t == "heredoc_redirect":
-            return new_redirect("<<", None, None, False)
-        return None
-
-    def _file_redirect(self, node: Any, context: str, depth: int) -> Redirect:
-        fd = None
-        op = ""
-        target = None
-        src = self._ascii
-        for ch in node.children:
-            t = ch.type
-            if t == "file_descriptor":
-                fd = src[ch.start_byte:ch.end_byte] if src is not None else ch.text.decode()
-            elif not ch.is_named:
-                op = src[ch.start_byte:ch.end_byte] if src is not None else ch.text.decode()
-            elif target is None:
-                problems = self.problems
-                seen = len(problems)
-                text = (src[ch.start_byte:ch.end_byte] if src is not None  # (`self.text(ch)`)
-                        else ch.text.decode("utf-8", "replace"))
-                target = make_word(ch, problems, text, t, src)
-                self.words.append(target)
-                if t in _PLAIN_WORDS:
-                    # what `self.node(ch)` does (`_word`): the same word again (made anew only
-                    # when it added problems, which it then adds again)
-                    self.words.append(target if len(problems) == seen
-                                      else make_word(ch, problems, text, t, src))
-                    if ch.named_child_count:
-                        self.children(ch, context, depth)
-                else:
-                    self.node(ch, context, depth)
-        output = op in _OUTPUT_OPS or (op.startswith(">") and op != ">&-")
-        if op in _FD_OPS and target is not None and (
-                target.value.isdigit() or target.value == "-"):
-            output = False  # fd duplication / closing, not a file
-        r = new_redirect(op, fd, target, output)
-        self.redirects.append(r)
-        return r
-
-    def _redirected(self, node: Any, context: str, depth: int, stdin: str) -> None:
-        body = node.child_by_field_name("body")
-        body_id = body.id if body is not None else None
-        redirects: list[Redirect] = []
-        stdin_kind = stdin
-        stdin_text: str | None = None
-        later: list[Any] = []
-        for ch in node.named_children:
-            if ch.id == body_id:
-                continue
-            t = ch.type
-            if t == "heredoc_redirect":
-                stdin_text = self._heredoc(ch, context, depth, redirects, later, stdin_text)
-                stdin_kind = "heredoc"
-                redirects.append(new_redirect("<<", None, None, False))
-            elif t == "herestring_redirect":
-                stdin_text = self._herestring_text(ch, stdin_text)
-                stdin_kind = "herestring"
-                r = self._redirect(ch, context, depth)
-                if r is not None:
-                    redirects.append(r)
-            elif t == "file_redirect":
-                r = self._file_redirect(ch, context, depth)
-                redirects.append(r)
-                if r.op == "<" and stdin_kind == "inherit":
-                    stdin_kind = "file"
-            else:
-                self.node(ch, context, depth)
-        if body is not None:
-            self.node(body, context, depth, stdin_kind, tuple(redirects), stdin_text)
-        for h in later:
-            if h.type == "pipeline":
-                for p in h.named_children:
-                    self.node(p, context if context != "top" else "pipeline", depth,
-                              stdin="pipe")
-            else:
-                self.node(h, context, depth, stdin="pipe")
-
-    def _heredoc(self, node: Any, context: str, depth: int, redirects: list[Redirect],
-                 later: list[Any], text: str | None) -> str | None:
-        """Walk a here-document; returns its text (`text` when it has none). What hangs off
-        it (`cat <<EOF | sh`: the pipeline) goes to `later`, to be walked after the command
-        it feeds."""
-        quoted = False
-        for h in node.named_children:
-            if h.type == "heredoc_start":
-                quoted = any(q in h.text.decode() for q in "'\"\\")
-            elif h.type == "heredoc_body":
-                text = _text(h)
-                self.node(h, context, depth)
-                if not quoted and h.named_children == [] and ("$" in text or "`" in text):
-                    self.problems.append("unparsed expansion in a here-document")
-            elif h.type in ("file_redirect", "herestring_redirect"):
-                r = self._redirect(h, context, depth)
-                if r is not None:
-                    redirects.append(r)
-            elif h.type != "heredoc_end":
-                later.append(h)
-        return text
-
-    def _herestring_text(self, node: Any, text: str | None) -> str | None:
-        """The literal text a here-string feeds (None if not literal; `text` if none)."""
-        for s in node.named_children:
-            w = make_word(s, self.problems)
-            text = w.value if w.literal else None
-        return text
 
     # -- commands ---------------------------------------------------------------------------
     def _declaration(self, node: Any, context: str, depth: int,
@@ -511,59 +394,39 @@ class Walker:
                                          "unset" if kw == "unset" else "declaration", ()))
 
     def _command(self, node: Any, context: str, depth: int, stdin: str,
-                 redirects: tuple[Redirect, ...], stdin_text: str | None) -> None:
-        assigns: list[tuple[str, Word]] = []
-        argv: list[Word] = []
-        extra_redirects = list(redirects)
-        word_nodes: list[Any] = []
-        problems = self.problems
-        words = self.words
+                 redirects: tuple[Redirect, ...], stdin_text: str | None,
+                 more: list[Any] | None = None) -> None:
+        """A simple command; `more`: the words after the targets of its `redirects`, which
+        bash passes to it too (see `redirects`)."""
         src = self._ascii
-        for ch in node.named_children:
-            t = ch.type
-            if t == "variable_assignment":
-                assigns.append(self._assignment(ch, context, depth))
-            elif t in _REDIRECT_NODES:
-                if t == "herestring_redirect":
-                    stdin = "herestring"
-                    stdin_text = self._herestring_text(ch, stdin_text)
-                r = self._redirect(ch, context, depth)
-                if r is not None:
-                    extra_redirects.append(r)
-            else:
-                if t == "command_name":
-                    # (`named_child(0)`: one node, not one per child and a list)
-                    first = ch.named_child(0)
-                    if first is not None:
-                        ch = first
-                        t = ch.type
-                text = (src[ch.start_byte:ch.end_byte] if src is not None
-                        else ch.text.decode("utf-8", "replace"))
-                w = known_word(text) if t == "word" else None  # (`make_word`'s common case)
-                if w is None:
-                    w = make_word(ch, problems, text, t, src)
-                argv.append(w)
-                word_nodes.append(ch)
-                words.append(w)
-                if t not in _LEAF_WORDS:
-                    self._after_word(ch, t, context, depth)
-        if not argv:
-            return
-        name = argv[0].value if argv[0].literal else None
-        if name in arith.EVALUATING:
-            arith.evaluated_operands(self, name, argv, word_nodes, context, depth)
-        words_of = tuple(argv)
-        args = words_of[1:]
-        risks, outputs = programs.facts(name, args) if name else _NO_FACTS
         text = (src[node.start_byte:node.end_byte] if src is not None  # (`self.text(node)`)
                 else node.text.decode("utf-8", "replace"))
-        cmd = new_command(words_of, text, context, tuple(assigns),
-                          tuple(extra_redirects), stdin, stdin_text, None, 0,
-                          name in self.functions if name else False, "simple", risks, args)
+        plain = _PLAIN_COMMANDS.get(text) if self._clean and more is None else None
+        if plain is not None:
+            # (a command of plain words met before: its words are not listed again)
+            words_of, args, name, risks, outputs = plain
+            self.words += words_of
+            assigns: tuple[tuple[str, Word], ...] = ()
+        else:
+            found = self._command_words(node, context, depth, stdin, redirects, stdin_text,
+                                        more, text)
+            if found is None:
+                return
+            words_of, assigns, redirects, stdin, stdin_text, name, plain = found
+            args = words_of[1:]
+            risks, outputs = programs.facts(name, args) if name else _NO_FACTS
+            if plain and self._clean and more is None and _plain_command(text, words_of, name):
+                if len(_PLAIN_COMMANDS) >= _PLAIN_MAX:
+                    _PLAIN_COMMANDS.clear()
+                _PLAIN_COMMANDS[text] = (words_of, args, name, risks, outputs)
+        cmd = new_command(words_of, text, context, assigns, redirects, stdin, stdin_text,
+                          None, 0, name in self.functions if name else False, "simple",
+                          risks, args)
         commands = self.commands
         idx = len(commands)
         commands.append(cmd)
-        self._index_of[node.id] = idx
+        if node is self._status:
+            self.status_command = idx
         if name in DIR_CHANGERS:
             self.changes_dir = True
         if outputs:
@@ -571,10 +434,106 @@ class Walker:
         if name in WRAPPERS:  # (what `inner_commands` looks into)
             inner_commands(self, cmd, idx, depth)
 
+    def _command_words(self, node: Any, context: str, depth: int, stdin: str,
+                       redirects: tuple[Redirect, ...], stdin_text: str | None,
+                       more: list[Any] | None, text: str) -> tuple[Any, ...] | None:
+        """Walk the children of `command` node `node`: (its argv, assignments, redirections,
+        stdin, stdin text, name: None when not fixed text, whether it has only words and each
+        a shared plain bare word), or None when it has no word."""
+        plain = True
+        assigns: list[tuple[str, Word]] = []
+        argv: list[Word] = []
+        extra_redirects = list(redirects)
+        problems = self.problems
+        words = self.words
+        src = self._ascii
+        children = node.named_children
+        if more:
+            children += more  # (`named_children` is a new list each time)
+        for ch in children:
+            t = TYPE_OF[ch.kind_id]
+            if t == "word":  # (an argument: the common case first)
+                pass
+            elif t == "command_name":
+                # (`named_child(0)`: one node, not one per child and a list)
+                first = ch.named_child(0)
+                if first is not None:
+                    ch = first
+                    t = TYPE_OF[ch.kind_id]
+            elif t == "variable_assignment":
+                assigns.append(self._assignment(ch, context, depth))
+                plain = False
+                continue
+            elif t in _REDIRECT_NODES:
+                if t == "herestring_redirect":
+                    stdin = "herestring"
+                    stdin_text = herestring_text(self, ch, stdin_text)
+                r = redirect(self, ch, context, depth)
+                if r is not None:
+                    extra_redirects.append(r)
+                plain = False
+                continue
+            word_text = (src[ch.start_byte:ch.end_byte] if src is not None
+                         else ch.text.decode("utf-8", "replace"))
+            if t == "word":  # (no node nested in it; `make_word`'s common case first)
+                w = known_word(word_text)
+                if w is None:
+                    w = make_word(ch, problems, word_text, t, src)
+                    plain = False  # (kept once its words are shared)
+                argv.append(w)
+                words.append(w)
+                continue
+            plain = False
+            w = make_word(ch, problems, word_text, t, src)
+            argv.append(w)
+            words.append(w)
+            if t not in _LEAF_WORDS:
+                self._after_word(ch, t, context, depth)
+        if not argv:
+            return None
+        name = argv[0].value if argv[0].literal else None
+        if name in arith.EVALUATING:
+            arith.evaluated_operands(self, name, argv, _word_nodes(node, more), context,
+                                     depth)
+        return (tuple(argv), tuple(assigns), tuple(extra_redirects), stdin, stdin_text, name,
+                plain)
+
+
+#: the words and `programs.facts` of each command of plain bare words met so far, by its text
+#: (`_plain_command`; text -> (argv, args, name, risks, outputs)): in a tree without errors, a
+#: `command` node with that text is those words again, and its walk a pure function of them
+#: (`git status --short`, `npm test`, `cat` come back line after line). Emptied when it holds
+#: `_PLAIN_MAX` commands.
+_PLAIN_COMMANDS: dict[str, tuple[Any, ...]] = {}
+_PLAIN_MAX = 1024
+
+
+def _plain_command(text: str, argv: tuple[Word, ...], name: str | None) -> bool:
+    """Whether the walk of a command of words alone, each a shared plain bare word
+    (`words.WORD_CACHE`: nothing to unquote, expand or glob), may be kept in
+    `_PLAIN_COMMANDS`: its text is its words (no other node of its own) apart from each other
+    by one space, with no `#` (a comment) and no `=` in its name (an assignment)."""
+    if not name or name in arith.EVALUATING or "=" in name or "#" in text:
+        return False
+    return len(argv) == text.count(" ") + 1 and " ".join([w.text for w in argv]) == text
+
+
+def _word_nodes(node: Any, more: list[Any] | None) -> list[Any]:
+    """The nodes of the words of `command` node `node` and then of `more` (see `_command`), in
+    the order of its argv (not its assignments and redirections; the word in its name)."""
+    out = []
+    for ch in node.named_children:
+        t = TYPE_OF[ch.kind_id]
+        if t == "command_name":
+            out.append(ch.named_child(0) or ch)
+        elif t != "variable_assignment" and t not in _REDIRECT_NODES:
+            out.append(ch)
+    return out + more if more else out
+
 
 #: the other kinds of node that need more than a walk through their children
 _VISIT: dict[str, Callable[[Walker, Any, str, int, str], None]] = {
-    "redirected_statement": Walker._redirected,
+    "redirected_statement": redirected,
     "pipeline": Walker._pipeline,
     "function_definition": Walker._function,
     "variable_assignment": Walker._assignment_node,
@@ -589,7 +548,7 @@ _VISIT: dict[str, Callable[[Walker, Any, str, int, str], None]] = {
     "test_command": arith.test_command,
     "subscript": arith.subscript,
     "array": arith.array,
-    **dict.fromkeys(_PLAIN_WORDS, Walker._word),
+    **dict.fromkeys(PLAIN_WORDS, Walker._word),
     # (tokens, as the grammar has it; `_leaf` walks their children all the same if they had)
     **dict.fromkeys(("string_content", "special_variable_name", "heredoc_content",
                      "heredoc_start", "heredoc_end", "test_operator", "regex",

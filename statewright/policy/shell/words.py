@@ -7,11 +7,18 @@ from __future__ import annotations
 import re
 
 from ...lean import TYPE_CHECKING
+from .parser import TYPE_OF
 from .records import Word, new_word
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
+#: the kinds of node that are one shell word whose nested nodes are its parts
+PLAIN_WORDS = frozenset({"word", "concatenation", "string", "raw_string", "ansi_c_string",
+                         "number", "translated_string"})
+#: the kinds of node that are one shell word
+WORD_NODES = frozenset({*PLAIN_WORDS, "simple_expansion", "expansion", "command_substitution",
+                        "process_substitution", "arithmetic_expansion", "brace_expression"})
 _GLOB_CHARS = set("*?[")
 _ANSI_SIMPLE = {
     "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
@@ -113,23 +120,24 @@ _TEXT_PARTS = frozenset({"word", "number", "extglob_pattern", "regex", "special_
 
 
 class _W:
-    """A word being assembled from its parts (see `Word`)."""
+    """A word being assembled from its parts (see `Word`; made by `make_word`)."""
 
     __slots__ = ("dynamic", "glob", "literal", "pat", "val")
+    val: list[str]
+    pat: list[str]
+    literal: bool
+    dynamic: bool
+    glob: bool
 
-    def __init__(self) -> None:
-        self.val: list[str] = []
-        self.pat: list[str] = []
-        self.literal = True
-        self.dynamic = False
-        self.glob = False
+
+_new_w = object.__new__
 
 
 def _word_parts(node: Any, w: _W, problems: list[str], text: str | None = None,
                 src: str | None = None) -> None:
     """Add the parts of `node` to `w`. `text`: the node's text if known; `src`: the text the
     tree was parsed from when it is ASCII (a node's text is then a slice of it)."""
-    t = node.type
+    t = TYPE_OF[node.kind_id]  # (`node.type`: see `parser.TYPE_OF`)
     if t in _TEXT_PARTS:
         if text is None:
             text = (src[node.start_byte:node.end_byte] if src is not None
@@ -164,7 +172,7 @@ def _word_parts(node: Any, w: _W, problems: list[str], text: str | None = None,
         w.pat.append(escape_pattern(body))
     elif t in ("string", "translated_string"):
         for ch in node.named_children:
-            if ch.type == "string_content":
+            if TYPE_OF[ch.kind_id] == "string_content":
                 s = _unescape_double(src[ch.start_byte:ch.end_byte] if src is not None
                                      else ch.text.decode("utf-8", "replace"))
                 w.val.append(s)
@@ -197,8 +205,10 @@ _PLAIN_WORD_RE = re.compile(r"[^\\*?\[\]{}$`~]+\Z")
 #: `make_word`'s common case is a pure function of the text and a `Word` is immutable, so one
 #: is shared by every line that holds the word; a long-running process (the resident hook
 #: server, the proxy) meets `git`, `-q`, `tests/`, the `1` of `2>&1` again and again. Emptied
-#: when it holds `_PLAIN_MAX` words.
+#: when it holds `_PLAIN_MAX` words. A word is kept the second time it is met (`_MET`: the
+#: words met once; `tests/u7` in one line would fill it with words no other line holds).
 WORD_CACHE: dict[str, Word] = {}
+_MET: set[str] = set()
 _PLAIN_MAX = 4096
 _plain_word = _PLAIN_WORD_RE.match
 
@@ -209,7 +219,7 @@ def make_word(node: Any, problems: list[str], text: str | None = None, t: str | 
     `problems`. `text`, `t`: the node's text and type when the caller has them already; `src`:
     the text the tree was parsed from, when it is ASCII (its parts' texts are slices of it)."""
     if t is None:
-        t = node.type
+        t = TYPE_OF[node.kind_id]
     if text is None:
         text = node.text.decode("utf-8", "replace")
     if t == "word" or (t == "number" and text.isascii() and text.isdigit()):
@@ -219,11 +229,17 @@ def make_word(node: Any, problems: list[str], text: str | None = None, t: str | 
             return known
         if _plain_word(text):
             # the common case: a bare word with nothing to unquote, expand or glob
+            if text not in _MET:  # (shared from its second line on: `tests/u7` is met once)
+                if len(_MET) >= _PLAIN_MAX:
+                    _MET.clear()
+                _MET.add(text)
+                return new_word(text, text, text, True)
             if len(WORD_CACHE) >= _PLAIN_MAX:
                 WORD_CACHE.clear()
             known = WORD_CACHE[text] = new_word(text, text, text, True)
             return known
-    w = _W()
+    w = _new_w(_W)  # (`_W()`, without a call of `__init__`)
+    w.val, w.pat, w.literal, w.dynamic, w.glob = [], [], True, False, False
     _word_parts(node, w, problems, text, src)
     tilde = (t == "word" or t == "concatenation") and text.startswith("~")
     pat = "".join(w.pat)
@@ -246,7 +262,7 @@ def _brace_expands(node: Any, src: str | None) -> bool:
     by a `}` with an unquoted `,` or `..` between them (quoted and expanded parts hold none)."""
     open_groups: list[bool] = []  # per `{` still open: a separator seen inside it
     for ch in node.children:
-        if ch.is_named and ch.type != "word":
+        if ch.is_named and TYPE_OF[ch.kind_id] != "word":
             continue
         s = src[ch.start_byte:ch.end_byte] if src is not None else \
             ch.text.decode("utf-8", "replace")
