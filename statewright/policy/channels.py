@@ -94,20 +94,21 @@ def _glob_reaches(t: str) -> bool:
 
 # -- pinned env_overrides -------------------------------------------------------------------------
 
-def pinned_problem(analysis: ShellAnalysis, pinned: tuple[str, ...]) -> str | None:
-    """Why a line could run a command without a pinned `env_overrides` value: `unset VAR`,
-    `export -n VAR`, `declare +x VAR`, `VAR=other cmd`, `env -u VAR`, `env -i`, `exec -c`.
-    (The answer depends on the text alone: kept per line.)"""
-    if not pinned:
-        return None
-    return _pinned_by_line(analysis, pinned)
+def pinned_problem(analysis: ShellAnalysis, state: State) -> str | None:
+    """Why a line could run a command without a value `state` pins (its `env_overrides`, and
+    `IDENTITY_ENV`): `unset VAR`, `export -n VAR`, `declare +x VAR`, `VAR=other cmd`,
+    `env -u VAR`, `env -i`, `exec -c`. (The answer depends on the text alone: kept per
+    line.)"""
+    if not (analysis.assignments or _scan_by_line(analysis)[1]):
+        return None  # (the usual line: nothing assigned, no command that drops a value)
+    return _pinned_by_line(analysis, (*state.env_overrides, *IDENTITY_ENV))
 
 
 def _pinned(analysis: ShellAnalysis, pinned: tuple[str, ...]) -> str | None:
     for nm, _v in analysis.assignments:
         if nm in pinned:
             return f"the line sets `{nm}`, whose value this state pins (env_overrides)"
-    for c in analysis.commands:
+    for c in _scan_by_line(analysis)[1]:  # (the commands that assign or may drop a value)
         for nm, _v in c.assignments:
             if nm in pinned:
                 return f"`{nm}=...` overrides a value this state pins (env_overrides)"
@@ -150,28 +151,49 @@ def background_problem(analysis: ShellAnalysis, args: dict[str, Any]) -> str | N
     host's own `run_in_background`. Such work would act under a later state's rules."""
     if args.get("run_in_background") not in (None, False):
         return "`run_in_background` leaves the command running after the state may change"
-    return _background_by_line(analysis)
+    return _scan_by_line(analysis)[0]
 
 
-def _background(analysis: ShellAnalysis) -> str | None:
+def _scan(analysis: ShellAnalysis) -> tuple[str | None, tuple[Command, ...], bool, bool]:
+    """What this module asks of a line's commands, found in one pass (kept per line): (why
+    it would leave work running after the call (`background_problem`), the commands that
+    assign or may drop a pinned value in order (`_pinned`), whether it runs statewright's CLI
+    by a name that holds `statewright`, whether it runs `git` (`export_items`))."""
     texts = [analysis.source]  # the line, and the code it hands to shells (`_shell_texts`)
+    detached: str | None = None
+    droppers: list[Command] = []
+    actor = git = False
+    roles = _ROLES
     for c in analysis.commands:
+        if c.assignments:
+            droppers.append(c)
         if not c.name_literal:
             continue
         name = c.name
-        role = _ROLES.get(name)
+        if c.kind == "unset" or c.program in _DROPPERS:  # (`/usr/bin/env -i`)
+            if not c.assignments:
+                droppers.append(c)
+        if "statewright" in name:
+            actor = True
+        elif c.program == "git":
+            git = True
+        if detached is not None:
+            continue  # (the first command that detaches work is the answer)
+        role = roles.get(name)
         if role is None:
             role = _role(name)
         if role == _DETACHER:
-            return f"`{name}` leaves work running after the call"
-        if role:  # (a shell, or eval: its base name)
+            detached = f"`{name}` leaves work running after the call"
+        elif role:  # (a shell, or eval: its base name)
             _shell_texts(c, role, texts)
-    parsed = dict(analysis.job_tokens)  # (what the walk found in the texts it parsed)
-    for text in texts:
-        job = parsed.get(text)
-        if job if job is not None else _has_background(text):
-            return "`&` leaves a job running after the call"
-    return None
+    if detached is None:
+        parsed = dict(analysis.job_tokens)  # (what the walk found in the texts it parsed)
+        for text in texts:
+            job = parsed.get(text)
+            if job if job is not None else _has_background(text):
+                detached = "`&` leaves a job running after the call"
+                break
+    return detached, tuple(droppers), actor, git
 
 
 #: shells that run the text after `-c`; those of them that run the text fed to them
@@ -237,16 +259,8 @@ def export_items(analysis: ShellAnalysis, restricted: bool) -> tuple[tuple[str, 
     (`programs.worktree.GIT_HARDENING`) in a state that restricts commands (`restricted`: a
     planted bare repository or fsmonitor would run code). The same tuple for every line with
     the same needs."""
-    actor = "statewright" in analysis.source
-    git = False
-    for c in analysis.commands:
-        if c.name_literal:
-            name = c.name
-            if "statewright" in name:
-                actor = True
-            elif name == "git":
-                git = True
-    key = (actor, git and restricted)
+    _, _, named, git = _scan_by_line(analysis)
+    key = (named or "statewright" in analysis.source, git and restricted)
     out = _EXPORTS.get(key)
     if out is None:
         out = _EXPORTS[key] = _exports(*key)
@@ -317,4 +331,4 @@ _WT: list[tuple[frozenset[str], tuple[tuple[str, str], ...]]] = []
 
 
 _pinned_by_line = line_memo(_pinned, with_arg=True)
-_background_by_line = line_memo(_background)
+_scan_by_line = line_memo(_scan)

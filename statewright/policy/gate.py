@@ -22,6 +22,7 @@ from .paths import (
     unusable_path,
 )
 from .protect.scope import write_target_problem
+from .protect.store import decision_facts
 from .tools import FILE_READERS, tool_allowed, tool_facts
 from .types import Counters, Decision, GateContext, ToolCall, finish_trace, new_decision
 
@@ -88,6 +89,7 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
         if malformed is not None:
             return _deny("invalid", "`" + name + "`", malformed, state, ctx, trace)
     memo = _memo_of(state)
+    decision_facts(ctx)  # (the facts the checks read follow the environment as it is now)
     c = _Call(raw, name, call.tool_input, cwd, trace, may_write, write, tree, ctx, memo)
     kind = "edit" if write else "other"  # which checks can apply (`_CHECKS`)
     key = "command" if name == "Bash" else _shell_arg(name, raw, ctx) if ctx.shell_tools \
@@ -306,8 +308,7 @@ def _channels(c: _Call, state: State, counters: Counters, ctx: GateContext) -> D
         why = channels.background_problem(c.analysis, c.args)
         rule = "allowed_commands"
         if why is None:
-            why = channels.pinned_problem(c.analysis,
-                                          (*state.env_overrides, *channels.IDENTITY_ENV))
+            why = channels.pinned_problem(c.analysis, state)
             rule = "blocked_env"
     if why is None:
         return None
@@ -418,7 +419,9 @@ def _max_files_per_state(c: _Call, state: State, counters: Counters, ctx: GateCo
         if f not in edited:
             new.append(f)
     total = len(edited) + len(new)
-    c.trace.append(f"max_files_per_state: {total} file(s) would be edited (limit {limit})")
+    # (the line when the explanation is read: `types.finish_trace`)
+    c.trace.append(lambda: [f"max_files_per_state: {total} file(s) would be edited "
+                            f"(limit {limit})"])
     if new and total > limit:
         why = (f"this state may edit at most {limit} files and {len(edited)} are already "
                f"edited ({', '.join(sorted(edited)) or 'none'}); {', '.join(new)} would be "

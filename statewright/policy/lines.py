@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def _commands_verdict(analysis: ShellAnalysis, allowed: tuple[str, ...]) -> Verdict:
-    """Check 5's verdict without its trace (`_CommandsTrace` gives the trace)."""
+    """Check 5's verdict without its trace (`_commands_trace` gives the trace)."""
     return check_commands(analysis, allowed, None, False)
 
 
@@ -47,20 +47,12 @@ _commands_by_line = line_memo(_commands_verdict, with_arg=True)
 _env_by_line = line_memo(check_env, with_arg=True)
 
 
-class _CommandsTrace:
+def _commands_trace(analysis: ShellAnalysis, allowed: tuple[str, ...]
+                    ) -> Callable[[], list[str]]:
     """Check 5's lines of the explanation of a line it allowed, worked out when the decision's
     explanation is read (`types.Decision.explanation`: `statewright check`), not for every
     decision: `check_commands` again, a pure function of the text and the allowed entries."""
-
-    __slots__ = ("allowed", "analysis")
-
-    def __init__(self, analysis: ShellAnalysis, allowed: tuple[str, ...]) -> None:
-        self.analysis = analysis
-        self.allowed = allowed
-
-    def __call__(self) -> list[str]:
-        return [f"allowed_commands: {t}"
-                for t in check_commands(self.analysis, self.allowed).trace]
+    return lambda: [f"allowed_commands: {t}" for t in check_commands(analysis, allowed).trace]
 
 
 def command_problem(c: Any, state: State, ctx: GateContext) -> tuple[str, str] | None:
@@ -88,7 +80,7 @@ def command_problem(c: Any, state: State, ctx: GateContext) -> tuple[str, str] |
         allowed = tuple(state.allowed_commands)
         v = _commands_by_line(analysis, allowed)
         if v.allowed and not problems:
-            c.trace.append(_CommandsTrace(analysis, allowed))  # (its text when it is read)
+            c.trace.append(_commands_trace(analysis, allowed))  # (its text when it is read)
             return None
         v = check_commands(analysis, allowed)  # (a refusal: its trace now)
     c.trace += [f"allowed_commands: {t}" for t in v.trace]
@@ -108,7 +100,8 @@ def env_problem(c: Any, state: State) -> str | None:
                            " (no command rules in this state)")
         return None
     v = _env_by_line(analysis, tuple(state.blocked_env))
-    c.trace += [f"blocked_env: {t}" for t in v.trace]
+    # (its lines of the explanation when it is read, as `_commands_trace`)
+    c.trace.append(lambda: [f"blocked_env: {t}" for t in v.trace])
     if not v.allowed:
         return v.reason
     why = environ_search_problem(analysis, c.cwd or c.root, c.resolve, c.root)
@@ -308,8 +301,13 @@ def _secret_link(v: str, here: str, resolve: Resolve) -> bool:
     word naming no link costs one `readlink`, not a resolution."""
     p = v if v[0] == "/" else here + "/" + v
     if p.rsplit("/", 1)[-1] not in SECRET_FILES:
+        # (a word naming nothing, the usual case, is answered by `os.access`, which returns
+        # False where `readlink` would raise: a raised error costs three times the call. A
+        # name `access` cannot look up, `readlink` cannot either, so it is no link)
+        if _ACCESS_NOFOLLOW and not _access(p, _F_OK, follow_symlinks=False):
+            return False
         try:
-            _readlink(p)  # (one system call whether the word names a link, a file or nothing)
+            _readlink(p)  # (one system call whether the word names a link or a file)
         except OSError:
             return False
     full = resolve(v, here, shell=True)
@@ -374,7 +372,9 @@ def _braces(v: str) -> list[str] | None:
     return out
 
 
-_readlink = os.readlink
+_readlink, _access, _F_OK = os.readlink, os.access, os.F_OK
+#: whether `os.access` can leave a link at the end of a path unfollowed (Linux, macOS)
+_ACCESS_NOFOLLOW = os.access in os.supports_follow_symlinks
 
 
 def _given_root(analysis: ShellAnalysis, start: str, resolve: Resolve) -> str | None:
@@ -496,7 +496,7 @@ def worktree_changes(analysis: ShellAnalysis, ctx: GateContext, resolve: Resolve
                      cwds: list[str]) -> list[str]:
     """The files the copies, moves, removals and extractions of a line change, as check 8
     names them (a name known only at run time is `?`: it counts as one more file)."""
-    if not changes_worktree(analysis):
+    if not changes_worktree(analysis, ctx.store_dir):
         return []
     from .protect.worktree import changed_files
 

@@ -85,15 +85,23 @@ def line_memo(fn: Callable[..., Any], with_arg: bool = False) -> Callable[..., A
     return memo
 
 
-def word_texts(analysis: Any) -> tuple[str, str]:
-    """The values and the patterns of a shell analysis's words, each joined by newlines: what
-    several checks search all at once (no name they look for holds a newline), worked out
-    once for the analysis last asked about."""
+def word_texts(analysis: Any) -> tuple[str, str, list[Any]]:
+    """What several checks search in a shell analysis's words all at once, worked out once for
+    the analysis last asked about: (the values of its words joined by newlines (no name they
+    look for holds a newline), the patterns of the words that are not fixed text joined
+    likewise, those words).
+
+    The words that are not fixed text are the only ones whose pattern can hold a name their
+    value does not: a fixed text's pattern is its value with `*`, `?`, `[` and `]` each made
+    `[c]` (`shell.words`), and no name has those; and every glob or expansion is among them,
+    the only words several checks look at one by one when the joined values hold nothing
+    they look for."""
     last = _LAST_WORDS[0]
     if last[0] is analysis:
         return last[1]
     words = analysis.words
-    out = ("\n".join([w.value for w in words]), "\n".join([w.pattern for w in words]))
+    odd = [w for w in words if not w.literal]
+    out = ("\n".join([w.value for w in words]), "\n".join([w.pattern for w in odd]), odd)
     _LAST_WORDS[0] = (analysis, out)  # (one store: a thread never sees half of it)
     return out
 

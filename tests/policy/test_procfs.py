@@ -93,3 +93,26 @@ def test_the_markers_protected_follow_the_environment(tmp_path, monkeypatch) -> 
     second = active_marker_dir()
     assert second != first
     assert refused(second) and os.path.realpath(second) in program_paths()
+
+
+def test_the_home_config_files_protected_follow_home(tmp_path, monkeypatch) -> None:
+    """`~/.claude/settings.json` is protected where `HOME` puts it now: a decision made under
+    another `HOME` by the same context (a test, a server started for another user's
+    environment) leaves no stale set of protected files behind (`protect.store.ctx_facts`)."""
+    from statewright.definition.compiled import State
+    from statewright.policy import Counters, GateContext, ToolCall, gate
+
+    root = tmp_path / "p"
+    (root / ".statewright").mkdir(parents=True)
+    ctx = GateContext(project_root=str(root), store_dir=str(root / ".statewright"),
+                      protected_files=frozenset())
+
+    def refused(home: str) -> bool:
+        call = ToolCall("Bash", {"command": f"rm {home}/.claude/settings.json"})
+        return not gate(State(name="free"), Counters(), call, ctx).allowed
+
+    for name in ("first", "second"):
+        home = tmp_path / name
+        (home / ".claude").mkdir(parents=True)
+        monkeypatch.setenv("HOME", str(home))
+        assert refused(str(home))

@@ -324,8 +324,9 @@ def _mentions_statewright(analysis: ShellAnalysis) -> bool:
     if (not src.isascii() or "statewright" in src.lower()) and _STATEWRIGHT_RE.search(src):
         return True
     # (one look at every value and every pattern joined by newlines: `tatewright` holds
-    # none, and lower-casing is done letter by letter)
-    values, patterns = word_texts(analysis)
+    # none, and lower-casing is done letter by letter; a pattern holds it only if its word's
+    # value does, unless the word is not fixed text: `word_texts`)
+    values, patterns, _ = word_texts(analysis)
     return "tatewright" in values.lower() or "tatewright" in patterns.lower()
 
 

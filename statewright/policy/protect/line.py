@@ -51,39 +51,28 @@ _WORKTREE_NAMES = frozenset({"git", "tar", "bsdtar", "gtar", "unzip", "7z", "7za
                              *wt.DECOMPRESSORS})
 
 
-def _may_change_worktree(analysis: ShellAnalysis) -> bool:
-    """Whether a command of the line could change the worktree as `protect.worktree` judges
-    (`git clean -f`, a copy with a destination, an extraction, ...); kept per line."""
-    return _worktree_facts(analysis)[0]
-
-
-def changes_worktree(analysis: ShellAnalysis) -> bool:
+def changes_worktree(analysis: ShellAnalysis, store_dir: str) -> bool:
     """Whether the line copies, moves, links, removes or decompresses files (they count as
-    changed files, check 8); kept per line."""
-    return _worktree_facts(analysis)[1]
+    changed files, check 8); found by the static scan (`_static_violations`), kept per line."""
+    return _static_by_line(analysis, store_dir)[2][1]
 
 
-def _worktree_scan(analysis: ShellAnalysis) -> tuple[bool, bool]:
+def _worktree_effect(name: str, vals: list[str]) -> tuple[bool, bool]:
+    """For a command named `name` (in `_WORKTREE_NAMES` or `programs.worktree.REMOVERS`) with
+    arguments `vals`: (whether it could change the worktree as `protect.worktree` judges
+    (`git clean -f`, a copy with a destination, an extraction, ...), whether it copies,
+    moves, links, removes or decompresses files)."""
+    if name == "git":
+        return wt.git_effect(vals, _any_path) is not None, False
+    if name in wt.COPIERS:
+        return (True, True) if wt.copy_operands(name, vals)[1] is not None else (False, False)
+    if name in wt.REMOVERS:
+        return False, True
     judged = counted = False
-    for c in analysis.commands:
-        if not c.name_literal:
-            continue
-        name = c.program
-        if name not in _WORKTREE_NAMES and name not in wt.REMOVERS:
-            continue  # (none of the programs below)
-        vals = [a.value for a in c.args]
-        if name == "git":
-            judged = judged or wt.git_effect(vals, _any_path) is not None
-        elif name in wt.COPIERS:
-            if wt.copy_operands(name, vals)[1] is not None:
-                judged = counted = True
-        elif name in wt.REMOVERS:
-            counted = True
-        elif name in _WORKTREE_NAMES:
-            if wt.extract_target(name, vals)[0]:
-                judged = True
-            if wt.decompressed(name, vals):
-                judged = counted = True
+    if wt.extract_target(name, vals)[0]:
+        judged = True
+    if wt.decompressed(name, vals):
+        judged = counted = True
     return judged, counted
 
 
@@ -158,14 +147,15 @@ def _recursive(c: Command, vals: list[str]) -> bool:
 
 
 def _static_violations(analysis: ShellAnalysis, store_dir: str
-                       ) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+                       ) -> tuple[tuple[str, ...], tuple[Any, ...], tuple[bool, bool]]:
     """What self-protection can tell from the text alone: (reasons, commands whose arguments
-    need the file system or the working directory checked, with their facts)."""
+    need the file system or the working directory checked, with their facts, what the line
+    does to the worktree: `_worktree_effect` of all its commands)."""
     out: list[str] = []
     rx = markers_of(store_dir)
     markers = _markers(store_dir)
     words = analysis.words
-    values = word_texts(analysis)[0]
+    values, _, odd = word_texts(analysis)
     # (the usual line: neither the line nor a word's value names the store, found by one
     # search of them all)
     named = rx.any_of([analysis.source, values])
@@ -178,12 +168,14 @@ def _static_violations(analysis: ShellAnalysis, store_dir: str
                        f"fully analysed ({analysis.problems[0]})")
     named = named and bool(words) and rx.search(values)
     firsts = _first_letters(markers)
-    for w in words:
+    # (no word's value names the store: only the words not fixed text, `odd`, could)
+    for w in words if named else odd:
         if named and rx.search(w.value):
             out.append(f"`{w.text}` names statewright's store")
         elif (w.glob or w.dynamic) and _word_could_name(w, markers, firsts):
             out.append(f"`{w.text}` could expand to statewright's store")
     todo: list[Any] = []
+    judged = counted = False
     for c in analysis.commands:
         if c.stdin_text and rx.search(c.stdin_text):
             out.append(f"`{c.name}` is fed text naming statewright's store")
@@ -196,6 +188,9 @@ def _static_violations(analysis: ShellAnalysis, store_dir: str
             continue
         args = c.args
         vals = [a.value for a in args]
+        if name in _WORKTREE_NAMES or name in wt.REMOVERS:
+            j, k = _worktree_effect(name, vals)
+            judged, counted = judged or j, counted or k
         if name == "git" and "clean" in vals and any(
                 v.startswith("-") and not v.startswith("--") and ("x" in v or "X" in v)
                 for v in vals):
@@ -211,7 +206,7 @@ def _static_violations(analysis: ShellAnalysis, store_dir: str
             check = tuple(a for a in args if not (a.literal and a.value.startswith("-")))
         if check or find_here:
             todo.append((c, recursive, writes, check, find_here))
-    return tuple(dict.fromkeys(out)), tuple(todo)
+    return tuple(dict.fromkeys(out)), tuple(todo), (judged, counted)
 
 
 def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: str | None
@@ -219,7 +214,7 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
     """Self-protection for a shell line: every reason it could touch the store or a protected
     file, or run statewright's human-only CLI."""
     cwd = cwd or ctx.project_root
-    static, todo = _static_by_line(analysis, ctx.store_dir)
+    static, todo, (changes, _) = _static_by_line(analysis, ctx.store_dir)
     out = list(static)
     if analysis.problems:  # (code the analysis cannot see, `echo 'rm flow.json' | sh`)
         out += _unseen_mentions(analysis, ctx)
@@ -266,7 +261,7 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
                 full = resolve(a.value, cwd, shell=True)
                 if inside(full, store) or full in protected:
                     out.append(f"`ln {a.value}` would link to statewright's files")
-    if _may_change_worktree(analysis):
+    if changes:  # (a command could change the worktree as `protect.worktree` judges)
         from .worktree import worktree_violations
 
         out += worktree_violations(analysis, ctx, resolve, line_dirs(analysis, cwd)[0])
@@ -472,9 +467,10 @@ def _protected_names(protected: frozenset[str]) -> frozenset[str]:
 
 
 #: commands for which `_static_violations` finds nothing to look at: read-only
-#: (`READ_ONLY`), and never recursive whatever their arguments (`_recursive`)
-_QUIET = frozenset(READ_ONLY - _TREE_CMDS - _RECURSIVE_BY_OPTION - {"find", "git", "ln"})
+#: (`READ_ONLY`), never recursive whatever their arguments (`_recursive`), and none that
+#: `_worktree_effect` judges
+_QUIET = frozenset(READ_ONLY - _TREE_CMDS - _RECURSIVE_BY_OPTION - {"find", "git", "ln"}
+                   - _WORKTREE_NAMES - wt.REMOVERS)
 
 #: what the line's text alone tells (kept per line)
-_worktree_facts = line_memo(_worktree_scan)
 _static_by_line = line_memo(_static_violations, with_arg=True)

@@ -262,25 +262,40 @@ def remember(verdicts: dict[Any, str | None], key: Any, why: str | None) -> str 
 
 
 @lru_cache(maxsize=64)
-def _ctx_facts(project_root: str, store_dir: str, protected_files: Any) -> CtxFacts:
+def _ctx_facts(project_root: str, store_dir: str, protected_files: Any, home: object
+               ) -> CtxFacts:
+    # (`home`: the `HOME` the facts are of, `~/.claude` and the home config files among them)
     return CtxFacts(project_root, store_dir, _protected(project_root, protected_files))
 
 
-#: [(GateContext, CtxFacts)] of the last decision (one store: a thread never sees half of it)
-_LAST_CTX: list[tuple[Any, Any]] = [(None, None)]
+#: [(GateContext, HOME, CtxFacts)] of the last decision (one store: a thread never sees half
+#: of it)
+_LAST_CTX: list[tuple[Any, Any, Any]] = [(None, None, None)]
+
+
+def decision_facts(ctx: Any) -> CtxFacts:
+    """`CtxFacts` of `ctx` under the `HOME` of now (the home config files and `~/.claude` are
+    protected where it puts them): asked by the gate once at the start of every decision, so
+    the facts its checks read (`ctx_facts`) are never those of another `HOME`. By identity
+    when `ctx` is the context of the last decision (a `GateContext` is immutable; one with a
+    mutable `protected_files` is never kept) and `HOME` is the same, else by value."""
+    home = environ_get("HOME")
+    last = _LAST_CTX[0]
+    if last[0] is ctx and last[1] == home:
+        return last[2]
+    pf = ctx.protected_files
+    if type(pf) is frozenset:
+        facts = _ctx_facts(ctx.project_root, ctx.store_dir, pf, home)
+        _LAST_CTX[0] = (ctx, home, facts)
+        return facts
+    _LAST_CTX[0] = (None, None, None)  # (nothing kept for this context)
+    return _ctx_facts(ctx.project_root, ctx.store_dir, frozenset(pf), home)
 
 
 def ctx_facts(ctx: Any) -> CtxFacts:
-    """`CtxFacts` of `ctx`: by identity when it is the context of the last decision (a
-    `GateContext` is immutable; one with a mutable `protected_files` is never kept), else by
-    value."""
+    """`CtxFacts` of `ctx`: those of the decision under way (`decision_facts`, by identity),
+    else under the `HOME` of now."""
     last = _LAST_CTX[0]
     if last[0] is ctx:
-        return last[1]
-    pf = ctx.protected_files
-    if type(pf) is frozenset:
-        facts = _ctx_facts(ctx.project_root, ctx.store_dir, pf)
-        _LAST_CTX[0] = (ctx, facts)
-        return facts
-    return _ctx_facts(ctx.project_root, ctx.store_dir, frozenset(pf))
-
+        return last[2]
+    return decision_facts(ctx)

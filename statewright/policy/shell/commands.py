@@ -12,8 +12,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .records import Command, ShellAnalysis, Word
 
-    #: allowed prefixes by their first token: (the prefix, its tokens), in the order given
-    _Index = dict[str, tuple[tuple[str, tuple[str, ...]], ...]]
+    #: allowed prefixes by their first token: (the prefix, its tokens, its place in the
+    #: entries given), the longest first (`_prefix_index`)
+    _Index = dict[str, tuple[tuple[str, tuple[str, ...], int], ...]]
 
 #: Harmless builtins that never need to be listed: they run nothing and write nothing.
 IMPLICIT_COMMANDS = frozenset({"true", "false", ":"})
@@ -66,12 +67,11 @@ def match_prefix(argv: tuple[Word, ...], allowed: tuple[str, ...]) -> str | None
 def _longest(argv: tuple[Word, ...], index: _Index) -> tuple[str | None, int]:
     """(`match_prefix(argv, ...)`, its number of tokens; -1 when none) given the allowed
     prefixes by first token (`_prefix_index`), for an `argv` whose first word is literal."""
-    best: str | None = None
-    best_len = -1
     n = len(argv)
-    for p, toks in index.get(argv[0].value, ()):
+    # (longest first, in the order given among the same length: the first that matches)
+    for p, toks, _ in index.get(argv[0].value, ()):
         k = len(toks)
-        if k > n or k <= best_len:
+        if k > n:
             continue
         i = 1
         while i < k:
@@ -80,8 +80,8 @@ def _longest(argv: tuple[Word, ...], index: _Index) -> tuple[str | None, int]:
                 break
             i += 1
         else:
-            best, best_len = p, k
-    return best, best_len
+            return p, k
+    return None, -1
 
 
 def matching_prefixes(argv: tuple[Word, ...], allowed: tuple[str, ...]) -> tuple[str, ...]:
@@ -91,22 +91,24 @@ def matching_prefixes(argv: tuple[Word, ...], allowed: tuple[str, ...]) -> tuple
         return ()
     n = len(argv)
     out = []
-    for p, toks in _prefix_index(tuple(allowed)).get(argv[0].value, ()):
+    for p, toks, at in _prefix_index(tuple(allowed)).get(argv[0].value, ()):
         k = len(toks)
         if k <= n and all(argv[i].literal and argv[i].value == toks[i] for i in range(1, k)):
-            out.append(p)
-    return tuple(out)
+            out.append((at, p))
+    return tuple(p for _, p in sorted(out))
 
 
 @lru_cache(maxsize=256)
 def _prefix_index(allowed: tuple[str, ...]) -> _Index:
-    """Allowed prefixes grouped by their first token (in the order given)."""
-    out: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
-    for p in allowed:
+    """Allowed prefixes grouped by their first token, as (prefix, its tokens, its place in
+    `allowed`): the longest first, in the order given among prefixes of the same length."""
+    out: dict[str, list[tuple[str, tuple[str, ...], int]]] = {}
+    for at, p in enumerate(allowed):
         toks = _prefix_tokens(p)
         if toks:
-            out.setdefault(toks[0], []).append((p, toks))
-    return {k: tuple(v) for k, v in out.items()}
+            out.setdefault(toks[0], []).append((p, toks, at))
+    # (`sorted` keeps the order given among equals)
+    return {k: tuple(sorted(v, key=lambda e: -len(e[1]))) for k, v in out.items()}
 
 
 #: contexts a command's trace line does not name (`[context]`)
@@ -188,7 +190,7 @@ def _unallowed_risks(c: Command, covered: int, index: _Index) -> list[str]:
 
 
 def _spelled_out(argv: tuple[Word, ...], token: str, index: _Index) -> bool:
-    for _p, toks in index.get(argv[0].value, ()):
+    for _p, toks, _at in index.get(argv[0].value, ()):
         if len(toks) < 2 or toks[-1] != token or len(toks) - 1 > len(argv):
             continue
         if all(argv[i].literal and argv[i].value == toks[i] for i in range(1, len(toks) - 1)):

@@ -97,36 +97,38 @@ def check_env(analysis: ShellAnalysis, blocked_env: tuple[str, ...] | list[str])
         if n in values:
             in_values = True
             break
+    later: list[str] = []  # (what the commands' names tell, after the names the line gives)
+    kinds = _ENV_KINDS
     for c in analysis.commands:
         if c.stdin_text:
             named += _mentions(c.stdin_text, blocked)
         if in_values:
             for w in c.argv:
                 named += _mentions(w.value, blocked)
+        if not c.name_literal:
+            continue
+        name = c.name
+        kind = kinds.get(name)
+        if kind is None:
+            kind = _env_kind(name)
+        if kind & 1:
+            d = programs.env_dump(name, c.args)
+            if d:
+                later.append(d)
+        for risk in c.risks:
+            if risk.kind == programs.SECRETS:
+                later.append(risk.why)
+        if kind & 2:
+            code = " ".join(a.value for a in c.args) + "\n" + (c.stdin_text or "")
+            if _ENV_API_RE.search(code):
+                later.append(f"`{c.name}` is given code that reads the environment")
     for n in dict.fromkeys(named):
         why = f"names the blocked variable `{n}`"
         trace.append(why + " -> deny")
         denied.append(why)
-    for c in analysis.commands:
-        if not c.name_literal:
-            continue
-        name = c.name
-        # (`env_dump` answers None for a name not in `DUMPS_ENV` that holds no `/`)
-        d = programs.env_dump(name, c.args) if name in _DUMPS_ENV or "/" in name else None
-        if d:
-            trace.append(d + " -> deny")
-            denied.append(d)
-        for risk in c.risks:
-            if risk.kind == programs.SECRETS:
-                trace.append(risk.why + " -> deny")
-                denied.append(risk.why)
-        # (`is_python` is false for a name without a `y`)
-        if name in INTERPRETERS or (("y" in name or "Y" in name) and programs.is_python(name)):
-            code = " ".join(a.value for a in c.args) + "\n" + (c.stdin_text or "")
-            if _ENV_API_RE.search(code):
-                why = f"`{c.name}` is given code that reads the environment"
-                trace.append(why + " -> deny")
-                denied.append(why)
+    for why in later:
+        trace.append(why + " -> deny")
+        denied.append(why)
     for why in _environ_reads(analysis):
         trace.append(why + " -> deny")
         denied.append(why)
@@ -137,16 +139,34 @@ def check_env(analysis: ShellAnalysis, blocked_env: tuple[str, ...] | list[str])
     return Verdict(True, "", tuple(trace))
 
 
+def _env_kind(name: str) -> int:
+    """What `check_env` asks of a command named `name` (a literal word), kept by name: 1, the
+    program may print the environment (`programs.env_dump` answers None for a name not in
+    `DUMPS_ENV` that holds no `/`); 2, it runs code (an interpreter; `is_python` is false for
+    a name without a `y`)."""
+    kind = 1 if name in _DUMPS_ENV or "/" in name else 0
+    if name in INTERPRETERS or (("y" in name or "Y" in name) and programs.is_python(name)):
+        kind |= 2
+    if len(_ENV_KINDS) >= 4096:
+        _ENV_KINDS.clear()
+    _ENV_KINDS[name] = kind
+    return kind
+
+
+_ENV_KINDS: dict[str, int] = {}  # `_env_kind` by name
+
+
 def _environ_reads(analysis: ShellAnalysis) -> list[str]:
     """Why words or redirects of the line could read a process environment
     (`/proc/*/environ`), in order."""
     out: list[str] = []
     # (a word's value holds `environ` or `/proc` only if they all joined do: the usual line
     # asks the question only of its glob and dynamic words)
-    joined = word_texts(analysis)[0]  # (every value joined by a newline, kept)
+    # (every value joined by a newline; the globs and expansions: kept)
+    joined, _, odd = word_texts(analysis)
     every_word = "environ" in joined or "/proc" in joined
     patterns = _only_patterns(analysis) if "environ" in joined else ()
-    for w in analysis.words:
+    for w in analysis.words if every_word else odd:
         if (every_word or w.glob or w.dynamic) and _could_be_proc_environ(w) and \
                 w.value not in patterns:
             out.append(f"`{w.text}` could read a process environment (/proc/*/environ)")
