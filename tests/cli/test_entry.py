@@ -200,7 +200,11 @@ def test_completion_script_works_in_a_real_bash(tmp_path):
 def test_install_completion_writes_to_the_users_bash_config(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
-    p = subprocess.run(["bash", "-c", f"{bin_path('statewright')} --install-completion bash"],
+    # (`; exit $?`: bash stays the command's parent, as in a user's terminal, rather than
+    # exec-ing it; typer finds the shell among the command's ancestors, and a pytest whose own
+    # ancestors hold none, started in the background and orphaned, would leave it none)
+    p = subprocess.run(["bash", "-c", f"{bin_path('statewright')} --install-completion bash; "
+                        "exit $?"],
                        capture_output=True, text=True, env=clean_env(HOME=str(home)), timeout=60)
     assert p.returncode == 0, p.stderr
     assert "completion installed" in p.stdout
