@@ -422,12 +422,16 @@ def lazy_attributes(package: str, where: dict[str, str]) -> Callable[[str], Any]
     return __getattr__
 
 
-def load_extension(package: str, name: str = "_binding") -> Any:
+def load_extension(package: str, name: str = "_binding", defer: tuple[str, ...] = ()) -> Any:
     """The C extension module `package.name`, loaded without running `package/__init__.py`
     (the imported package's own when it is already imported).
 
     It is found where an import would find it (the first `package` directory on `sys.path`)
-    and registered under its own name, so a later `import package` shares it."""
+    and registered under its own name, so a later `import package` shares it. `defer`: modules
+    the extension imports as it loads only to keep functions of theirs for later (tree-sitter's
+    binding keeps `re.compile` for its queries' `#match?`: importing `re` costs a hook process
+    ~2.5 ms): while it loads, each is a stand-in whose functions import the real module when
+    first called (`_deferred`)."""
     import sys
 
     full = f"{package}.{name}"
@@ -452,12 +456,44 @@ def load_extension(package: str, name: str = "_binding") -> Any:
                 loader = external.ExtensionFileLoader(full, path)
                 spec = bootstrap.ModuleSpec(full, loader, origin=path)
                 spec.has_location = True  # (sets `__file__`, as an import would)
-                mod = bootstrap.module_from_spec(spec)
-                loader.exec_module(mod)
+                stand_ins = [m for m in defer if m not in sys.modules]
+                for m in stand_ins:
+                    sys.modules[m] = _deferred(m)
+                try:
+                    mod = bootstrap.module_from_spec(spec)
+                    loader.exec_module(mod)
+                finally:
+                    for m in stand_ins:
+                        if getattr(sys.modules.get(m), "_deferred", False):
+                            del sys.modules[m]
                 sys.modules[full] = mod
                 return mod
         break  # the package found first has no extension: let the import system decide
     raise ImportError(f"no {full} extension found on sys.path")
+
+
+def _deferred(name: str) -> Any:
+    """A stand-in for module `name` (see `load_extension`): each attribute asked of it is a
+    function that imports the real module when called, and calls the real function."""
+    import sys
+
+    stand_in = type(sys)(name)
+    stand_in._deferred = True  # type: ignore[attr-defined]
+
+    def attribute(attr: str) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            real = sys.modules.get(name)
+            if real is None or getattr(real, "_deferred", False):
+                import importlib
+
+                sys.modules.pop(name, None)
+                real = importlib.import_module(name)
+            return getattr(real, attr)(*args, **kwargs)
+
+        return call
+
+    stand_in.__getattr__ = attribute  # type: ignore[method-assign]  # (PEP 562)
+    return stand_in
 
 
 def sha256(data: bytes = b"") -> Any:

@@ -24,7 +24,7 @@ component: `/usr/bin/env` is `env`):
 
 from __future__ import annotations
 
-from ...lean import TYPE_CHECKING, LazyRe, lru_cache
+from ...lean import TYPE_CHECKING, lru_cache
 from ..types import program_name
 from .builders import BUILDERS
 from .cloud import CLOUD
@@ -213,7 +213,14 @@ def _split_words(words: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 #: a word that starts with a variable's value (`$f`, `"${f}"`), not a command's output
-_VARIABLE_FIRST = LazyRe(r'"?\$(?:[A-Za-z_0-9@*#?]|\{)')
+_NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_0123456789@*#?{")
+
+
+def _variable_first(text: str) -> bool:
+    """Whether a word's text starts with a variable's value (`$f`, `"${f}"`), not a command's
+    output (`$(...)`): read by hand, not by a pattern a hook process would compile."""
+    t = text[1:] if text[:1] == '"' else text
+    return t[:1] == "$" and t[1:2] in _NAME_START and t[1:2] != ""
 
 
 def _expansion_risks(name: str, entry: Program, args: tuple[Word, ...]) -> list[Risk]:
@@ -229,7 +236,7 @@ def _expansion_risks(name: str, entry: Program, args: tuple[Word, ...]) -> list[
             if entry.options_first and w.value[:1] != "-":
                 break
             continue
-        if w.pattern[:1] in ("*", "?", "[") and (w.glob or _VARIABLE_FIRST.match(w.text)) and not (
+        if w.pattern[:1] in ("*", "?", "[") and (w.glob or _variable_first(w.text)) and not (
                 i and args[i - 1].literal and args[i - 1].value in entry.value_options):
             out.append(Risk(i, CODE, "", f"`{w.text}` could expand to an option of `{name}` "
                             "that runs code or writes files (a file or value starting with "

@@ -41,7 +41,7 @@ def _pytest(vals: list[str]) -> list[Risk]:
     if not options:
         return out  # (`pytest -q tests`: the usual line)
     opts, _ = getopt(vals, _PYTEST_SHORT_VALUES, ("--override-ini",))
-    for opt, value, i in opts:
+    for opt, value, i, _ in opts:
         if opt in ("-o", "--override-ini") and value is not None and \
                 value.split("=", 1)[0].strip() in _PYTEST_CODE_KEYS:
             out.append(Risk(i, CODE, "-o", "`pytest -o addopts=...` adds options (plugins)"))
@@ -116,7 +116,7 @@ def _pip(vals: list[str]) -> list[Risk]:
         return []
     at, sub = operands[0], vals[operands[0]]
     out: list[Risk] = []
-    for opt, _, i in opts:
+    for opt, _, i, _ in opts:
         if i > at and opt in _PIP_SOURCES:
             out.append(Risk(i, CODE, opt, f"`pip {sub} {opt}` builds packages from a source "
                             "the agent chooses (their setup code runs)"))
@@ -286,7 +286,7 @@ def _make(vals: list[str]) -> list[Risk]:
     out: list[Risk] = []
     opts, operands = getopt(vals, _MAKE_SHORT_VALUES, _MAKE_LONG_VALUES, short_optional="jlO")
     jobs: set[int] = set()  # (`-j 4`: a number after -j or -l is theirs)
-    for opt, value, i in opts:
+    for opt, value, i, _ in opts:
         if opt in _MAKE_CODE:
             out.append(Risk(i, CODE, opt, f"`make {opt}` reads make code from elsewhere"))
         elif opt in ("-e", "--environment-overrides"):

@@ -198,7 +198,7 @@ def _curl(vals: list[str]) -> list[Risk]:
     `-F k=<F`, `--data-urlencode k@F`), a `file:` URL."""
     out: list[Risk] = []
     opts, _ = getopt(vals, _CURL_SHORT_VALUES, _CURL_LONG_VALUES)
-    for opt, value, at in opts:
+    for opt, value, at, _ in opts:
         if opt in _UPLOAD and value is not None and (
                 value.startswith(("@", "<")) or "=@" in value or "=<" in value
                 or (opt == "--data-urlencode" and "@" in value)):

@@ -4,7 +4,6 @@ MODULE` carries the risks of MODULE's own entry (`programs._module_risks`)."""
 
 from __future__ import annotations
 
-from ...lean import LazyRe
 from .spec import Example, Program
 
 PYTHON = Program(
@@ -30,7 +29,24 @@ PYTHON = Program(
     ),
 )
 
-_PYTHON_NAME = LazyRe(PYTHON.name_pattern or "")
+_VERSION_CHARS = frozenset("0123456789.")
+
+
+def _python_family(base: str) -> bool:
+    """Whether a lower-cased base name is in `PYTHON.name_pattern`'s family (read by hand: a
+    hook process would otherwise compile the pattern for every line that names `pytest`;
+    `tests/policy/test_programs.py` holds the two to the same answers)."""
+    if base == "py":
+        return True
+    rest = base[6:] if base.startswith("python") else base[4:] if base.startswith("pypy") \
+        else None
+    if rest is None:
+        return False
+    if rest.endswith("dbg"):
+        rest = rest[:-3]
+        if rest[-1:] in ("-", "_"):
+            rest = rest[:-1]
+    return _VERSION_CHARS.issuperset(rest)
 
 
 def is_python(name: str) -> bool:
@@ -40,7 +56,7 @@ def is_python(name: str) -> bool:
     known = _IS_PYTHON.get(name)
     if known is None:
         base = name.rstrip("/").rsplit("/", 1)[-1].lower()
-        known = _PYTHON_NAME.fullmatch(base) is not None
+        known = _python_family(base)
         if len(_IS_PYTHON) >= 1024:
             _IS_PYTHON.clear()
         _IS_PYTHON[name] = known

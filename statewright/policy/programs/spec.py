@@ -49,17 +49,20 @@ SECRETS = "secrets"  # prints resolved credentials
 
 
 def getopt(vals: list[str], short_values: str, long_values: frozenset[str] | tuple[str, ...],
-           short_optional: str = "") -> tuple[list[tuple[str, str | None, int]], list[int]]:
-    """The options of a command line as a GNU program reads them (`getopt_long`: options
-    anywhere before `--`): each (option, its value or None, the index of the word holding the
-    option), and the indexes of the operands (every word after `--` among them).
+           short_optional: str = "", options_first: bool = False
+           ) -> tuple[list[tuple[str, str | None, int, int]], list[int]]:
+    """The options of a command line as getopt_long reads them: each (option, its value or
+    None, the index of the word holding the option, the index of the word holding its value or
+    else the option), and the indexes of the operands (every word after `--` among them).
+    Options stand anywhere before `--` (GNU's order), or with `options_first` before the first
+    operand (a wrapper: `env -C DIR cmd`, the rest is the command's).
 
     Short options cluster (`-sd@F` is `-s -d @F`; `-sfFILE`, `-sf FILE`): one of
     `short_values` takes the rest of its word or else the next word, one of `short_optional`
     only the rest of its word (`make -j4`); a long option of `long_values` takes what follows
     `=` or else the next word. For a rule that reads an option's value: every spelling of it
-    reaches the rule (abbreviated long options are written out by the walk: `spelling`)."""
-    out: list[tuple[str, str | None, int]] = []
+    reaches the rule (abbreviated long options are written out by the walk: `spell`)."""
+    out: list[tuple[str, str | None, int, int]] = []
     operands: list[int] = []
     i, n = 0, len(vals)
     while i < n:
@@ -70,26 +73,29 @@ def getopt(vals: list[str], short_values: str, long_values: frozenset[str] | tup
         if v[:2] == "--":
             opt, eq, value = v.partition("=")
             if eq:
-                out.append((opt, value, i))
+                out.append((opt, value, i, i))
             elif opt in long_values:
-                out.append((opt, vals[i + 1] if i + 1 < n else None, i))
+                out.append((opt, vals[i + 1] if i + 1 < n else None, i, i + 1))
                 i += 1
             else:
-                out.append((opt, None, i))
+                out.append((opt, None, i, i))
         elif v[:1] == "-" and len(v) > 1:
             for k in range(1, len(v)):
                 ch = v[k]
                 if ch in short_values:
                     if k + 1 < len(v):
-                        out.append(("-" + ch, v[k + 1:], i))
+                        out.append(("-" + ch, v[k + 1:], i, i))
                     else:
-                        out.append(("-" + ch, vals[i + 1] if i + 1 < n else None, i))
+                        out.append(("-" + ch, vals[i + 1] if i + 1 < n else None, i, i + 1))
                         i += 1
                     break
                 if ch in short_optional:
-                    out.append(("-" + ch, v[k + 1:] or None, i))
+                    out.append(("-" + ch, v[k + 1:] or None, i, i))
                     break
-                out.append(("-" + ch, None, i))
+                out.append(("-" + ch, None, i, i))
+        elif options_first:
+            operands += range(i, n)
+            break
         else:
             operands.append(i)
         i += 1

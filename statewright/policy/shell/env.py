@@ -205,18 +205,32 @@ def rewrite_for_env(command: str, blocked_env: tuple[str, ...] | list[str],
                     env_overrides: dict[str, str]) -> str:
     """The command run with the blocked variables unset and the overrides exported."""
     parts: list[str] = []
-    # a variable name is its own shell quoting (`shlex.quote(n) == n` for these names)
-    names = [n for n in blocked_env if _VAR_NAME_RE.fullmatch(n)]
+    # a variable name is its own shell quoting (`_quote(n) == n` for these names)
+    names = [n for n in blocked_env if _is_name(n)]
     if names:
         parts.append("unset " + " ".join(names))
     for k, v in env_overrides.items():
-        if _VAR_NAME_RE.fullmatch(k):
-            import shlex
-
-            parts.append(f"export {k}={shlex.quote(str(v))}")
+        if _is_name(k):
+            parts.append(f"export {k}={_quote(str(v))}")
     if not parts:
         return command
     return "; ".join(parts) + "\n" + command
 
 
-_VAR_NAME_RE = LazyRe(r"[A-Za-z_][A-Za-z0-9_]*")
+def _is_name(n: str) -> bool:
+    """A shell variable name (`[A-Za-z_][A-Za-z0-9_]*`)."""
+    return n.isascii() and n.isidentifier()
+
+
+#: the characters a word needs no quoting for (`shlex.quote`'s: a hook process would import
+#: `shlex` for the rewritten line alone)
+_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789@%+=:,./-_")
+
+
+def _quote(s: str) -> str:
+    """`s` quoted for a POSIX shell, as `shlex.quote` does."""
+    if not s:
+        return "''"
+    if _SAFE.issuperset(s):
+        return s
+    return "'" + s.replace("'", "'\"'\"'") + "'"

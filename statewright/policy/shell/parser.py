@@ -78,7 +78,7 @@ def _tree_sitter() -> tuple[Any, Any, Any]:
     loaded without their `__init__` (`statewright.lean.load_extension`: the hook pays for
     neither `typing` nor `importlib.resources`). Any problem falls back to a plain import."""
     try:
-        core = load_extension("tree_sitter")
+        core = load_extension("tree_sitter", defer=("re",))  # (no `re` for a hook process)
         bash = load_extension("tree_sitter_bash")
         return core.Parser, core.Language, bash.language
     except Exception:

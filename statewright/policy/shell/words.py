@@ -4,9 +4,7 @@ whether it is fixed text."""
 
 from __future__ import annotations
 
-import re
-
-from ...lean import TYPE_CHECKING
+from ...lean import TYPE_CHECKING, LazyRe
 from .parser import TYPE_OF
 from .records import Word, new_word
 
@@ -24,11 +22,13 @@ _ANSI_SIMPLE = {
     "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
     "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?",
 }
-_BRACE_RE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
+_BRACE_RE = LazyRe(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 
 
 def decode_ansi_c(body: str) -> str:
     """Decode the body of a `$'...'` string as bash does."""
+    import re  # (only a `$'...'` word needs it: a hook process rarely imports `re`)
+
     out: list[str] = []
     i, n = 0, len(body)
     while i < n:
@@ -105,6 +105,8 @@ def _unescape_double(text: str) -> str:
     # inside "...", backslash only escapes $ ` " \ and newline
     if "\\" not in text:
         return text
+    import re  # (only a double-quoted text with a backslash needs it)
+
     return re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), text)
 
 
@@ -150,7 +152,7 @@ def _word_parts(node: Any, w: _W, problems: list[str], text: str | None = None,
         if glob and t != "variable_name":
             w.glob = True
             w.literal = False
-        if t == "word" and _BRACE_RE.search(text):
+        if t == "word" and "{" in text and _BRACE_RE.search(text):
             w.literal = False
             w.glob = True
             pat = pat.replace("{", "*").replace("}", "*")
@@ -198,7 +200,8 @@ def _word_parts(node: Any, w: _W, problems: list[str], text: str | None = None,
         w.pat.append("*")
 
 
-_PLAIN_WORD_RE = re.compile(r"[^\\*?\[\]{}$`~]+\Z")
+#: the characters a plain bare word holds none of (nothing to unquote, expand or glob)
+_NOT_PLAIN = frozenset("\\*?[]{}$`~")
 
 
 #: the `Word` of each plain bare word (or number of decimal digits) met so far (text -> Word):
@@ -210,7 +213,7 @@ _PLAIN_WORD_RE = re.compile(r"[^\\*?\[\]{}$`~]+\Z")
 WORD_CACHE: dict[str, Word] = {}
 _MET: set[str] = set()
 _PLAIN_MAX = 4096
-_plain_word = _PLAIN_WORD_RE.match
+_plain = _NOT_PLAIN.isdisjoint
 
 
 def make_word(node: Any, problems: list[str], text: str | None = None, t: str | None = None,
@@ -227,7 +230,7 @@ def make_word(node: Any, problems: list[str], text: str | None = None, t: str | 
         known = WORD_CACHE.get(text)
         if known is not None:
             return known
-        if _plain_word(text):
+        if text and _plain(text):
             # the common case: a bare word with nothing to unquote, expand or glob
             if text not in _MET:  # (shared from its second line on: `tests/u7` is met once)
                 if len(_MET) >= _PLAIN_MAX:
@@ -247,14 +250,14 @@ def make_word(node: Any, problems: list[str], text: str | None = None, t: str | 
         # (the grammar reads `a{b,c}` as plain text: bash makes it `ab ac`)
         w.literal, w.glob = False, True
         while True:
-            braced, pat = pat, _BRACE_GROUP_RE.sub("*", pat)
+            braced, pat = pat, _BRACE_GROUP_RE.get().sub("*", pat)
             if pat == braced:
                 break
     return new_word(text, "".join(w.val), pat, w.literal and not tilde, w.dynamic, w.glob,
                     tilde)
 
 
-_BRACE_GROUP_RE = re.compile(r"\{[^{}]*\}")
+_BRACE_GROUP_RE = LazyRe(r"\{[^{}]*\}")
 
 
 def _brace_expands(node: Any, src: str | None) -> bool:

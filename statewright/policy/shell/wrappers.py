@@ -11,6 +11,7 @@ command by the walk and judged by check 5.
 from __future__ import annotations
 
 from ...lean import TYPE_CHECKING
+from ..programs.spec import getopt
 from .records import Command, Word
 from .words import literal_word
 
@@ -133,42 +134,12 @@ CHDIR_WRAPPERS = {"env": (_ENV_VALUES, "-C", "--chdir"), "sudo": (_SUDO_VALUES, 
 
 def scan_options(vals: list[str], values: tuple[str, frozenset[str]]
                  ) -> tuple[list[tuple[str, str | None, int]], int]:
-    """The options before a wrapper's command, as getopt reads them: each (option, its value
-    or None, the index of the word holding the value or the option), clusters split (`-vC DIR`,
-    `-nu root`, `-CDIR`), long options given their value from the next word unless they hold
-    `=`; and the index of the first word after them (after `--`). `values`: the short letters
-    and the long options that take a value."""
-    shorts, longs = values
-    out: list[tuple[str, str | None, int]] = []
-    i, n = 0, len(vals)
-    while i < n:
-        v = vals[i]
-        if v == "--":
-            return out, i + 1
-        if v[:1] != "-" or v == "-":
-            break
-        if v[:2] == "--":
-            name, eq, value = v.partition("=")
-            if eq:
-                out.append((name, value, i))
-            elif name in longs:
-                i += 1
-                out.append((name, vals[i] if i < n else None, i))
-            else:
-                out.append((name, None, i))
-        else:
-            for k in range(1, len(v)):
-                ch = v[k]
-                if ch in shorts:
-                    if k + 1 < len(v):
-                        out.append(("-" + ch, v[k + 1:], i))
-                    else:
-                        i += 1
-                        out.append(("-" + ch, vals[i] if i < n else None, i))
-                    break
-                out.append(("-" + ch, None, i))
-        i += 1
-    return out, i
+    """The options before a wrapper's command, as getopt reads them (`programs.spec.getopt`):
+    each (option, its value or None, the index of the word holding the value or the option),
+    clusters split (`-vC DIR`, `-nu root`, `-CDIR`); and the index of the first word after
+    them (after `--`). `values`: the short letters and the long options that take a value."""
+    opts, operands = getopt(vals, values[0], values[1], options_first=True)
+    return [(o, v, at) for o, v, _, at in opts], operands[0] if operands else len(vals)
 
 
 def chdir_target(cmd: Command) -> tuple[bool, str | None]:
