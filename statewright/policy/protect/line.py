@@ -10,6 +10,7 @@ from ...lean import TYPE_CHECKING, fnmatchcase, lru_cache
 from ...names import STORE_FILE
 from ..paths import relative_to_root
 from ..procfs import process_link
+from ..programs import is_python
 from ..programs import worktree as wt
 from ..programs.spec import AMBIGUOUS
 from ..shell.cwds import line_cwds
@@ -221,6 +222,11 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
         # an option that is not known to be one option (`git clean --for`: `--force` or
         # `--format`?) hides what the command does to the worktree: refused in every state
         out += [p for p in analysis.problems if AMBIGUOUS in p]
+    for c in analysis.commands:  # (an interpreter given code on the line: rarely)
+        if c.program in _INLINE_CODE or (c.program[:2] == "py" and is_python(c.program)):
+            why = _inline_code_mention(c, ctx)
+            if why:
+                out.append(why)
     needs_fs = todo or analysis.redirects
     if needs_fs:
         fx = ctx_facts(ctx)  # (`protected_paths(ctx)`, `real_store(ctx.store_dir)`)
@@ -450,6 +456,37 @@ def _unseen_mentions(analysis: ShellAnalysis, ctx: Any) -> list[str]:
             f"fully analysed ({analysis.problems[0]})"]
 
 
+#: interpreters and the options whose value is code they run (`python -c CODE`, `node -e`)
+_INLINE_CODE = {
+    **dict.fromkeys(("node", "nodejs", "bun"), ("-e", "-p", "--eval", "--print")),
+    **dict.fromkeys(("perl",), ("-e", "-E")),
+    **dict.fromkeys(("ruby", "lua", "luajit", "Rscript", "osascript", "julia", "groovy"),
+                    ("-e",)),
+    "php": ("-r",), "deno": ("eval",), "pwsh": ("-c", "-Command"),
+    "powershell": ("-c", "-Command"),
+}
+_PYTHON_CODE = ("-c",)
+
+
+def _inline_code_mention(c: Command, ctx: Any) -> str | None:
+    """A protected file named in the code an interpreter is given on the line (`python3 -c
+    'open("workflows/flow.json", "w")'`): what the code does to it the analysis cannot see."""
+    opts = _INLINE_CODE.get(c.program, _PYTHON_CODE)
+    vals = [a.value for a in c.args]
+    for i, v in enumerate(vals):
+        code = vals[i + 1] if v in opts and i + 1 < len(vals) else next(
+            (v[len(o):] for o in opts if len(o) == 2 and v.startswith(o) and len(v) > 2), None)
+        if code:
+            protected = ctx_facts(ctx).protected
+            named = _named_in(code, protected) or _dir_named_in(code, protected,
+                                                                 ctx.project_root)
+            if named:
+                return (f"the code `{c.name}` is given names `{named}`, a file statewright is "
+                        "enforcing or a directory holding one: what the code does to it cannot "
+                        "be seen")
+    return None
+
+
 def _named_in(source: str, protected: frozenset[str]) -> str | None:
     """The name of a protected file that the text of the line holds, quotes and backslashes
     taken out (`echo workflows/flow.json | xargs rm`, `f=flo''w.json; rm "$f"`): a writing
@@ -459,6 +496,27 @@ def _named_in(source: str, protected: frozenset[str]) -> str | None:
         if n in text:
             return n
     return None
+
+
+def _dir_named_in(code: str, protected: frozenset[str], root: str) -> str | None:
+    """The name of a directory of the project holding a protected file that `code` holds as a
+    quoted string (`shutil.rmtree("workflows")`)."""
+    for d in sorted(_protected_dirs(protected, root)):
+        for q in ('"', "'"):
+            if q + d + q in code or q + d + "/" + q in code or q + "./" + d + q in code:
+                return d
+    return None
+
+
+@lru_cache(maxsize=64)
+def _protected_dirs(protected: frozenset[str], root: str) -> frozenset[str]:
+    """The first directory below the project root of each protected file there."""
+    out = set()
+    for p in protected:
+        rel = relative_to_root(p, root)
+        if rel is not None and "/" in rel:
+            out.add(rel.split("/", 1)[0])
+    return frozenset(out)
 
 
 @lru_cache(maxsize=64)
