@@ -431,7 +431,8 @@ def load_extension(package: str, name: str = "_binding", defer: tuple[str, ...] 
     the extension imports as it loads only to keep functions of theirs for later (tree-sitter's
     binding keeps `re.compile` for its queries' `#match?`: importing `re` costs a hook process
     ~2.5 ms): while it loads, each is a stand-in whose functions import the real module when
-    first called (`_deferred`)."""
+    first called (`_deferred`); only in a process with one thread (a hook process), where no
+    other code can import the stand-in meanwhile."""
     import sys
 
     full = f"{package}.{name}"
@@ -456,7 +457,10 @@ def load_extension(package: str, name: str = "_binding", defer: tuple[str, ...] 
                 loader = external.ExtensionFileLoader(full, path)
                 spec = bootstrap.ModuleSpec(full, loader, origin=path)
                 spec.has_location = True  # (sets `__file__`, as an import would)
-                stand_ins = [m for m in defer if m not in sys.modules]
+                # (one thread only: another could `import re` and get the stand-in)
+                threading = sys.modules.get("threading")
+                alone = threading is None or threading.active_count() == 1
+                stand_ins = [m for m in defer if m not in sys.modules] if alone else []
                 for m in stand_ins:
                     sys.modules[m] = _deferred(m)
                 try:
