@@ -486,13 +486,9 @@ def _deferred(name: str) -> Any:
 
     def attribute(attr: str) -> Any:
         def call(*args: Any, **kwargs: Any) -> Any:
-            real = sys.modules.get(name)
-            if real is None or getattr(real, "_deferred", False):
-                import importlib
-
-                sys.modules.pop(name, None)
-                real = importlib.import_module(name)
-            return getattr(real, attr)(*args, **kwargs)
+            if getattr(sys.modules.get(name), "_deferred", False):
+                del sys.modules[name]  # (still the stand-in: the real module is imported)
+            return getattr(__import__(name), attr)(*args, **kwargs)
 
         return call
 

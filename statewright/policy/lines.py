@@ -247,8 +247,10 @@ def _links_to_environ(analysis: ShellAnalysis, at: list[tuple[int, str]] | None,
     cmds = analysis.commands
     for k, here in enumerate([start] * len(cmds)) if at is None else at:
         cmd = cmds[k]
-        name = cmd.program if cmd.name_literal else ""
-        if cmd.name not in NO_FILE_ARGS:  # (by its bare name: `./echo` may read its words)
+        # (by its bare name: what a program reads no file from lets more through, and
+        # `./grep`, `./echo` may be files the agent wrote that read their words)
+        name = cmd.name if cmd.name_literal else ""
+        if name not in NO_FILE_ARGS:
             patterns = pattern_args(name, cmd.args) if name in _PATTERNED else ()
             first = name in SUBCOMMAND_FIRST  # (`git status`: no file)
             for i, a in enumerate(cmd.args):

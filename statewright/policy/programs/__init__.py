@@ -284,6 +284,8 @@ def _outputs(name: str, args: tuple[Word, ...], vals: list[str]) -> Outputs:
                 elif not eq and opt not in GLUED_VALUE_ONLY and i + 1 < n:
                     out.append((opt, i + 1, None))
                     i += 1
+            elif not eq and opt in values:
+                i += 1  # (its value is the next word, even `--`)
         elif not past_options and short and v[:1] == "-" and v[1:2] not in ("", "-"):
             # a cluster of short options (`-sSo F`, `-sSoF`): the letters before the output
             # option are flags; one that takes a value ends the cluster (a program whose words
@@ -298,6 +300,8 @@ def _outputs(name: str, args: tuple[Word, ...], vals: list[str]) -> Outputs:
                         i += 1
                     break
                 if o in values:
+                    if k + 1 == len(v):
+                        i += 1  # (its value is the next word, even `--`: `sort -T -- -o F`)
                     break
         i += 1
     if entry is not None and entry.writes is not None:

@@ -249,6 +249,13 @@ ABBREVIATING = frozenset({
     "unshare", "nsenter", "systemd-run", "strace", "ltrace", "gdb", "xvfb-run", "setsid",
 })
 
+#: the programs known to take a long option only whole (argparse told so, curl, clap, cobra,
+#: Go's flag, node, ripgrep): there `--outp` is an error, never `--output`
+EXACT_ONLY = frozenset({
+    "pytest", "py.test", "curl", "rg", "fd", "fdfind", "cargo", "rustc", "go", "docker",
+    "podman", "kubectl", "oc", "gh", "node", "nodejs", "deno", "bun", "uv", "uvx",
+})
+
 #: of those, the wrappers whose options end at the first word that is no option (the words
 #: after it are their command's, spelled as that command's)
 OPTIONS_FIRST = frozenset({
@@ -273,16 +280,19 @@ def watched(name: str) -> tuple[str, ...]:
 
 
 def _tiers(name: str) -> tuple[tuple[str, ...], ...]:
-    """`watched(name)` as its two sorted parts (none for a program not `ABBREVIATING`)."""
+    """`watched(name)` as its two sorted parts: a program of `ABBREVIATING` its own options
+    and those any program writes with; one known to take no prefix (`EXACT_ONLY`) none; any
+    other program (its parser unknown: it may take prefixes) those any program writes with
+    (`shuf --outp=F` writes F)."""
     tiers = _TABLE.get(name)
     if tiers is None:
-        if name in ABBREVIATING:
+        if name in EXACT_ONLY:
+            tiers = ()
+        else:
             from .writers import ANY_PROGRAM_OUTPUTS
 
-            own = own_options(name)
+            own = own_options(name) if name in ABBREVIATING else ()
             tiers = (own, tuple(sorted(ANY_PROGRAM_OUTPUTS.difference(own))))
-        else:
-            tiers = ()
         _TABLE[name] = tiers
         _SETS[name] = frozenset(o for t in tiers for o in t)
     return tiers
@@ -377,19 +387,27 @@ def spell(name: str, args: tuple[Word, ...], problems: list[str], options_first:
     """`args` of program `name` with each abbreviated long option written out (its text kept as
     written), or None when none is abbreviated; a word that abbreviates several options goes
     to `problems`. Options end at `--`, and with `options_first` (a wrapper: its command's
-    words are the command's) at the first word that is no option."""
-    if name not in ABBREVIATING:
-        return None
+    words are the command's) at the first word that is no option and could be no option's
+    value (`env -u X --chd=D cmd`: `X` may be `-u`'s)."""
     out: list[Word] | None = None
+    valued = False  # (the word before could be an option that takes the next as its value)
     for i, a in enumerate(args):
         v = a.value
         if v[:2] != "--":
-            if options_first and v[:1] != "-":
-                break
+            if v[:1] == "-" and len(v) > 1:
+                valued = True  # (`-u`, `-vC`: the next word may be its value)
+            elif options_first:
+                if not valued:
+                    break
+                valued = False
             continue
-        if len(v) == 2:  # (`--`)
-            break
+        if len(v) == 2:  # (`--`: the end of the options, or the value of the one before)
+            if not valued:
+                break
+            valued = False
+            continue
         opt, eq, rest = v.partition("=")
+        valued = not eq
         full = full_option(name, opt)
         if full is None:
             continue

@@ -222,11 +222,7 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
         # an option that is not known to be one option (`git clean --for`: `--force` or
         # `--format`?) hides what the command does to the worktree: refused in every state
         out += [p for p in analysis.problems if AMBIGUOUS in p]
-    for c in analysis.commands:  # (an interpreter given code on the line: rarely)
-        if c.program in _INLINE_CODE or (c.program[:2] == "py" and is_python(c.program)):
-            why = _inline_code_mention(c, ctx)
-            if why:
-                out.append(why)
+    out += _inline_code_mentions(analysis, ctx)
     needs_fs = todo or analysis.redirects
     if needs_fs:
         fx = ctx_facts(ctx)  # (`protected_paths(ctx)`, `real_store(ctx.store_dir)`)
@@ -468,14 +464,34 @@ _INLINE_CODE = {
 _PYTHON_CODE = ("-c",)
 
 
+def _inline_code_mentions(analysis: ShellAnalysis, ctx: Any) -> list[str]:
+    """`_inline_code_mention` of each interpreter of the line given code (rarely one)."""
+    out = []
+    for c in analysis.commands:
+        if c.program in _INLINE_CODE or (c.program[:2] == "py" and is_python(c.program)):
+            why = _inline_code_mention(c, ctx)
+            if why:
+                out.append(why)
+    return out
+
+
 def _inline_code_mention(c: Command, ctx: Any) -> str | None:
     """A protected file named in the code an interpreter is given on the line (`python3 -c
     'open("workflows/flow.json", "w")'`): what the code does to it the analysis cannot see."""
     opts = _INLINE_CODE.get(c.program, _PYTHON_CODE)
+    letters = {o[1] for o in opts if len(o) == 2}
     vals = [a.value for a in c.args]
+    codes = [c.stdin_text] if c.stdin_text else []  # (`python3 - <<EOF`, `<<< CODE`)
     for i, v in enumerate(vals):
-        code = vals[i + 1] if v in opts and i + 1 < len(vals) else next(
-            (v[len(o):] for o in opts if len(o) == 2 and v.startswith(o) and len(v) > 2), None)
+        nxt = vals[i + 1] if i + 1 < len(vals) else ""
+        if v in opts:
+            codes.append(nxt)
+        elif v[:2] == "--" and v.partition("=")[0] in opts:
+            codes.append(v.partition("=")[2])  # (`--eval=CODE`)
+        elif v[:1] == "-" and v[1:2] != "-":
+            # (a cluster: `-Ic CODE`, `-le CODE`, `-pe CODE`: each reading taken)
+            codes += [v[k + 1:] or nxt for k in range(1, len(v)) if v[k] in letters]
+    for code in codes:
         if code:
             protected = ctx_facts(ctx).protected
             named = _named_in(code, protected) or _dir_named_in(code, protected,

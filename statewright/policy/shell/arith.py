@@ -70,48 +70,63 @@ def operand_indexes(name: str, vals: list[str]) -> list[int]:
     if name == "let":
         return list(range(len(vals)))
     if name in ("printf", "wait"):
-        return [i + 1 for i, v in enumerate(vals[:-1]) if v in ("-v", "-p")]
+        # (`-v NAME`, or glued: `-vNAME`, whose word then holds the name)
+        return [i + 1 for i, v in enumerate(vals[:-1]) if v in ("-v", "-p")] + [
+            i for i, v in enumerate(vals) if v[:2] in ("-v", "-p") and len(v) > 2]
     if name in ("test", "["):
         return [i + 1 for i, v in enumerate(vals[:-1]) if v == "-v"] + [
             k for i, v in enumerate(vals) if v in ARITH_TEST_OPS
             for k in (i - 1, i + 1) if 0 <= k < len(vals)]
     if name in ("read", "unset"):
         out: list[int] = []
-        skip = False
+        skip = array = False
         for i, v in enumerate(vals):
             if skip:
                 skip = False
-                if name == "read" and vals[i - 1] == "-a":
-                    out.append(i)
+                if array:
+                    out.append(i)  # (`read -a NAME`)
                 continue
             if v.startswith("-"):
-                skip = name == "read" and v in ("-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u")
+                if name == "read":  # (a cluster: flags, then an option taking a value)
+                    for k in range(1, len(v)):
+                        if v[k] in "adinNptu":
+                            if k + 1 < len(v):
+                                if v[k] == "a":
+                                    out.append(i)  # (`-raNAME`: the word holds the name)
+                            else:
+                                skip, array = True, v[k] == "a"
+                            break
                 continue
             out.append(i)
         return out
     return []
 
 
-#: the options of `read` and of `mapfile`/`readarray` that take a value (`read -t 5`, `mapfile
-#: -t` trims: a flag)
-_READ_VALUES = frozenset({"-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"})
+#: the options of `mapfile`/`readarray` that take a value (its `-t` trims: a flag)
 _MAPFILE_VALUES = frozenset({"-d", "-n", "-O", "-s", "-u", "-C", "-c"})
 
 
 def tainted_by_reader(name: str, vals: list[str]) -> list[str]:
     """The variables a reader builtin (`read`, `mapfile`, `printf -v`, `wait -p`, ...) sets
-    from text the line does not fix."""
+    from text the line does not fix (a subscripted name, `PATH[0]`, by its name)."""
+    return [n.split("[", 1)[0] for n in _set_by_reader(name, vals)]
+
+
+def _set_by_reader(name: str, vals: list[str]) -> list[str]:
     if name in ("printf", "wait"):
-        return [vals[i + 1] for i, v in enumerate(vals[:-1]) if v in ("-v", "-p")]
+        return [vals[i + 1] for i, v in enumerate(vals[:-1]) if v in ("-v", "-p")] + [
+            v[2:] for v in vals if v[:2] in ("-v", "-p") and len(v) > 2]
+    if name == "read":
+        ops = [vals[i] for i in operand_indexes("read", vals)]
+        return [v[v.index("a") + 1:] if v[:1] == "-" else v for v in ops] or ["REPLY"]
     if name == "getopts":
         return [*vals[1:2], "OPTARG"]
-    if name in ("read", "mapfile", "readarray", "select"):
-        valued = _READ_VALUES if name == "read" else _MAPFILE_VALUES
+    if name in ("mapfile", "readarray", "select"):
         ops = [v for i, v in enumerate(vals) if not v.startswith("-") and not (
-            i and vals[i - 1] in valued and vals[i - 1] != "-a")]  # (`read -a NAME`)
+            i and vals[i - 1] in _MAPFILE_VALUES)]
         if name == "select":
             return ops[:1]
-        return ops or (["REPLY"] if name == "read" else ["MAPFILE"])
+        return ops or ["MAPFILE"]
     return []
 
 
@@ -246,6 +261,39 @@ def array(w: Walker, node: Any, context: str, depth: int, stdin: str) -> None:
 def arithmetic_expansion(w: Walker, node: Any, context: str, depth: int, stdin: str) -> None:
     for ch in node.named_children:
         walk(w, ch, context, depth)
+
+
+#: variables whose value bash runs as code: expanded as a prompt (`set -x` prints PS4 so,
+#: an interactive shell PS0-PS2), or run before a prompt (PROMPT_COMMAND)
+PROMPT_VARS = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND"})
+
+
+def prompt_code(w: Walker, name: str, depth: int) -> None:
+    """Variable `name`'s value run as code (`${x@P}`, `PS4` under `set -x`, PROMPT_COMMAND):
+    walked as a line when the line assigns it fixed text, else a problem."""
+    value = next((v for n, v in reversed(w.assignments) if n == name), None)
+    if value is not None and value.literal:
+        text = value.value
+        if name == "PROMPT_COMMAND" or "$" in text or "`" in text:
+            # (a prompt's text runs only its expansions: read as a line, over-approximated)
+            w.run(text, f"prompt {name}", depth + 1)
+    else:
+        w.problems.append(f"`{name}` is expanded as a prompt (its `$(...)` runs), and its value "
+                          "is not fixed text on the line")
+
+
+#: builtins that declare or export variables (a line's own `declare x=1` is a declaration)
+DECLARING = frozenset({"declare", "typeset", "local", "export", "readonly"})
+
+
+def wrapped_builtin(w: Walker, name: str, vals: list[str], label: str) -> None:
+    """A builtin another runs (`builtin let ...`, `command printf -v X`, `builtin export
+    PATH=...`): what it evaluates or assigns is read only where it stands alone, so one that
+    evaluates or assigns anything is a problem."""
+    assigns = name in READERS or (name in ("printf", "wait") and tainted_by_reader(name, vals))
+    if name in DECLARING or assigns or operand_indexes(name, vals):
+        w.problems.append(f"`{label} {name}`: a builtin run by another is not read as itself "
+                          "(what it evaluates or assigns)")
 
 
 #: builtins that evaluate some of their operands as arithmetic or names, or set variables

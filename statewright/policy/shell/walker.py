@@ -12,7 +12,7 @@ from ...lean import TYPE_CHECKING, lru_cache
 from .. import programs
 from ..paths import has_surrogate
 from ..programs import program_name
-from ..programs.spec import ABBREVIATING, respell, spell_argv
+from ..programs.spec import EXACT_ONLY, respell, spell_argv
 from ..types import CACHE_MAX_LINE
 from . import arith
 from .cwds import DIR_CHANGERS
@@ -178,7 +178,7 @@ class Walker:
                   depth: int) -> None:
         name = argv[0].value if argv[0].literal else ""
         prog = name if "/" not in name else program_name(name)  # (`/usr/bin/env`: `env`)
-        if prog in ABBREVIATING and (spelled := spell_argv(prog, argv, self.problems)):
+        if prog not in EXACT_ONLY and (spelled := spell_argv(prog, argv, self.problems)):
             argv = respell(self.words, argv, spelled)  # (`--chd=DIR`: `--chdir=DIR`)
         args = argv[1:]
         risks, outputs = programs.facts(name, args) if name else _NO_FACTS
@@ -187,6 +187,8 @@ class Walker:
                                          risks, args))
         if name in DIR_CHANGERS:  # (`builtin cd DIR`, `command cd DIR`)
             self.changes_dir = True
+        if name in arith.EVALUATING or name in arith.DECLARING:
+            arith.wrapped_builtin(self, name, [a.value for a in args], label)
         if outputs:
             self._option_outputs(args, outputs)
         if prog in WRAPPERS:
@@ -295,7 +297,7 @@ class Walker:
             self.node(node, context, depth)
 
     def _expansion(self, node: Any, context: str, depth: int, stdin: str = "inherit") -> None:
-        indirect = offsets = False  # `${!...}`, `${s:OFF:LEN}`
+        indirect = offsets = prompt = False  # `${!...}`, `${s:OFF:LEN}`, `${x@P}`
         name = None  # the first variable name in it
         named: list[Any] = []
         for c in node.children:
@@ -309,9 +311,13 @@ class Walker:
                     indirect = True
                 elif ct == ":":
                     offsets = True
+                elif ct == "P":  # (the `@P` operator: the value expanded as a prompt)
+                    prompt = True
         if name is not None:
             nm = self.text(name)
             self.variables.append(("!" + nm) if indirect else nm)
+            if prompt:
+                arith.prompt_code(self, nm, depth)
             if indirect:
                 self.evaluated.append(("var", nm))  # its value is a name
         elif indirect:
@@ -363,6 +369,8 @@ class Walker:
             value = literal_word("")
         self.assignments.append((name, value))
         self.words.append(value)
+        if name in arith.PROMPT_VARS:  # (`PS4='$(cmd)'; set -x`: its `$(...)` runs)
+            arith.prompt_code(self, name, depth)
         return name, value
 
     # -- commands ---------------------------------------------------------------------------
@@ -390,6 +398,12 @@ class Walker:
                 w = make_word(ch, self.problems)
                 self.words.append(w)
                 argv.append(w)
+                if kw != "unset" and ((not w.literal and w.value[:1] in ("-", "")) or (
+                        w.value[:1] == "-" and "n" in w.value[1:])):
+                    # (`declare "-n" r`, `declare $f r`: which variable an assignment to `r`
+                    # then sets is not fixed)
+                    self.problems.append(f"`{kw} {w.text}`: a name reference (-n) makes an "
+                                         "assignment set another variable")
                 if w.value.startswith("-") and w.literal:
                     self.node(ch, context, depth)
                 else:
@@ -421,7 +435,7 @@ class Walker:
                 return
             words_of, assigns, redirects, stdin, stdin_text, name, keep = found
             prog = name if name is None or "/" not in name else program_name(name)
-            if prog in ABBREVIATING:
+            if prog is not None and prog not in EXACT_ONLY:
                 seen = len(self.problems)
                 spelled = spell_argv(prog, words_of, self.problems)
                 if spelled:
