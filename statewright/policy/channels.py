@@ -13,7 +13,7 @@ from ..lean import TYPE_CHECKING, fnmatchcase, lru_cache
 from ..names import CODE_TOOLS
 from .procfs import environ_path
 from .tools import FILE_READERS
-from .types import line_memo
+from .types import line_memo, program_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
@@ -213,7 +213,7 @@ def _role(name: str) -> str:
     if name in _worktree_facts()[0]:
         role = _DETACHER
     else:
-        base = name[name.rfind("/") + 1:]  # (`os.path.basename`)
+        base = program_name(name)
         role = base if base in _CODE_RUNNERS else ""
     if len(_ROLES) >= 1024:
         _ROLES.clear()

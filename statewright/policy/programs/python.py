@@ -4,6 +4,7 @@ MODULE` carries the risks of MODULE's own entry (`programs._module_risks`)."""
 
 from __future__ import annotations
 
+from ..types import program_name
 from .spec import Example, Program
 
 PYTHON = Program(
@@ -55,7 +56,7 @@ def is_python(name: str) -> bool:
         return False  # every name of the family has a `y` (the common case: not Python)
     known = _IS_PYTHON.get(name)
     if known is None:
-        base = name.rstrip("/").rsplit("/", 1)[-1].lower()
+        base = program_name(name).lower()
         known = _python_family(base)
         if len(_IS_PYTHON) >= 1024:
             _IS_PYTHON.clear()

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from ...lean import TYPE_CHECKING
+from ..types import program_name
 from .scripts import awk_program, sed_script
 from .spec import CODE, DYNAMIC, Example, Program, Risk
 
@@ -266,8 +267,7 @@ def pattern_args(name: str, args: tuple[Word, ...]) -> list[int]:
     """The indexes of `args` that the program `name` (a bare name or a path) reads as its
     pattern rather than a file: a `PATTERN_SEARCHERS` entry's, or `git grep`'s after its
     subcommand (`pattern_operands`)."""
-    if "/" in name:
-        name = name.rsplit("/", 1)[-1]
+    name = program_name(name)
     skip = 0
     if name == "git" and args and args[0].literal and args[0].value == "grep":
         name, skip = "git grep", 1

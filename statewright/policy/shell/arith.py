@@ -28,6 +28,7 @@ refuses it (a problem) and so does check 6 (the hidden code could print the envi
 from __future__ import annotations
 
 from ...lean import TYPE_CHECKING, LazyRe
+from ..programs.spec import getopt
 from .records import Word
 from .words import make_word
 
@@ -78,32 +79,16 @@ def operand_indexes(name: str, vals: list[str]) -> list[int]:
             k for i, v in enumerate(vals) if v in ARITH_TEST_OPS
             for k in (i - 1, i + 1) if 0 <= k < len(vals)]
     if name in ("read", "unset"):
-        out: list[int] = []
-        skip = array = False
-        for i, v in enumerate(vals):
-            if skip:
-                skip = False
-                if array:
-                    out.append(i)  # (`read -a NAME`)
-                continue
-            if v.startswith("-"):
-                if name == "read":  # (a cluster: flags, then an option taking a value)
-                    for k in range(1, len(v)):
-                        if v[k] in "adinNptu":
-                            if k + 1 < len(v):
-                                if v[k] == "a":
-                                    out.append(i)  # (`-raNAME`: the word holds the name)
-                            else:
-                                skip, array = True, v[k] == "a"
-                            break
-                continue
-            out.append(i)
-        return out
+        # (options in every getopt spelling: `read -a NAME`, `-raNAME` hold a name too)
+        opts, operands = getopt(vals, _READ_VALUES if name == "read" else "", ())
+        return sorted([at for o, v, _, at in opts if o == "-a" and v is not None] + operands)
     return []
 
 
-#: the options of `mapfile`/`readarray` that take a value (its `-t` trims: a flag)
-_MAPFILE_VALUES = frozenset({"-d", "-n", "-O", "-s", "-u", "-C", "-c"})
+#: the short options of `read` and of `mapfile`/`readarray` that take a value (`read -t 5`;
+#: `mapfile -t` trims: a flag)
+_READ_VALUES = "adinNptu"
+_MAPFILE_VALUES = "dnOsuCc"
 
 
 def tainted_by_reader(name: str, vals: list[str]) -> list[str]:
@@ -117,13 +102,13 @@ def _set_by_reader(name: str, vals: list[str]) -> list[str]:
         return [vals[i + 1] for i, v in enumerate(vals[:-1]) if v in ("-v", "-p")] + [
             v[2:] for v in vals if v[:2] in ("-v", "-p") and len(v) > 2]
     if name == "read":
-        ops = [vals[i] for i in operand_indexes("read", vals)]
-        return [v[v.index("a") + 1:] if v[:1] == "-" else v for v in ops] or ["REPLY"]
+        opts, operands = getopt(vals, _READ_VALUES, ())
+        return [v for o, v, _, _ in opts if o == "-a" and v is not None] + [
+            vals[i] for i in operands] or ["REPLY"]
     if name == "getopts":
         return [*vals[1:2], "OPTARG"]
     if name in ("mapfile", "readarray", "select"):
-        ops = [v for i, v in enumerate(vals) if not v.startswith("-") and not (
-            i and vals[i - 1] in _MAPFILE_VALUES)]
+        ops = [vals[i] for i in getopt(vals, _MAPFILE_VALUES, ())[1]]
         if name == "select":
             return ops[:1]
         return ops or ["MAPFILE"]
