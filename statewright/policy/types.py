@@ -266,8 +266,8 @@ class Decision(Record):
 
 
 (_d_allowed, _d_reason, _d_rule, _d_code, _d_explanation, _d_files, _d_updated_input,
- _d_counts_iteration, _d_sandboxed) = (getattr(Decision, "_" + f if f == "explanation" else f).__set__
-                        for f in Decision._fields)
+ _d_counts_iteration, _d_sandboxed) = (
+    getattr(Decision, "_" + f if f == "explanation" else f).__set__ for f in Decision._fields)
 
 
 def finish_trace(items: Any) -> tuple[str, ...]:
