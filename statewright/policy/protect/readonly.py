@@ -1,0 +1,309 @@
+"""A state's `read_only` globs, as the analysis enforces them (the early, explained refusal;
+the kernel tier binds what the analysis cannot see): which glob names a written path, or could
+name a path below a directory that is moved or removed whole.
+
+Globs have the semantics of `file_pattern` (`paths.glob_match`) and are matched against every
+project-relative form of a path: resolved (symlinks followed: a link into `tests/` is `tests/`)
+and as written (a `tests` that is itself a link is still `tests`), in NFC, and case-folded (the
+file system may be case-insensitive), as check 1 compares protected files.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ...lean import TYPE_CHECKING
+from ..paths import _segment_match, compile_glob, glob_match, relative_to_real
+
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
+    from ..shell import Command
+    from ..types import GateContext
+
+
+def _forms(rel: str) -> tuple[str, ...]:
+    """`rel` as the globs are matched against it: as it is, in NFC, case-folded."""
+    if rel.isascii():
+        low = rel.lower()
+        return (rel,) if low == rel else (rel, low)
+    import unicodedata
+
+    nfc = unicodedata.normalize("NFC", rel)
+    return tuple(dict.fromkeys((rel, nfc, nfc.casefold())))
+
+
+def _pattern_forms(pattern: str) -> tuple[str, ...]:
+    p = pattern.removeprefix("./")
+    if p.isascii():
+        low = p.lower()
+        return (p,) if low == p else (p, low)
+    import unicodedata
+
+    nfc = unicodedata.normalize("NFC", p)
+    return tuple(dict.fromkeys((p, nfc, nfc.casefold())))
+
+
+def matching_glob(rel: str, globs: tuple[str, ...]) -> str | None:
+    """The first of `globs` that names the project-relative path `rel` (None: none does)."""
+    if rel == ".":
+        return None
+    forms = _forms(rel)
+    for g in globs:
+        for pf in _pattern_forms(g):
+            for f in forms:
+                if glob_match(pf, f):
+                    return g
+    return None
+
+
+def holding_glob(rel: str, globs: tuple[str, ...]) -> str | None:
+    """The first of `globs` that could name a path below the directory `rel` (`.`: the project
+    root), which a command moving or removing the whole directory would change."""
+    dirs = [()] if rel == "." else [tuple(f.split("/")) for f in _forms(rel)]
+    for g in globs:
+        for pf in _pattern_forms(g):
+            pat = tuple(pf.split("/"))
+            for d in dirs:
+                if _could_hold(pat, d):
+                    return g
+    return None
+
+
+def _could_hold(pat: tuple[str, ...], d: tuple[str, ...]) -> bool:
+    """Whether some path strictly below directory `d` (its segments) matches pattern `pat`."""
+    while d:
+        if not pat:
+            return False
+        head = pat[0]
+        if head == "**":
+            return True  # (any number of directories: below `d` too)
+        if not _segment_ok(head, d[0]):
+            return False
+        pat, d = pat[1:], d[1:]
+    return bool(pat) and pat != ("",)
+
+
+def _segment_ok(pat: str, seg: str) -> bool:
+    if "[" in pat or "\\" in pat:
+        return compile_glob(pat).match(seg) is not None
+    return _segment_match(pat.replace("**", "*"), seg)
+
+
+def relatives(p: str, fulls: list[str], real_root: str, root: str, cwd: str | None
+              ) -> list[str]:
+    """Every project-relative form of path argument `p`: of each of its resolutions `fulls`
+    (symlink-free) and of `p` as written (normalised lexically against `cwd` or the root),
+    against the real root and the root as given."""
+    out: list[str] = []
+    for full in fulls:
+        rel = relative_to_real(full, real_root)
+        if rel is not None and rel not in out:
+            out.append(rel)
+    base = cwd or root
+    lex = os.path.normpath(os.path.join(base, p))
+    for r in (real_root, os.path.normpath(root)):
+        rel = relative_to_real(lex, r)
+        if rel is not None and rel not in out:
+            out.append(rel)
+    return out
+
+
+#: how many entries below a directory moved or removed whole are looked at for a read-only
+#: path; a bigger tree is refused unlooked (fail closed)
+WALK_LIMIT = 20_000
+
+
+def held_glob(rel: str, full: str, globs: tuple[str, ...]) -> tuple[str, str] | None:
+    """(glob, what) when the directory `full` (project-relative: `rel`) holds a path one of
+    `globs` names now: moving or removing the directory whole would change it. Only globs that
+    could name a path below it are looked for (`holding_glob`); a tree of more than
+    `WALK_LIMIT` entries counts as holding one."""
+    could = tuple(g for g in globs if holding_glob(rel, (g,)) is not None)
+    if not could:
+        return None
+    prefix = "" if rel == "." else rel + "/"
+    seen = 0
+    stack = [(full, prefix)]
+    while stack:
+        d, pre = stack.pop()
+        try:
+            with os.scandir(d) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for e in entries:
+            seen += 1
+            if seen > WALK_LIMIT:
+                return could[0], f"more than {WALK_LIMIT} entries, too many to look through"
+            sub = pre + e.name
+            g = matching_glob(sub, could)
+            if g is not None:
+                return g, f"`{sub}`"
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    stack.append((e.path, sub + "/"))
+            except OSError:
+                continue
+    return None
+
+
+def path_problem(p: str, rels: list[str], globs: tuple[str, ...], whole: str | None = None
+                 ) -> str | None:
+    """Why writing the path `p` (its project-relative forms: `rels`) is refused in a state
+    with `read_only` `globs`; `whole`: the real path of a directory the call moves or removes
+    with everything below it."""
+    for rel in rels:
+        g = matching_glob(rel, globs)
+        if g is not None:
+            return f"`{p}` is read-only in this state (read_only `{g}`)"
+    if whole is not None:
+        for rel in rels:
+            held = held_glob(rel, whole, globs)
+            if held is not None:
+                return (f"`{p}` holds {held[1]}, read-only in this state (read_only "
+                        f"`{held[0]}`)")
+    return None
+
+
+def whole_dir(full: str) -> str | None:
+    """`full` when it is a directory now (a move or removal of it changes what is below)."""
+    try:
+        return full if os.path.isdir(full) else None
+    except (OSError, ValueError):
+        return None
+
+
+# -- the calls: a tool's paths, a line's writes ------------------------------------------------
+
+def call_problem(c: Any, globs: tuple[str, ...], ctx: GateContext) -> str | None:
+    """Why the gate's call `c` would change a path the state's `read_only` `globs` name: an
+    edit tool, a tool that writes, moves or deletes what it names, or a shell line whose writes
+    the analysis sees (the kernel tier binds what it cannot see); None for any other call."""
+    if c.analysis is not None:
+        return line_problem(c, globs, ctx)
+    if c.may_write or c.write:
+        return tool_problem(c, globs, ctx)
+    return None
+
+
+def tool_problem(c: Any, globs: tuple[str, ...], ctx: GateContext) -> str | None:
+    """Why a tool that writes, moves or deletes the paths it names (the gate's call `c`) would
+    change a path `globs` name (a directory moved or deleted: anything below it)."""
+    from .. import edits
+    from ..paths import TooDeep, tool_paths
+
+    try:
+        paths = tool_paths(c.args)
+    except TooDeep as exc:  # (refused by self-protection already; refused here too)
+        return str(exc)
+    name = c.name
+    # (the directories an MCP server resolves a relative path against: `gate._server_roots`)
+    roots = ctx.server_roots.get(name[5:].split("__", 1)[0], ()) \
+        if name.startswith("mcp__") and ctx.server_roots else ()
+    for p in edits.edited_paths(c.name, c.args) if c.write else ():
+        if isinstance(p, str) and p not in paths:
+            paths.append(p)
+    for p in paths:
+        fulls = c.fulls.get(p)
+        if fulls is None:
+            fulls = c.fulls[p] = c.every(p, c.cwd, roots)
+        whole = next((f for f in fulls if whole_dir(f)), None) if c.tree else None
+        why = path_problem(p, relatives(p, fulls, c.real_root, ctx.project_root, c.cwd), globs,
+                           whole)
+        if why:
+            return why
+    return None
+
+
+#: programs that change a file's mode, owner or attributes (their first operand is the mode or
+#: owner, unless given by `--reference=`)
+_METADATA_CHANGERS = frozenset({"chmod", "chown", "chgrp"})
+#: programs that make hard links (a second name for a read-only file's content)
+_LINKERS = frozenset({"ln", "link"})
+
+
+def line_problem(c: Any, globs: tuple[str, ...], ctx: GateContext) -> str | None:
+    """Why the shell line of `c` (the gate's call) would change a path the state's `read_only`
+    `globs` name: an output redirect or a file an option says a command writes (`sed -i`, `tee`,
+    a copy's destination), a removal, a move's source, a directory moved or removed whole that
+    could hold one, a hard link to one, a change of its mode or owner. What code the line runs
+    would write is the kernel tier's to bind."""
+    from ..paths import HARMLESS_DEVICES
+    from .line import changes_worktree, line_dirs
+
+    analysis = c.analysis
+    root, given_root = c.real_root, ctx.project_root
+    cwds = line_dirs(analysis, c.cwd or given_root)[0]
+    resolve = c.resolve
+
+    def judge(v: str, d: str, whole: bool = False) -> str | None:
+        full = resolve(v, d, shell=True)
+        return path_problem(v, relatives(v, [full], root, given_root, d), globs,
+                            whole_dir(full) if whole else None)
+
+    for r in analysis.redirects:
+        if not r.output or r.target is None or not r.target.literal:
+            continue  # (a target that is not fixed text is check 5's and check 1's to refuse)
+        v = r.target.value
+        if v in HARMLESS_DEVICES:
+            continue
+        for d in cwds:
+            why = judge(v, d)
+            if why:
+                return f"`{r.op} {v}`: {why}"
+    if changes_worktree(analysis, ctx.store_dir):
+        from .worktree import changed_files
+
+        for full in changed_files(analysis, resolve, cwds):
+            if full == "?":
+                continue  # (a name known only at run time: the kernel tier's)
+            shown = relative_to_real(full, root) or full
+            why = path_problem(shown, relatives(full, [full], root, given_root, None), globs,
+                               whole_dir(full))
+            if why:
+                return why
+    for cmd in analysis.commands:
+        if not cmd.name_literal or (cmd.program not in _METADATA_CHANGERS and
+                                    cmd.program not in _LINKERS):
+            continue
+        for v, whole in _metadata_or_link_operands(cmd):
+            for d in cwds:
+                why = judge(v, d, whole)
+                if why:
+                    return f"`{cmd.text[:80]}`: {why}"
+    return None
+
+
+def _metadata_or_link_operands(cmd: Command) -> list[tuple[str, bool]]:
+    """The literal operands whose file `cmd` (a metadata changer or a linker) changes or links
+    to, each with whether the command acts on the whole tree below it."""
+    from ..programs import worktree as wt
+
+    vals = [a.value for a in cmd.args]
+    if cmd.program in _LINKERS:
+        opts = [v for v in vals if v.startswith("-") and v != "-"]
+        if any(v == "--symbolic" or (not v.startswith("--") and "s" in v) for v in opts):
+            return []  # (a symbolic link: writing through it is judged where it resolves)
+        srcs = wt.copy_operands(cmd.program, vals)[0]
+        return [(vals[i], False) for i in srcs if cmd.args[i].literal]
+    recursive = any(v in ("-R", "--recursive") or (v.startswith("-") and
+                                                     not v.startswith("--") and "R" in v)
+                    for v in vals)
+    out: list[tuple[str, bool]] = []
+    first = not any(v.startswith("--reference") for v in vals)
+    done = False
+    for a in cmd.args:
+        v = a.value
+        if not done and a.literal and v == "--":
+            done = True
+            continue
+        if not done and a.literal and v.startswith("-") and v != "-" and \
+                not (cmd.program == "chmod" and v[1:2] in "rwxXst" and v[1:2] != ""):
+            continue
+        if first:  # (the mode or the owner)
+            first = False
+            continue
+        if a.literal:
+            out.append((v, recursive))
+    return out
