@@ -284,9 +284,9 @@ def _write_scope(c: _Call, state: State, counters: Counters, ctx: GateContext
 def _read_only(c: _Call, state: State, counters: Counters, ctx: GateContext
                ) -> Decision | None:
     """The state's `read_only` globs, for what the call writes (`protect.readonly`)."""
-    from .protect.readonly import call_problem
+    from .protect import readonly
 
-    why = call_problem(c, state.read_only, ctx)
+    why = readonly.call_problem(c, state.read_only, ctx)
     c.trace.append(f"read_only: {why or 'ok'}")
     return None if why is None else _deny("read_only", c.what, why, state, ctx, c.trace,
                                           shell=c.analysis is not None)

@@ -13,7 +13,16 @@ from __future__ import annotations
 import os
 
 from ...lean import TYPE_CHECKING
-from ..paths import _segment_match, compile_glob, glob_match, relative_to_real
+from .. import edits
+from ..paths import (
+    HARMLESS_DEVICES,
+    TooDeep,
+    _segment_match,
+    compile_glob,
+    glob_match,
+    relative_to_real,
+    tool_paths,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
@@ -45,16 +54,24 @@ def _pattern_forms(pattern: str) -> tuple[str, ...]:
 
 
 def matching_glob(rel: str, globs: tuple[str, ...]) -> str | None:
-    """The first of `globs` that names the project-relative path `rel` (None: none does)."""
-    if rel == ".":
-        return None
-    forms = _forms(rel)
-    for g in globs:
-        for pf in _pattern_forms(g):
-            for f in forms:
-                if glob_match(pf, f):
-                    return g
-    return None
+    """The first of `globs` that names the project-relative path `rel` (None: none does);
+    a function of the text alone, so its verdicts are kept."""
+    key = (globs, rel)
+    if key in _VERDICTS:
+        return _VERDICTS[key]
+    found = None
+    if rel != ".":
+        forms = _forms(rel)
+        found = next((g for g in globs for pf in _pattern_forms(g) for f in forms
+                      if glob_match(pf, f)), None)
+    if len(_VERDICTS) >= 4096:
+        _VERDICTS.clear()
+    _VERDICTS[key] = found
+    return found
+
+
+#: `matching_glob`'s verdicts: (globs, relative path) -> the glob that names it, or None
+_VERDICTS: dict[tuple[tuple[str, ...], str], str | None] = {}
 
 
 def holding_glob(rel: str, globs: tuple[str, ...]) -> str | None:
@@ -100,8 +117,11 @@ def relatives(p: str, fulls: list[str], real_root: str, root: str, cwd: str | No
         rel = relative_to_real(full, real_root)
         if rel is not None and rel not in out:
             out.append(rel)
-    base = cwd or root
-    lex = os.path.normpath(os.path.join(base, p))
+    if root == real_root and p in fulls:
+        return out  # (an absolute path with no link on the way, the root given as it is)
+    lex = os.path.normpath(os.path.join(cwd or root, p))
+    if root == real_root and lex in fulls:
+        return out  # (the same for a relative path)
     for r in (real_root, os.path.normpath(root)):
         rel = relative_to_real(lex, r)
         if rel is not None and rel not in out:
@@ -190,13 +210,13 @@ def call_problem(c: Any, globs: tuple[str, ...], ctx: GateContext) -> str | None
 def tool_problem(c: Any, globs: tuple[str, ...], ctx: GateContext) -> str | None:
     """Why a tool that writes, moves or deletes the paths it names (the gate's call `c`) would
     change a path `globs` name (a directory moved or deleted: anything below it)."""
-    from .. import edits
-    from ..paths import TooDeep, tool_paths
-
-    try:
-        paths = tool_paths(c.args)
-    except TooDeep as exc:  # (refused by self-protection already; refused here too)
-        return str(exc)
+    if c.fulls:  # (self-protection resolved every path argument already)
+        paths = list(c.fulls)
+    else:
+        try:
+            paths = tool_paths(c.args)
+        except TooDeep as exc:  # (refused by self-protection already; refused here too)
+            return str(exc)
     name = c.name
     # (the directories an MCP server resolves a relative path against: `gate._server_roots`)
     roots = ctx.server_roots.get(name[5:].split("__", 1)[0], ()) \
@@ -229,50 +249,62 @@ def line_problem(c: Any, globs: tuple[str, ...], ctx: GateContext) -> str | None
     a copy's destination), a removal, a move's source, a directory moved or removed whole that
     could hold one, a hard link to one, a change of its mode or owner. What code the line runs
     would write is the kernel tier's to bind."""
-    from ..paths import HARMLESS_DEVICES
-    from .line import changes_worktree, line_dirs
-
     analysis = c.analysis
-    root, given_root = c.real_root, ctx.project_root
-    cwds = line_dirs(analysis, c.cwd or given_root)[0]
-    resolve = c.resolve
-
-    def judge(v: str, d: str, whole: bool = False) -> str | None:
-        full = resolve(v, d, shell=True)
-        return path_problem(v, relatives(v, [full], root, given_root, d), globs,
-                            whole_dir(full) if whole else None)
-
-    for r in analysis.redirects:
-        if not r.output or r.target is None or not r.target.literal:
-            continue  # (a target that is not fixed text is check 5's and check 1's to refuse)
+    # (a target that is not fixed text is check 5's and check 1's to refuse)
+    outputs = [r for r in analysis.redirects if r.output and r.target is not None and
+               r.target.literal and r.target.value not in HARMLESS_DEVICES]
+    named = [cmd for cmd in analysis.commands if cmd.name_literal and
+             (cmd.program in _METADATA_CHANGERS or cmd.program in _LINKERS)]
+    changes_worktree, line_dirs = _shell_parts()
+    moves = changes_worktree(analysis, ctx.store_dir)
+    if not (outputs or named or moves):
+        return None  # (the usual line: it writes nothing the analysis sees)
+    cwds = line_dirs(analysis, c.cwd or ctx.project_root)[0]
+    for r in outputs:
         v = r.target.value
-        if v in HARMLESS_DEVICES:
-            continue
         for d in cwds:
-            why = judge(v, d)
+            why = _judge(c, ctx, globs, v, d)
             if why:
                 return f"`{r.op} {v}`: {why}"
-    if changes_worktree(analysis, ctx.store_dir):
+    if moves:
         from .worktree import changed_files
 
-        for full in changed_files(analysis, resolve, cwds):
+        for full in changed_files(analysis, c.resolve, cwds):
             if full == "?":
                 continue  # (a name known only at run time: the kernel tier's)
-            shown = relative_to_real(full, root) or full
-            why = path_problem(shown, relatives(full, [full], root, given_root, None), globs,
-                               whole_dir(full))
+            shown = relative_to_real(full, c.real_root) or full
+            why = path_problem(shown, relatives(full, [full], c.real_root, ctx.project_root,
+                                                None), globs, whole_dir(full))
             if why:
                 return why
-    for cmd in analysis.commands:
-        if not cmd.name_literal or (cmd.program not in _METADATA_CHANGERS and
-                                    cmd.program not in _LINKERS):
-            continue
+    for cmd in named:
         for v, whole in _metadata_or_link_operands(cmd):
             for d in cwds:
-                why = judge(v, d, whole)
+                why = _judge(c, ctx, globs, v, d, whole)
                 if why:
                     return f"`{cmd.text[:80]}`: {why}"
     return None
+
+
+def _judge(c: Any, ctx: GateContext, globs: tuple[str, ...], v: str, d: str,
+           whole: bool = False) -> str | None:
+    """`path_problem` for the word `v` of a line run in directory `d`."""
+    full = c.resolve(v, d, shell=True)
+    return path_problem(v, relatives(v, [full], c.real_root, ctx.project_root, d), globs,
+                        whole_dir(full) if whole else None)
+
+
+_SHELL: list[Any] = []
+
+
+def _shell_parts() -> list[Any]:
+    """`protect.line`'s `changes_worktree` and `line_dirs`, imported on the first line judged
+    (not for an edit tool's call)."""
+    if not _SHELL:
+        from .line import changes_worktree, line_dirs
+
+        _SHELL.extend((changes_worktree, line_dirs))
+    return _SHELL
 
 
 def _metadata_or_link_operands(cmd: Command) -> list[tuple[str, bool]]:
