@@ -185,6 +185,19 @@ LINE_ATTACKS = [
     ("echo > Cargo.lock", "**/*.lock"),
     ("echo > docs/b2.md", "docs/[ab]*.md"),
     ("gunzip tests/data.json.gz", "tests/**"),
+    ("cp -l tests/unit/test_a.py src/alias.py", "tests/**"),
+    ("cp -rl tests backup", "tests/**"),
+    ("cp --link conftest.py c2.py", "conftest.py"),
+    ("git checkout -- tests/unit/test_a.py", "tests/**"),
+    ("git restore tests", "tests/**"),
+    ("git restore --source=HEAD~3 conftest.py", "conftest.py"),
+    ("git rm -r tests", "tests/**"),
+    ("git rm -q conftest.py", "conftest.py"),
+    ("git mv Makefile GNUmakefile", "Makefile"),
+    ("git -C tests checkout .", "tests/**"),
+    ("git -C src/pkg restore .", "**/*.lock"),
+    ("git -C tests checkout -- unit/test_a.py", "tests/**"),
+    ("cd src && git checkout -- ../conftest.py", "conftest.py"),
 ]
 
 
@@ -237,6 +250,10 @@ LINE_CONTROLS = [
     "diff tests/unit/test_a.py src/pkg/mod.py", "pytest -q > /dev/null 2>&1",
     "python -m pytest tests 2>&1 | tail -5", "echo x > docs/guide.md", "tee build/log < /dev/null",
     "cd src && echo x > pkg/new.py", "wc -l tests/unit/*.py",
+    "git checkout -- src/pkg/mod.py", "git restore src/pkg/mod.py", "git rm src/pkg/mod.py",
+    "git checkout -b feature", "git log -p tests", "git diff -- tests", "git stash list",
+    "git reset HEAD src/pkg/mod.py", "git add tests src", "cp -r tests build/copy",
+    "cp -l src/pkg/mod.py src/pkg/mod2.py", "git mv src/pkg/mod.py src/pkg/mod3.py",
 ]
 
 

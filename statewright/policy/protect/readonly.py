@@ -254,7 +254,8 @@ def line_problem(c: Any, globs: tuple[str, ...], ctx: GateContext) -> str | None
     outputs = [r for r in analysis.redirects if r.output and r.target is not None and
                r.target.literal and r.target.value not in HARMLESS_DEVICES]
     named = [cmd for cmd in analysis.commands if cmd.name_literal and
-             (cmd.program in _METADATA_CHANGERS or cmd.program in _LINKERS)]
+             (cmd.program in _METADATA_CHANGERS or cmd.program in _LINKERS or
+              cmd.program == "git" or (cmd.program == "cp" and _copies_as_links(cmd)))]
     changes_worktree, line_dirs = _shell_parts()
     moves = changes_worktree(analysis, ctx.store_dir)
     if not (outputs or named or moves):
@@ -278,12 +279,41 @@ def line_problem(c: Any, globs: tuple[str, ...], ctx: GateContext) -> str | None
             if why:
                 return why
     for cmd in named:
-        for v, whole in _metadata_or_link_operands(cmd):
-            for d in cwds:
-                why = _judge(c, ctx, globs, v, d, whole)
+        for d in cwds:
+            for v, base, whole in _named_operands(cmd, d):
+                why = _judge(c, ctx, globs, v, base, whole)
                 if why:
                     return f"`{cmd.text[:80]}`: {why}"
     return None
+
+
+def _named_operands(cmd: Command, cwd: str) -> list[tuple[str, str, bool]]:
+    """(operand, the directory it is resolved from, whether the whole tree below it changes)
+    for a command that changes or links the files it names: a metadata changer, a linker,
+    `cp -l`, a git command that rewrites the worktree."""
+    if cmd.program != "git":
+        return [(v, cwd, whole) for v, whole in _metadata_or_link_operands(cmd)]
+    from ..programs import worktree as wt
+    from .worktree import _git_base
+
+    vals = [a.value for a in cmd.args]
+    base = _git_base(vals, cwd)
+    effect = wt.git_effect(vals, lambda w: os.path.lexists(os.path.join(base, w)))
+    if effect is None:
+        return []
+    if not effect.pathspecs:
+        # the whole tree below where git runs: tracked files rewritten (`reset --hard`,
+        # `checkout .`); what `clean` or `stash -u` would remove is the kernel tier's
+        return [(".", base, True)] if effect.tracked and not effect.untracked else []
+    # (pathspec magic and globs are the kernel tier's: literal pathspecs only)
+    return [(v, base, True) for v in effect.pathspecs
+            if not v.startswith(":") and not any(ch in v for ch in "*?[")]
+
+
+def _copies_as_links(cmd: Command) -> bool:
+    """`cp -l` / `cp --link`: the copies are hard links to the sources."""
+    return any(a.value == "--link" or (a.value.startswith("-") and not a.value.startswith("--")
+                                        and "l" in a.value) for a in cmd.args)
 
 
 def _judge(c: Any, ctx: GateContext, globs: tuple[str, ...], v: str, d: str,
@@ -313,12 +343,13 @@ def _metadata_or_link_operands(cmd: Command) -> list[tuple[str, bool]]:
     from ..programs import worktree as wt
 
     vals = [a.value for a in cmd.args]
-    if cmd.program in _LINKERS:
+    if cmd.program in _LINKERS or cmd.program == "cp":
         opts = [v for v in vals if v.startswith("-") and v != "-"]
         if any(v == "--symbolic" or (not v.startswith("--") and "s" in v) for v in opts):
             return []  # (a symbolic link: writing through it is judged where it resolves)
         srcs = wt.copy_operands(cmd.program, vals)[0]
-        return [(vals[i], False) for i in srcs if cmd.args[i].literal]
+        # (`cp -rl DIR`: every file below DIR gets a second name)
+        return [(vals[i], cmd.program == "cp") for i in srcs if cmd.args[i].literal]
     recursive = any(v in ("-R", "--recursive") or (v.startswith("-") and
                                                      not v.startswith("--") and "R" in v)
                     for v in vals)
