@@ -505,4 +505,3 @@ def worktree_changes(analysis: ShellAnalysis, ctx: GateContext, resolve: Resolve
     return [("? (a name known only at run time)" if full == "?" else
              relative_to_root(full, ctx.project_root) or full)
             for full in changed_files(analysis, resolve, cwds)]
-
