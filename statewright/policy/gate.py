@@ -286,6 +286,17 @@ def _write_scope(c: _Call, state: State, counters: Counters, ctx: GateContext
     return None
 
 
+def _read_only(c: _Call, state: State, counters: Counters, ctx: GateContext
+               ) -> Decision | None:
+    """The state's `read_only` globs, for what the call writes (`protect.readonly`)."""
+    from .protect import readonly
+
+    why = readonly.call_problem(c, state.read_only, ctx)
+    c.trace.append(f"read_only: {why or 'ok'}")
+    return None if why is None else _deny("read_only", c.what, why, state, ctx, c.trace,
+                                          shell=c.analysis is not None)
+
+
 # -- other tools and channels (escape class 6) ---------------------------------------------------
 
 def _channels(c: _Call, state: State, counters: Counters, ctx: GateContext) -> Decision | None:
@@ -448,6 +459,7 @@ _CHECKS: tuple[tuple[_Check, tuple[str, ...], str | None], ...] = (
     (_self_protection, _EVERY_KIND, None),
     (_final_state, _EVERY_KIND, "final"),
     (_write_scope, ("edit",), None),
+    (_read_only, _EVERY_KIND, "read_only"),
     (_allowed_tools, _EVERY_KIND, None),
     (_channels, _EVERY_KIND, None),
     (_max_iterations, _EVERY_KIND, "max_iterations"),
@@ -585,8 +597,8 @@ class _StateMemo:
 
 def _applies(field: str, value: object) -> bool:
     """Whether a check that needs State `field` can do anything: exactly the condition on which
-    that check returns at once (`_final_state`: a false `final`; the limits: None)."""
-    return bool(value) if field == "final" else value is not None
+    that check returns at once (`_final_state`: a false `final`, `_read_only`: no globs)."""
+    return bool(value) if field in ("final", "read_only") else value is not None
 
 
 def _memo_of(state: State) -> _StateMemo:
