@@ -23,6 +23,8 @@ from .paths import (
 )
 from .protect.scope import write_target_problem
 from .protect.store import decision_facts
+from .refusals import instead as _instead
+from .refusals import printable as _printable
 from .tools import FILE_READERS, tool_allowed, tool_facts
 from .types import Counters, Decision, GateContext, ToolCall, finish_trace, new_decision
 
@@ -486,23 +488,13 @@ def _allow(c: _Call, state: State, ctx: GateContext) -> Decision:
                 _sh.shell.rewrite_for_env(line, state.blocked_env,
                                           {**dict(items), **state.env_overrides})
             c.trace.append(note)
-        confine = _sh.confine
-        if c.name == "Bash" and confine.needs_sandbox(c.analysis, state, ctx):
+        if c.name == "Bash":
             try:
-                confined = confine.confined_line(line, state, ctx)
-            except confine.Unconfinable as exc:
-                return _deny("sandbox", c.what, "the line runs code whose effects its text does "
-                             f"not show, and state '{state.name}' requires the kernel sandbox, "
-                             f"which this machine does not give ({exc}); run commands whose "
-                             "effects the line shows", state, ctx, c.trace, shell=True)
-            if confined is None:
-                c.trace.append("sandbox: none on this machine (`sandbox: auto`): the analysis "
-                               "alone binds this line")
-            else:
-                line, sandboxed = confined, True
-                c.trace.append("sandbox: the line runs under the kernel sandbox (protected "
-                               "paths read-only, the store hidden, blocked variables scrubbed, "
-                               "what it starts reaped)")
+                line, sandboxed, note = _sh.confine.sandbox_line(c.analysis, line, state, ctx)
+            except _sh.confine.Unconfinable as exc:
+                return _deny("sandbox", c.what, str(exc), state, ctx, c.trace, shell=True)
+            if note:
+                c.trace.append(note)
         if line is not c.command:
             updated = dict(c.args)
             updated[c.shell_key] = line
@@ -535,24 +527,6 @@ def _shell_arg(name: str, raw: str, ctx: GateContext) -> str | None:
     return st.get(raw) or st.get(name)
 
 
-def _instead(state: State, ctx: GateContext, shell: bool = False) -> str:
-    bits: list[str] = []
-    if state.allowed_tools is not None:
-        tools = ", ".join(state.allowed_tools) or "none besides statewright's own"
-        bits.append(f"Tools allowed in state '{state.name}': {tools}.")
-    if state.disallowed_tools:
-        bits.append(f"Never allowed here: {', '.join(state.disallowed_tools)}.")
-    if shell and state.allowed_commands is not None:
-        cmds = ", ".join(f"`{c}`" for c in state.allowed_commands) or "none"
-        bits.append(f"Allowed commands (each command of a line must start with one): {cmds}.")
-    if ctx.events:
-        bits.append("To move on, fire one of these events with statewright_transition: "
-                    + ", ".join(ctx.events) + ".")
-    else:
-        bits.append("Call statewright_get_state to see what this state allows.")
-    return " ".join(bits)
-
-
 def _deny(rule: str, what: str, why: str, state: State, ctx: GateContext, trace: list[str],
           shell: bool = False, files: tuple[str, ...] = ()) -> Decision:
     reason = f"statewright refused {what} in state '{state.name}': {why}. " + _instead(
@@ -561,17 +535,6 @@ def _deny(rule: str, what: str, why: str, state: State, ctx: GateContext, trace:
     return Decision.deny(_printable(reason), rule,
                          explanation=tuple(_printable(t) for t in finish_trace(trace)),
                          files=files)
-
-
-def _printable(text: str) -> str:
-    """Text every front end can encode: a lone surrogate from the tool input (valid JSON,
-    not valid UTF-8) would make writing the refusal fail, and a refusal that is never
-    printed is an allow."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class _StateMemo:

@@ -244,7 +244,7 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
     needs_fs = todo or analysis.redirects
     if needs_fs:
         fx = ctx_facts(ctx)  # (`protected_paths(ctx)`, `real_store(ctx.store_dir)`)
-        protected, folded, store = fx.protected, fx.folded, fx.real_store
+        protected, store = fx.protected, fx.real_store
         cwds, lost = line_dirs(analysis, cwd)
     for c, recursive, writes, check, find_here in todo:
         name = c.program
@@ -286,6 +286,17 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
 
         out += worktree_violations(analysis, ctx, resolve, line_dirs(analysis, cwd)[0])
     out += cli_violations(analysis, cwd)
+    if analysis.redirects:
+        out += _redirect_violations(analysis, ctx, resolve, cwds, lost)
+    return list(dict.fromkeys(out))
+
+
+def _redirect_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwds: list[str],
+                         lost: bool) -> list[str]:
+    """Output redirects that could write the store or a protected file."""
+    fx = ctx_facts(ctx)
+    protected, folded, store = fx.protected, fx.folded, fx.real_store
+    out: list[str] = []
     for r in analysis.redirects:
         if r.output and r.target is not None and not r.target.literal:
             # (bash expands a glob in a redirect's target when it names one file)
@@ -305,7 +316,7 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
                 out.append(f"`{r.op} {r.target.value}` may write a file statewright is "
                            "enforcing (the line changes to a directory the analysis cannot "
                            "know)")
-    return list(dict.fromkeys(out))
+    return out
 
 
 def _words_in_store(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: str
