@@ -61,6 +61,10 @@ PLAIN_PROGRAMS = frozenset({
     "statewright",
 })
 
+#: variables that may hold the credentials of a shared store (PostgreSQL): never inside a
+#: sandbox, whose code could otherwise change the store over the network
+STORE_SECRETS = ("STATEWRIGHT_STORE", "STATEWRIGHT_TOKEN", "PGPASSWORD", "PGPASSFILE")
+
 #: sed's options that read its script from a file
 _SED_SCRIPT_FILE = ("-f", "--file", "--f")
 
@@ -148,13 +152,29 @@ def _profile(state: State, project_root: str, store_dir: str, workflow_files: fr
     paths.append(run_dir(os.environ))
     paths += read_only_paths(state, root)
     store = real(store_dir)
+    pgpass = real(os.path.expanduser("~/.pgpass"))
     # never the project itself, nor a directory above it: the project stays the agent's
     kept = tuple(dict.fromkeys(p for p in paths if p != root and not (
         root + os.sep).startswith(p.rstrip(os.sep) + os.sep)))
-    names = tuple(n for n in state.blocked_env if n and "=" not in n)
-    return Profile(root, kept, (store,), names,
+    names = tuple(dict.fromkeys([*(n for n in state.blocked_env if n and "=" not in n),
+                                 *STORE_SECRETS]))
+    return Profile(root, kept, (store, pgpass), names,
                    tuple(sorted(state.env_overrides.items())),
                    network=state.network, unix_sockets=state.unix_sockets)
+
+
+def server_profile(ctx: GateContext, withheld: frozenset[str]) -> Profile:
+    """The sandbox of a downstream MCP server the proxy starts: check 1's paths read-only and
+    the store hidden, as for a line, the variables any workflow blocks (`withheld`) scrubbed;
+    the network and Unix sockets left to it (servers talk to services; the proxy gates every
+    call it forwards). A state's own rules change while a server runs; these do not."""
+    from ..definition.compiled import State
+
+    base = _profile(State(name="servers"), ctx.project_root, ctx.store_dir,
+                    frozenset(ctx.protected_files))
+    return Profile(base.root, base.read_only, base.hidden,
+                   tuple(sorted(withheld | frozenset(STORE_SECRETS))),
+                   network=True, unix_sockets=True)
 
 
 def read_only_paths(state: State, root: str) -> list[str]:

@@ -18,6 +18,7 @@ import logging
 import os
 import sys
 import weakref
+from functools import partial
 from typing import Any
 
 import anyio
@@ -37,6 +38,7 @@ from ..errors import (
 from ..names import HOOK_TOOL
 from ..policy.evidence import exit_code_of_result
 from ..policy.types import ToolCall, ToolResult
+from ..runtime.enforcement import server_launcher
 from . import tools as own
 from .capabilities import ProxyServer
 from .config import resolve_session
@@ -102,7 +104,8 @@ class Proxy:
         self.downstream = DownstreamManager(specs, connect_timeout=connect_timeout,
                                             on_tools_changed=self.notify_tools_changed,
                                             on_notification=self._downstream_notification,
-                                            errlog=self.errlog)
+                                            errlog=self.errlog,
+                                            launcher=partial(server_launcher, rt))
         self.downstream.withhold(blocked_anywhere(rt))
         self.bus = InMemorySubscriptionBus()
         self._legacy_sessions: weakref.WeakSet[Any] = weakref.WeakSet()
