@@ -75,6 +75,7 @@ class Runtime:
         self._store: Store | None = None
         self._store_dir: str | None = None  # (where the store lives is read once: hot paths)
         self._store_file: str | None = None
+        self._store_url: str | None = None
         # the session a file watcher of this process (serve's watchdog) fires interrupts for:
         # its calls leave out the per-call comparison of file marks (`runtime.watch`)
         self.watching: str | None = None
@@ -113,8 +114,31 @@ class Runtime:
     @property
     def store(self) -> Store:
         if self._store is None:
-            self._store = Store.open(self.store_file, resident=self.resident)
-        return self._store
+            url = self.store_url
+            if url is not None:  # a team's shared store (psycopg is imported only then)
+                from ..store.db import write_gitignore
+                from ..store.pg import PgStore
+
+                self._store = PgStore.open(  # type: ignore[assignment]
+                    url, self.config.project_name, resident=self.resident)
+                # the state directory still holds this machine's own files (the resident hook
+                # server's key, its log): made here, as the SQLite store makes it
+                try:
+                    os.makedirs(self.store_dir, exist_ok=True)
+                except OSError:
+                    pass
+                write_gitignore(self.store_dir)
+            else:
+                self._store = Store.open(self.store_file, resident=self.resident)
+        return self._store  # type: ignore[return-value]
+
+    @property
+    def store_url(self) -> str | None:
+        """The shared store's URL (`Config.store_url`), read once; None: the SQLite file."""
+        url = self._store_url
+        if url is None:
+            url = self._store_url = self.config.store_url or ""
+        return url or None
 
     def close(self) -> None:
         """Close the store's connections (a long-running process letting this runtime go)."""
@@ -169,7 +193,7 @@ class Runtime:
         section 5). Another file put in the place of the one opened is opened afresh."""
         store = self._store
         if store is None:
-            return os.path.exists(self.store_file)
+            return self.store_url is not None or os.path.exists(self.store_file)
         here = store.still_here()
         if here is False:
             self.close()  # (the next use opens the file that is there now)

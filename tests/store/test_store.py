@@ -35,7 +35,10 @@ def _project(tmp_path: Path, docs=(LOOP,)) -> Path:
 
 
 def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("STATEWRIGHT_", "CLAUDE_"))}
+    """The workers' environment: no statewright or Claude variable of the developer's, but the
+    store the test chose (`store_kind`)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("STATEWRIGHT_", "CLAUDE_")) or k == "STATEWRIGHT_STORE"}
     env["PYTHONPATH"] = str(REPO)
     return env
 
@@ -153,7 +156,7 @@ def _get_run(rt, run_id):
         return tx.get_run(run_id)
 
 
-def test_a_counter_update_is_atomic_and_does_not_bump_version(tmp_path):
+def test_a_counter_update_is_atomic_and_does_not_bump_version(tmp_path, store_kind):
     root = _project(tmp_path)
     rt = Runtime.open(root)
     rid = rt.start("loop", None)["run_id"]
@@ -174,7 +177,7 @@ def test_a_counter_update_is_atomic_and_does_not_bump_version(tmp_path):
     assert ei.value.code == errors.UNKNOWN_RUN
 
 
-def test_run_keeps_its_definition_when_the_file_changes(tmp_path):
+def test_run_keeps_its_definition_when_the_file_changes(tmp_path, store_kind):
     root = _project(tmp_path)
     rt = Runtime.open(root)
     rt.start("loop", None)
@@ -187,7 +190,7 @@ def test_run_keeps_its_definition_when_the_file_changes(tmp_path):
     assert c.source_path == str(root / "workflows" / "loop.json")
 
 
-def test_eight_processes_lose_nothing(tmp_path):
+def test_eight_processes_lose_nothing(tmp_path, store_kind):
     root = _project(tmp_path)
     Runtime.open(root).start("loop", None)
     n = 15
@@ -219,7 +222,7 @@ def test_eight_processes_lose_nothing(tmp_path):
     assert len([h for h in hist if h["kind"] == "tool_allowed"]) == 8 * n
 
 
-def test_sigkill_mid_transition_leaves_the_run_before_the_event(tmp_path):
+def test_sigkill_mid_transition_leaves_the_run_before_the_event(tmp_path, store_kind):
     root = _project(tmp_path)
     rt = Runtime.open(root)
     rid = rt.start("loop", None)["run_id"]
@@ -236,7 +239,7 @@ def test_sigkill_mid_transition_leaves_the_run_before_the_event(tmp_path):
     assert rt2.transition(None, "TICK")["version"] == 3  # the lock died with the process
 
 
-def test_sigkill_during_a_flurry_never_leaves_a_run_between_events(tmp_path):
+def test_sigkill_during_a_flurry_never_leaves_a_run_between_events(tmp_path, store_kind):
     root = _project(tmp_path)
     rid = Runtime.open(root).start("loop", None)["run_id"]
     for delay in (0.05, 0.2, 0.35):
@@ -401,7 +404,7 @@ def _changed_fields():
 
 
 @pytest.mark.parametrize("field", sorted(_changed_fields()))
-def test_every_field_of_a_run_is_stored_whatever_else_changed(tmp_path, field):
+def test_every_field_of_a_run_is_stored_whatever_else_changed(tmp_path, field, store_kind):
     """Change one field (then that field with a counter, then with the context) and read the
     run back through a new connection: it is the run that was saved."""
     from statewright.engine.run import Run
@@ -415,7 +418,7 @@ def test_every_field_of_a_run_is_stored_whatever_else_changed(tmp_path, field):
             run = tx.require_run(rid)
             changes = {**extra, field: value}
             new = tx.save_with_events(run, run.with_(**changes), ())
-        with Store.open(rt.store_file).read() as tx:  # (a new connection: nothing cached)
+        with Runtime.open(root).store.read() as tx:  # (a new connection: nothing cached)
             stored = tx.require_run(rid)
         assert stored == new and isinstance(stored, Run)
         assert getattr(stored, field) == value

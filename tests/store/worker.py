@@ -39,14 +39,19 @@ def main() -> None:
         # written, inside the open transaction: the parent SIGKILLs us there.
         from statewright.store import db
 
-        original = db.Tx.append_event
+        tx_class: type = db.Tx
+        if os.environ.get("STATEWRIGHT_STORE"):
+            from statewright.store import pg
+
+            tx_class = pg.PgTx
+        original = tx_class.append_event
 
         def slow(self, *a, **kw):
             original(self, *a, **kw)
             print("mid-transaction", flush=True)
             time.sleep(60)
 
-        db.Tx.append_event = slow
+        tx_class.append_event = slow
         rt.transition("default", "TICK", {"crash": True})
     elif mode == "flurry":
         print("ready", flush=True)
