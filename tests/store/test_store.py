@@ -227,8 +227,8 @@ def test_sigkill_mid_transition_leaves_the_run_before_the_event(tmp_path, store_
     rt = Runtime.open(root)
     rid = rt.start("loop", None)["run_id"]
     rt.transition(None, "TICK")
-    p = subprocess.Popen([sys.executable, str(WORKER), "hang", str(root)], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=_env())
+    p = subprocess.Popen([sys.executable, str(WORKER), "hang", str(root)], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
     assert p.stdout.readline().strip() == "mid-transaction", p.stderr.read()
     p.send_signal(signal.SIGKILL)
     p.wait(timeout=30)

@@ -21,7 +21,8 @@ def main() -> None:
         print("ready", flush=True)
         sys.stdin.readline()  # start together
         for k in range(n):
-            rt.transition("default", "TICK", {f"p{ident}_{k}": True})
+            rt.transition("default", "TICK", {f"p{ident}_{k}": True,
+                                              "machine": os.environ.get("STATEWRIGHT_MACHINE")})
 
             def bump(run, k=k):  # this round's k, bound now
                 ctx = dict(run.context)
@@ -40,7 +41,7 @@ def main() -> None:
         from statewright.store import db
 
         tx_class: type = db.Tx
-        if os.environ.get("STATEWRIGHT_STORE"):
+        if rt.store_url is not None:
             from statewright.store import pg
 
             tx_class = pg.PgTx
@@ -49,10 +50,15 @@ def main() -> None:
         def slow(self, *a, **kw):
             original(self, *a, **kw)
             print("mid-transaction", flush=True)
-            time.sleep(60)
+            sys.stdin.readline()  # until the parent says so (or kills us here)
 
         tx_class.append_event = slow
-        rt.transition("default", "TICK", {"crash": True})
+        try:
+            rt.transition("default", "TICK", {"crash": True})
+        except StatewrightError as exc:
+            print(json.dumps({"error": exc.code, "message": exc.message}), flush=True)
+            return
+        print("committed", flush=True)
     elif mode == "flurry":
         print("ready", flush=True)
         k = 0
