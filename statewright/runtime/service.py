@@ -450,7 +450,11 @@ class Runtime:
         return f"{message} (a human decides it {where}with `statewright approve` / `reject`)"
 
     def _decide(self, session: str | None, approval_id: str | None, actor: str,
-                op: Callable[[CompiledWorkflow, Run, float], engine.Outcome]) -> dict[str, Any]:
+                op: Callable[[CompiledWorkflow, Run, float], engine.Outcome],
+                approver: str | None = None) -> dict[str, Any]:
+        """Approve or reject. `approver`: the person deciding (the subject of their token,
+        `runtime.people`), named in the history row and the approval's record; never the
+        approval's requester."""
         if actor != HUMAN:
             raise StatewrightError(TOOL_DENIED, "only a human can approve or reject a transition "
                                    "(statewright approve / reject)")
@@ -461,20 +465,36 @@ class Runtime:
             out = op(tx.definition_of(run.run_id), run, now)
             if not out.accepted:
                 raise out.error()
+            pending = run.pending_approval
+            if approver is not None and pending is not None:
+                asked = (tx.approval(pending.approval_id) or {}).get("requested_by")
+                if asked is not None and asked == approver:
+                    raise StatewrightError(TOOL_DENIED, f"{approver} asked for this approval "
+                                           "and cannot decide it")
+                from dataclasses import replace
+
+                out = replace(out, events=tuple(
+                    replace(ev, data={**ev.data, "approver": approver})
+                    if ev.data.get("approval_id") == pending.approval_id else ev
+                    for ev in out.events))
             apply_outcome(tx, run, out, now)
+            if approver is not None and pending is not None:
+                tx.set_approver(pending.approval_id, approver)
             return answer_for_run(tx, top_of(tx, tx.require_run(run.run_id)))
 
     def approve(self, session: str | None = None, approval_id: str | None = None,
-                actor: str = HUMAN) -> dict[str, Any]:
+                actor: str = HUMAN, approver: str | None = None) -> dict[str, Any]:
         return self._decide(session, approval_id, actor,
                             lambda c, r, now: engine.approve(c, r, approval_id, now=now,
-                                                             actor=actor))
+                                                             actor=actor), approver)
 
     def reject(self, session: str | None = None, approval_id: str | None = None,
-               reason: str | None = None, actor: str = HUMAN) -> dict[str, Any]:
+               reason: str | None = None, actor: str = HUMAN,
+               approver: str | None = None) -> dict[str, Any]:
         return self._decide(session, approval_id, actor,
                             lambda c, r, now: engine.reject_approval(c, r, approval_id, reason,
-                                                                     now=now, actor=actor))
+                                                                     now=now, actor=actor),
+                            approver)
 
     # -- interrupts -------------------------------------------------------------------------
     def fire_interrupt(self, session: str | None, relpath: str) -> dict[str, Any] | None:

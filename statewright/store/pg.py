@@ -51,7 +51,15 @@ from .db import (
     file_sha256,
 )
 from .pg_schema import MIGRATION_LOCK, PG_MIGRATIONS, PG_SCHEMA_VERSION
-from .tables import DIGEST_AT, RUN_COLUMNS, files_json, run_from_row, snapshot_of
+from .tables import (
+    DIGEST_AT,
+    RUN_COLUMNS,
+    _event_row,
+    _token_row,
+    files_json,
+    run_from_row,
+    snapshot_of,
+)
 from .tables import to_json as _dumps
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -434,8 +442,14 @@ class PgTx:
         return [_event_row(r, chain) for r in rows]
 
     # -- approvals --------------------------------------------------------------------------
+    def requester(self, run_id: str) -> str | None:
+        hit = self.cache.runs.get(run_id)
+        return f"agent:{hit[0].session}" if hit is not None else None
+
     def put_approval(self, run_id: str, pa: PendingApproval,
                      requested_by: str | None = None) -> None:
+        if requested_by is None:
+            requested_by = self.requester(run_id)
         self.conn.execute(
             "INSERT INTO approvals(approval_id, run_id, event, message, target, data, status,"
             " requested_at, requested_by) VALUES (%s,%s,%s,%s,%s,%s,'pending',%s,%s)"
@@ -471,6 +485,31 @@ class PgTx:
         return {"approval_id": r[0], "run_id": r[1], "event": r[2], "message": r[3],
                 "target": r[4], "status": r[5], "reason": r[6], "requested_by": r[7],
                 "decided_by": r[8]}
+
+    # -- tokens (`statewright token`) --------------------------------------------------------
+    def put_token(self, token_hash: str, subject: str, role: str, at: float,
+                  by: str | None) -> None:
+        self.conn.execute("INSERT INTO tokens(token_hash, subject, role, created_at, created_by)"
+                          " VALUES (%s,%s,%s,%s,%s)", (token_hash, subject, role, at, by))
+
+    def token(self, token_hash: str) -> tuple[str, str] | None:
+        row = self._one("SELECT subject, role FROM tokens WHERE token_hash=%s AND"
+                        " revoked_at IS NULL", (token_hash,))
+        return (row[0], row[1]) if row else None
+
+    def tokens(self) -> list[dict[str, Any]]:
+        return [_token_row(r) for r in self._all(
+            "SELECT token_hash, subject, role, created_at, created_by, revoked_at FROM tokens"
+            " ORDER BY created_at")]
+
+    def revoke_token(self, prefix: str, at: float) -> int:
+        return int(self.conn.execute(
+            "UPDATE tokens SET revoked_at=%s WHERE revoked_at IS NULL AND"
+            " left(token_hash, %s) = %s", (at, len(prefix), prefix)).rowcount)
+
+    def set_approver(self, approval_id: str, approver: str) -> None:
+        self.conn.execute("UPDATE approvals SET decided_by=%s WHERE approval_id=%s",
+                          (approver, approval_id))
 
     # -- file marks, bindings, sub-agents' calls ---------------------------------------------
     def marks(self, run_id: str) -> tuple[dict[str, list[int]] | None, list[str]]:
@@ -512,14 +551,6 @@ class PgTx:
             "INSERT INTO bindings(project, session, run_id, bound_at) VALUES (%s,%s,%s,%s)"
             " ON CONFLICT (project, session) DO UPDATE SET run_id=EXCLUDED.run_id,"
             " bound_at=EXCLUDED.bound_at", (self.project, session, run_id, at))
-
-
-def _event_row(r: Any, chain: bool = False) -> dict[str, Any]:
-    d = {"seq": r[0], "run_id": r[1], "at": r[2], "actor": r[3], "kind": r[4],
-         "version": r[5], "state": r[6], "data": _loads(r[7])}
-    if chain:
-        d.update(machine=r[8], prev_hash=r[9], hash=r[10])
-    return d
 
 
 class PgStore:

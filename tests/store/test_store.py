@@ -306,6 +306,10 @@ def _rewrite_as_old_store(root: Path, version: int) -> sqlite3.Connection:
                      " VALUES (?,?,?,?,?,?,?,?)", (e["seq"], e["run_id"], e["at"], e["actor"],
                                                    e["kind"], e["version"], e["state"],
                                                    json.dumps(e["data"])))
+    if version >= 4:  # (schema 4 keeps counters and context in columns of their own)
+        from statewright.store.tables import split_run_rows
+
+        split_run_rows(conn)
     conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
     conn.execute(f"PRAGMA user_version={version}")
     conn.commit()
@@ -336,15 +340,18 @@ WORK = {"id": "work", "initial": "w",
                          "on": {"DONE": "z"}}, "z": {"type": "final"}}}
 
 
-@pytest.mark.parametrize("version", [1, 3])
+@pytest.mark.parametrize("version", [1, 3, 4])
 def test_an_older_store_is_migrated_on_open_keeping_its_runs(tmp_path, version):
     """Schema 2 adds the indexes the web page reads by, schema 3 the file marks and the workflow
     file's hash, schema 4 the counters and context in columns of their own and the history
-    without AUTOINCREMENT. A store written by an older schema gets them when it is next opened,
-    and its runs (counters, context, evidence) and history are kept, with their numbers."""
+    without AUTOINCREMENT, schema 5 the history's hash chain, who asked for an approval and the
+    tokens table. A store written by an older schema gets them when it is next opened, and its
+    runs (counters, context, evidence) and history are kept, with their numbers; the history
+    already there is chained, and the rows added after continue the chain."""
+    from statewright.store.chain import GENESIS, row_hash
     from statewright.store.db import MIGRATIONS
 
-    assert SCHEMA_VERSION == 4 and set(MIGRATIONS) == {1, 2, 3, 4}
+    assert SCHEMA_VERSION == 5 and set(MIGRATIONS) == {1, 2, 3, 4, 5}
     root = _project(tmp_path, (LOOP, WORK))
     run_id, before = _counted_run(root)
     assert before["counters"]["iterations"] == 2 and before["context"]["ticket"] == 7
@@ -381,7 +388,13 @@ def test_an_older_store_is_migrated_on_open_keeping_its_runs(tmp_path, version):
     plan = " ".join(r[3] for r in conn.execute(
         "EXPLAIN QUERY PLAN SELECT snapshot FROM runs ORDER BY created_at DESC LIMIT 5"))
     assert "runs_by_created" in plan
+    chain = conn.execute("SELECT prev_hash, hash FROM events WHERE run_id=? ORDER BY seq",
+                         (run_id,)).fetchall()
     conn.close()
+    prev = GENESIS
+    for row, (p, h) in zip(new_history, chain, strict=True):
+        assert p == prev and h == row_hash(prev, {**row, "machine": None})
+        prev = h
 
 
 def _changed_fields():
