@@ -79,17 +79,18 @@ _SELECT_RUN = f"SELECT {_COLS} FROM runs WHERE run_id=%s"
 _LOCK_RUN = f"SELECT {_COLS} FROM runs WHERE run_id=%s FOR UPDATE"
 _LOCK_SESSION = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
 _RESOLVE_SESSION = (
-    f"SELECT {_COLS} FROM ("
-    f" SELECT {_R_COLS}, 0 AS prio, 0::float8 AS t, 0::bigint AS o FROM bindings b"
+    f"SELECT {_COLS} FROM runs WHERE run_id = (SELECT run_id FROM ("
+    " SELECT r.run_id, 0 AS prio, 0::float8 AS t, 0::bigint AS o FROM bindings b"
     "  JOIN runs r ON r.run_id = b.run_id WHERE b.project = %(p)s AND b.session = %(s)s"
     "  AND r.status IN (%(a)s, %(b)s)"
     " UNION ALL"
-    f" SELECT {_COLS}, 1, created_at, ord FROM runs WHERE project = %(p)s AND session = %(s)s"
+    " SELECT run_id, 1, created_at, ord FROM runs WHERE project = %(p)s AND session = %(s)s"
     "  AND parent_run IS NULL AND status IN (%(a)s, %(b)s)"
     " UNION ALL"
-    f" SELECT {_COLS}, 2, created_at, ord FROM runs WHERE project = %(p)s AND session = %(f)s"
+    " SELECT run_id, 2, created_at, ord FROM runs WHERE project = %(p)s AND session = %(f)s"
     "  AND parent_run IS NULL AND status IN (%(a)s, %(b)s)"
-    ") x ORDER BY prio, t DESC, o DESC LIMIT 1")
+    ") x ORDER BY prio, t DESC, o DESC LIMIT 1)")
+_RESOLVE_LOCKING = _RESOLVE_SESSION + " FOR UPDATE"
 # a history row and its link in the run's chain, computed by the server from the run's last
 # row (under the run's lock): one round trip
 _INSERT_EVENT = (
@@ -105,8 +106,17 @@ _UPDATE_MOVED = ("UPDATE runs SET version=%s, status=%s, session=%s, updated_at=
                  f"transition_count=%s, context=%s, {_SET_COUNTERS} WHERE run_id=%s")
 _UPDATE_ALL = ("UPDATE runs SET version=%s, status=%s, session=%s, updated_at=%s, state=%s, "
                f"transition_count=%s, context=%s, {_SET_COUNTERS}, snapshot=%s WHERE run_id=%s")
-_VERSIONED = {sql: sql + " AND version=%s"
+# each update must change exactly the one row (the version read): checked by the server, so
+# that a queued update that missed aborts the transaction before its COMMIT (`PgTx._later`)
+_VERSIONED = {sql: ("WITH u AS (" + sql + " AND version=%s RETURNING 1)"
+                    " SELECT statewright_one_row(count(*), %s) FROM u")
               for sql in (_UPDATE_COUNTERS, _UPDATE_LIVE, _UPDATE_MOVED, _UPDATE_ALL)}
+_CHECKED = {sql: ("WITH u AS (" + sql + " RETURNING 1)"
+                  " SELECT statewright_one_row(count(*), %s) FROM u")
+            for sql in (_UPDATE_COUNTERS, _UPDATE_LIVE, _UPDATE_MOVED, _UPDATE_ALL)}
+_SOURCES = ("SELECT DISTINCT d.source_path FROM runs r JOIN definitions d ON d.digest ="
+            " r.def_digest WHERE r.project=%s AND r.status IN (%s, %s)"
+            " AND d.source_path IS NOT NULL")
 _EVENT_COLS = "seq, run_id, at, actor, kind, version, state, data, machine, prev_hash, hash"
 
 
@@ -158,7 +168,8 @@ class PgTx:
     """Operations inside one open transaction (see `PgStore.transaction`); the same methods as
     `store.db.Tx`."""
 
-    def __init__(self, store: PgStore, conn: Any, cache: RowCache, write: bool) -> None:
+    def __init__(self, store: PgStore, conn: Any, cache: RowCache, write: bool,
+                 begin: str) -> None:
         self.store = store
         self.conn = conn
         self.cache = cache
@@ -166,12 +177,51 @@ class PgTx:
         self.project = store.project
         self._digests: dict[str, str] = {}
         self._locked_sessions: set[str] = set()
+        #: statements whose answers nobody waits for (BEGIN, locks, writes): sent in one
+        #: pipeline with the next statement whose answer is read, or with COMMIT
+        self._queue: list[tuple[str, Any]] = [(begin, None)]
+        self.begun = False  # whether BEGIN has gone to the server
+
+    def _later(self, sql: str, args: Any = None) -> None:
+        self._queue.append((sql, args))
+
+    def flush(self, sql: str | None = None, args: Any = None) -> Any:
+        """Send the queued statements and `sql` in one round trip; the cursor of `sql`."""
+        queue, self._queue = self._queue, []
+        if sql is not None:
+            queue.append((sql, args))
+        if not queue:
+            return None
+        first = not self.begun
+        self.begun = True
+        psycopg = _psycopg()
+        try:
+            return self._send(queue)
+        except psycopg.OperationalError:
+            if not first or not self.conn.broken:
+                raise
+        # the connection was broken before this transaction sent anything (the server
+        # restarted, the network dropped while idle): once more on a new one
+        self.conn = self.store._reconnect()
+        return self._send(queue)
+
+    def _send(self, queue: list[tuple[str, Any]]) -> Any:
+        if len(queue) == 1:
+            return self.conn.execute(*queue[0])
+        cursors = []
+        with self.conn.pipeline():
+            for q, a in queue:
+                cursors.append(self.conn.execute(q, a))
+        for cur, (q, _a) in zip(cursors, queue, strict=True):
+            if q is _SOURCES:  # (asked for on the way: `resolve_session_run`)
+                self.cache.sources = frozenset(r[0] for r in cur.fetchall())
+        return cursors[-1]
 
     def _one(self, sql: str, args: Any = ()) -> Any:
-        return self.conn.execute(sql, args).fetchone()
+        return self.flush(sql, args).fetchone()
 
     def _all(self, sql: str, args: Any = ()) -> list[Any]:
-        return list(self.conn.execute(sql, args).fetchall())
+        return list(self.flush(sql, args).fetchall())
 
     def _run_row(self, row: Any) -> Run | None:
         if row is None:
@@ -185,7 +235,7 @@ class PgTx:
     def _lock_session(self, session: str) -> None:
         if self.write and session not in self._locked_sessions:
             self._locked_sessions.add(session)
-            self.conn.execute(_LOCK_SESSION, (f"{len(self.project)}:{self.project}:{session}",))
+            self._later(_LOCK_SESSION, (f"{len(self.project)}:{self.project}:{session}",))
 
     # -- runs -------------------------------------------------------------------------------
     def get_run(self, run_id: str) -> Run | None:
@@ -235,7 +285,7 @@ class PgTx:
 
     def put_definition(self, compiled: CompiledWorkflow) -> str:
         digest, body = definition_digest(compiled)
-        self.conn.execute(
+        self._later(
             "INSERT INTO definitions(digest, workflow, source_path, body, source_sha256)"
             " VALUES (%s,%s,%s,%s,%s) ON CONFLICT (digest) DO NOTHING",
             (digest, compiled.id, compiled.source_path, body, file_sha256(compiled.source_path)))
@@ -247,7 +297,7 @@ class PgTx:
         digest = self.put_definition(compiled)
         self._digests[run.run_id] = digest
         self.cache.runs[run.run_id] = (run, digest)
-        self.conn.execute(
+        self._later(
             "INSERT INTO runs(run_id, project, machine, workflow, session, status, parent_run,"
             " version, def_digest, created_at, updated_at, snapshot, iterations, files_edited,"
             " bytes_read, denied, stop_reminders, context, state, transition_count)"
@@ -275,12 +325,9 @@ class PgTx:
         else:
             sql, args = _UPDATE_COUNTERS, (*counters, run.run_id)
         if expected_version is not None:
-            sql = _VERSIONED[sql]
-            args += (expected_version,)
-        cur = self.conn.execute(sql, args)
-        if cur.rowcount != 1:
-            raise StatewrightError(STORE_ERROR, f"run {run.run_id} changed underneath this "
-                                   "transaction (lost update prevented); retry")
+            self._later(_VERSIONED[sql], (*args, expected_version, run.run_id))
+        else:
+            self._later(_CHECKED[sql], (*args, run.run_id))
         digest = self._digests.get(run.run_id)
         if digest is not None:
             self.cache.runs[run.run_id] = (run, digest)
@@ -294,11 +341,8 @@ class PgTx:
                    "m": machine, "data": data,
                    "canon": canonical(rid, at, actor, kind, v, st, machine, data)}
                   for rid, at, actor, kind, data, v, st in rows]
-        if len(params) == 1:
-            self.conn.execute(_INSERT_EVENT, params[0])
-        else:
-            with self.conn.cursor() as cur:
-                cur.executemany(_INSERT_EVENT, params)
+        for p in params:
+            self._later(_INSERT_EVENT, p)
 
     def save_with_events(self, run: Run, new: Run | None, events: Sequence[Any],
                          now: float | None = None) -> Run:
@@ -327,27 +371,22 @@ class PgTx:
         self._lock_session(session)
         args = {"p": self.project, "s": session,
                 "f": fallback if fallback is not None else session, "a": RUNNING, "b": PAUSED}
+        if self.write and self.cache.sources is None:
+            # the workflow files in use, which a decision protects: in the same round trip
+            self._later(_SOURCES, (self.project, RUNNING, PAUSED))
         for _ in range(5):
-            row = self._one(_RESOLVE_SESSION, args)
-            if row is None or not self.write:
-                return self._run_row(row)
-            run_id = run_from_row(row).run_id
-            if run_id in self.cache.runs:
-                return self.get_run(run_id)
-            run = self._run_row(self._one(_LOCK_RUN, (run_id,)))
-            if run is not None and run.status in (RUNNING, PAUSED):
-                return run  # (still the one: its status is what the lookup went by)
-            self.cache.runs.pop(run_id, None)
+            # (writing: the run found is locked, and the row returned is its newest version)
+            row = self._one(_RESOLVE_LOCKING if self.write else _RESOLVE_SESSION, args)
+            run = self._run_row(row)
+            if run is None or run.status in (RUNNING, PAUSED):
+                return run
+            self.cache.runs.pop(run.run_id, None)  # it ended while this waited for its lock
         raise StatewrightError(STORE_ERROR, f"the runs of session {session} keep changing; retry")
 
     def source_paths_in_use(self) -> frozenset[str]:
         if self.cache.sources is not None:
             return self.cache.sources
-        rows = self._all(
-            "SELECT DISTINCT d.source_path FROM runs r"
-            " JOIN definitions d ON d.digest = r.def_digest WHERE r.project=%s"
-            " AND r.status IN (%s, %s) AND d.source_path IS NOT NULL",
-            (self.project, RUNNING, PAUSED))
+        rows = self._all(_SOURCES, (self.project, RUNNING, PAUSED))
         self.cache.sources = frozenset(r[0] for r in rows)
         return self.cache.sources
 
@@ -450,7 +489,7 @@ class PgTx:
                      requested_by: str | None = None) -> None:
         if requested_by is None:
             requested_by = self.requester(run_id)
-        self.conn.execute(
+        self._later(
             "INSERT INTO approvals(approval_id, run_id, event, message, target, data, status,"
             " requested_at, requested_by) VALUES (%s,%s,%s,%s,%s,%s,'pending',%s,%s)"
             " ON CONFLICT (approval_id) DO UPDATE SET run_id=EXCLUDED.run_id,"
@@ -459,11 +498,11 @@ class PgTx:
             " requested_by=EXCLUDED.requested_by, decided_at=NULL, decided_by=NULL, reason=NULL",
             (pa.approval_id, run_id, pa.event, pa.message, pa.target, _dumps(pa.data or {}),
              pa.requested_at or 0.0, requested_by))
-        self.conn.execute("SELECT pg_notify('statewright_changes', %s)", (run_id,))
+        self._later("SELECT pg_notify('statewright_changes', %s)", (run_id,))
 
     def decide_approval(self, approval_id: str, status: str, at: float, by: str,
                         reason: str | None = None) -> None:
-        self.conn.execute(
+        self._later(
             "UPDATE approvals SET status=%s, decided_at=%s, decided_by=%s, reason=%s "
             "WHERE approval_id=%s AND status='pending'", (status, at, by, reason, approval_id))
 
@@ -489,7 +528,7 @@ class PgTx:
     # -- tokens (`statewright token`) --------------------------------------------------------
     def put_token(self, token_hash: str, subject: str, role: str, at: float,
                   by: str | None) -> None:
-        self.conn.execute("INSERT INTO tokens(token_hash, subject, role, created_at, created_by)"
+        self._later("INSERT INTO tokens(token_hash, subject, role, created_at, created_by)"
                           " VALUES (%s,%s,%s,%s,%s)", (token_hash, subject, role, at, by))
 
     def token(self, token_hash: str) -> tuple[str, str] | None:
@@ -503,12 +542,12 @@ class PgTx:
             " ORDER BY created_at")]
 
     def revoke_token(self, prefix: str, at: float) -> int:
-        return int(self.conn.execute(
+        return int(self.flush(
             "UPDATE tokens SET revoked_at=%s WHERE revoked_at IS NULL AND"
             " left(token_hash, %s) = %s", (at, len(prefix), prefix)).rowcount)
 
     def set_approver(self, approval_id: str, approver: str) -> None:
-        self.conn.execute("UPDATE approvals SET decided_by=%s WHERE approval_id=%s",
+        self._later("UPDATE approvals SET decided_by=%s WHERE approval_id=%s",
                           (approver, approval_id))
 
     # -- file marks, bindings, sub-agents' calls ---------------------------------------------
@@ -519,7 +558,7 @@ class PgTx:
         return _loads(row[0]), _loads(row[1])
 
     def put_marks(self, run_id: str, marks: dict[str, list[int]], notices: list[str]) -> None:
-        self.conn.execute(
+        self._later(
             "INSERT INTO marks(run_id, marks, notices) VALUES (%s,%s,%s) ON CONFLICT (run_id)"
             " DO UPDATE SET marks=EXCLUDED.marks, notices=EXCLUDED.notices",
             (run_id, _dumps(marks), _dumps(notices)))
@@ -534,11 +573,11 @@ class PgTx:
         return run if run is not None and run.status in (RUNNING, PAUSED) else None
 
     def put_agent_call(self, session: str, call: str, agent_key: str, at: float) -> None:
-        self.conn.execute("INSERT INTO agent_calls(project, session, call, agent_key, at)"
+        self._later("INSERT INTO agent_calls(project, session, call, agent_key, at)"
                           " VALUES (%s,%s,%s,%s,%s)", (self.project, session, call, agent_key, at))
 
     def take_agent_call(self, session: str, call: str, since: float) -> str | None:
-        self.conn.execute("DELETE FROM agent_calls WHERE at < %s", (since,))
+        self._later("DELETE FROM agent_calls WHERE at < %s", (since,))
         row = self._one(
             "DELETE FROM agent_calls WHERE seq = (SELECT seq FROM agent_calls WHERE project=%s"
             " AND session=%s AND call=%s ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED)"
@@ -547,7 +586,7 @@ class PgTx:
 
     def bind(self, session: str, run_id: str, at: float) -> None:
         self.cache.lookups_changed()
-        self.conn.execute(
+        self._later(
             "INSERT INTO bindings(project, session, run_id, bound_at) VALUES (%s,%s,%s,%s)"
             " ON CONFLICT (project, session) DO UPDATE SET run_id=EXCLUDED.run_id,"
             " bound_at=EXCLUDED.bound_at", (self.project, session, run_id, at))
@@ -657,6 +696,10 @@ class PgStore:
             finally:
                 self._local.conn = None
 
+    def _reconnect(self) -> Any:
+        self._drop_connection()
+        return self._conn()
+
     def _drop_connection(self) -> None:
         conn = getattr(self._local, "conn", None)
         self._local.conn = None
@@ -674,48 +717,46 @@ class PgStore:
 
 
 class _PgTransaction:
-    __slots__ = ("conn", "store", "write")
+    __slots__ = ("store", "tx", "write")
 
     def __init__(self, store: PgStore, write: bool) -> None:
         self.store = store
         self.write = write
-        self.conn: Any = None
+        self.tx: PgTx | None = None
 
     def __enter__(self) -> PgTx:
         store = self.store
-        psycopg = _psycopg()
-        begin = "BEGIN" if self.write else "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-        for attempt in (0, 1):
-            conn = store._conn()
-            try:
-                conn.execute(begin)
-                break
-            except psycopg.Error as exc:
-                store._drop_connection()  # (broken: the server restarted, the network dropped)
-                if attempt:
-                    raise _error(store.url, exc) from None
+        conn = store._conn()
         cache = store._local.cache
         cache.clear()  # another machine may have written since this connection last looked
-        self.conn = conn
-        return PgTx(store, conn, cache, self.write)
+        begin = "BEGIN" if self.write else "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+        tx = self.tx = PgTx(store, conn, cache, self.write, begin)  # (BEGIN goes with the first
+        return tx                                                   # statement: `PgTx.flush`)
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: object) -> None:
-        conn, self.conn = self.conn, None
+        tx, self.tx = self.tx, None
+        assert tx is not None, "__exit__ without __enter__"
         store = self.store
         psycopg = _psycopg()
         if exc_type is not None:
             store._local.cache.clear()
-            try:
-                conn.execute("ROLLBACK")
-            except psycopg.Error:
-                store._drop_connection()
+            if tx.begun:
+                try:
+                    tx.conn.execute("ROLLBACK")
+                except psycopg.Error:
+                    store._drop_connection()
             if isinstance(exc, psycopg.Error):
                 raise _error(store.url, exc) from None
             return
+        if not tx.begun and len(tx._queue) == 1:
+            return  # nothing was asked of the server: no BEGIN, no COMMIT
         try:
-            conn.execute("COMMIT")
+            tx.flush("COMMIT")
         except psycopg.Error as exc2:
             store._local.cache.clear()
-            store._drop_connection()
+            try:
+                tx.conn.execute("ROLLBACK")
+            except psycopg.Error:
+                store._drop_connection()
             raise _error(store.url, exc2) from None

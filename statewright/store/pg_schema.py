@@ -65,6 +65,14 @@ CREATE TABLE events (
     hash text NOT NULL
 );
 CREATE INDEX events_by_run ON events(run_id, seq);
+CREATE FUNCTION statewright_one_row(n bigint, run text) RETURNS integer LANGUAGE plpgsql AS $$
+BEGIN
+    IF n <> 1 THEN
+        RAISE EXCEPTION 'run % changed underneath this transaction (lost update prevented)', run
+            USING ERRCODE = '40001';
+    END IF;
+    RETURN 1;
+END $$;
 CREATE FUNCTION statewright_history_is_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     RAISE EXCEPTION 'statewright history rows are never changed or deleted';
