@@ -458,6 +458,9 @@ class Runtime:
         if actor != HUMAN:
             raise StatewrightError(TOOL_DENIED, "only a human can approve or reject a transition "
                                    "(statewright approve / reject)")
+        if approver is None and self.store_url is not None:
+            raise StatewrightError(TOOL_DENIED, "on a shared store a decision names its approver:"
+                                   " pass an approver's token (--token or $STATEWRIGHT_TOKEN)")
         session = self.resolve_session(session)
         now = self.clock()
         with self.store.transaction() as tx:
@@ -537,12 +540,24 @@ class Runtime:
         return None
 
     # -- listing ----------------------------------------------------------------------------
-    def list_runs(self, session: str | None = None) -> list[dict[str, Any]]:
+    def list_runs(self, session: str | None = None,
+                  all_projects: bool = False) -> list[dict[str, Any]]:
+        """Runs newest first (of `session`, else of every session). On a shared store each
+        names its project and the machine it was started on; `all_projects`: every project's
+        (a project's own SQLite file holds only its own)."""
         if not self.has_store():
             return []
+        shared = self.store_url is not None
         with self.store.read() as tx:
-            runs = tx.list_runs(session)
-        return [run_summary(r) for r in runs]
+            runs = tx.list_runs(session, all_projects=all_projects)
+            origins = tx.run_origins([r.run_id for r in runs]) if shared else {}
+        out = []
+        for r in runs:
+            d = run_summary(r)
+            if shared:
+                d["project"], d["machine"] = origins.get(r.run_id, (None, None))
+            out.append(d)
+        return out
 
     def history(self, run_id: str | None = None,
                 session: str | None = None) -> list[dict[str, Any]]:
@@ -572,13 +587,14 @@ class Runtime:
         return page_url(self.config.store_dir_str)
 
     def runs_overview(self, limit: int = 100, offset: int = 0) -> dict[str, Any]:
-        """Runs newest first (`limit` from `offset`), their number, the pending approvals."""
+        """Runs newest first (`limit` from `offset`), their number, the pending approvals; on a
+        shared store every project's, each run with its project and machine."""
         if not self.has_store():
             return {"runs": [], "total": 0, "pending": [], "mark": 0}
         with self.store.read() as tx:
             from . import views  # (only the web page reads these: off the hook's path)
 
-            return views.runs_overview(tx, limit, offset)
+            return views.runs_overview(tx, limit, offset, self.store_url is not None)
 
     def run_view(self, run_id: str, history_limit: int = 200) -> dict[str, Any]:
         """One run's own state answer, definition, child runs and newest history."""

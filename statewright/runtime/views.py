@@ -17,10 +17,22 @@ if TYPE_CHECKING:  # pragma: no cover
 MAX_CHILDREN = 64  # fork branches and invoked runs listed on a run's page (and in its history)
 
 
-def runs_overview(tx: Tx, limit: int, offset: int) -> dict[str, Any]:
-    return {"runs": [run_summary(r) for r in tx.runs_page(limit, offset)],
-            "total": tx.count_runs(), "pending": tx.pending_approvals(),
-            "mark": tx.last_event_seq()}
+def runs_overview(tx: Tx, limit: int, offset: int, shared: bool = False) -> dict[str, Any]:
+    """`shared` (a store a team shares): every project's runs, each with its project and
+    the machine it was started on, and every project's pending approvals."""
+    if not shared:
+        return {"runs": [run_summary(r) for r in tx.runs_page(limit, offset)],
+                "total": tx.count_runs(), "pending": tx.pending_approvals(),
+                "mark": tx.last_event_seq()}
+    runs = tx.runs_page(limit, offset, all_projects=True)
+    origins = tx.run_origins([r.run_id for r in runs])
+    rows = []
+    for r in runs:
+        d = run_summary(r)
+        d["project"], d["machine"] = origins.get(r.run_id, (None, None))
+        rows.append(d)
+    return {"runs": rows, "total": tx.count_runs(all_projects=True),
+            "pending": tx.pending_approvals(all_projects=True), "mark": tx.last_event_seq()}
 
 
 def run_view(tx: Tx, run_id: str, history_limit: int) -> dict[str, Any]:

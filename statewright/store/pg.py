@@ -507,11 +507,11 @@ class PgTx:
             "WHERE approval_id=%s AND status='pending'", (status, at, by, reason, approval_id))
 
     def pending_approvals(self, all_projects: bool = False) -> list[dict[str, Any]]:
-        where, args = self._where_project(all_projects)
+        where, args = ("TRUE", ()) if all_projects else ("r.project=%s", (self.project,))
         rows = self._all(
             "SELECT a.approval_id, a.run_id, a.event, a.message, a.target, a.requested_at,"
             " a.requested_by FROM approvals a JOIN runs r ON r.run_id = a.run_id"
-            f" WHERE a.status='pending' AND r.{where} ORDER BY a.requested_at", args)
+            f" WHERE a.status='pending' AND {where} ORDER BY a.requested_at", args)
         return [{"approval_id": r[0], "run_id": r[1], "event": r[2], "message": r[3],
                  "target": r[4], "requested_at": r[5], "requested_by": r[6]} for r in rows]
 

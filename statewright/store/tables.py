@@ -125,7 +125,9 @@ class TxTables:
             " ORDER BY updated_at DESC, rowid DESC LIMIT 1", (workflow, PAUSED)).fetchone()
         return run_from_row(row) if row else None
 
-    def list_runs(self, session: str | None = None, limit: int = 200) -> list[Run]:
+    def list_runs(self, session: str | None = None, limit: int = 200,
+                  all_projects: bool = False) -> list[Run]:
+        """Runs newest first (`all_projects`: the same here, where one file is one project)."""
         if session is None:
             rows = self.conn.execute(f"SELECT {RUN_COLUMNS} FROM runs ORDER BY created_at DESC,"
                                      " rowid DESC LIMIT ?", (limit,)).fetchall()
@@ -136,13 +138,13 @@ class TxTables:
                 (session, session.replace("%", r"\%") + "/%", limit)).fetchall()
         return [run_from_row(r) for r in rows]
 
-    def runs_page(self, limit: int, offset: int = 0) -> list[Run]:
+    def runs_page(self, limit: int, offset: int = 0, all_projects: bool = False) -> list[Run]:
         """Runs newest first, `limit` of them after skipping `offset` (the web page's list)."""
         rows = self.conn.execute(f"SELECT {RUN_COLUMNS} FROM runs ORDER BY created_at DESC,"
                                  " rowid DESC LIMIT ? OFFSET ?", (limit, offset)).fetchall()
         return [run_from_row(r) for r in rows]
 
-    def count_runs(self) -> int:
+    def count_runs(self, all_projects: bool = False) -> int:
         return int(self.conn.execute("SELECT count(*) FROM runs").fetchone()[0])
 
     def running_runs(self) -> list[Run]:
@@ -243,7 +245,7 @@ class TxTables:
             "UPDATE approvals SET status=?, decided_at=?, decided_by=?, reason=? "
             "WHERE approval_id=? AND status='pending'", (status, at, by, reason, approval_id))
 
-    def pending_approvals(self) -> list[dict[str, Any]]:
+    def pending_approvals(self, all_projects: bool = False) -> list[dict[str, Any]]:
         rows = self.conn.execute(
             "SELECT approval_id, run_id, event, message, target, requested_at FROM approvals "
             "WHERE status='pending' ORDER BY requested_at").fetchall()

@@ -222,3 +222,45 @@ def test_an_approval_on_one_machine_releases_the_agent_on_the_other(tmp_path, pg
     sw(laptop, "approve", approval, STATEWRIGHT_TOKEN=lead, STATEWRIGHT_MACHINE="laptop")
     after = json.loads(sw(ci, "status", "--session", "ci-agent", "--json").stdout)
     assert after["state"] == "shipped" and after["pending_approval"] is None
+    # the runs of every project of the store, each with its project and machine
+    sw(laptop, "start", "gate", "--session", "lead-demo", STATEWRIGHT_MACHINE="laptop")
+    listed = json.loads(sw(ci, "runs", "--all-projects", "--json").stdout)
+    assert {(r["session"], r["project"]) for r in listed} == {("ci-agent", "shop"),
+                                                              ("lead-demo", "shop")}
+    assert {r["machine"] for r in listed if r["session"] == "lead-demo"} == {"laptop"}
+
+
+def test_an_approval_on_one_machines_page_releases_the_agent_on_the_other(tmp_path, pg_url):
+    from tests.ui.harness import UiProcess
+
+    laptop, ci = _project(tmp_path / "laptop"), _project(tmp_path / "ci")
+    for root, name in ((laptop, "shop"), (ci, "shop")):
+        (root / "statewright.json").write_text(json.dumps({"store": pg_url, "project": name}))
+    other = _project(tmp_path / "other")  # another project of the same store
+    (other / "statewright.json").write_text(json.dumps({"store": pg_url, "project": "docs"}))
+    approval = _parked(ci, "ci-agent")
+    _parked(other, "docs-agent")
+    lead = sw(laptop, "token", "create", "--role", "admin", "--name", "lead").stdout.strip()
+    # a shared store's page decides in someone's name: it will not start without a token
+    r = sw(laptop, "ui", "--port", "0", check=False)
+    assert r.returncode == 1 and r.stderr.startswith("error[TOOL_DENIED]"), r.stderr
+    ui = UiProcess(laptop, "--token", lead)
+    try:
+        status, key = ui.sign_in()
+        assert status == 200 and key
+        headers = {"Origin": ui.base, "Content-Type": "application/json",
+                   "X-Statewright-Key": key}
+        status, _h, page = ui.request("GET", "/api/runs", headers=headers)
+        assert status == 200
+        html = page.decode()
+        assert "docs-agent" in html and "ci-agent" in html  # every project of the store
+        assert "<th>project</th>" in html and ">docs<" in html and ">shop<" in html
+        status, _h, body = ui.request("POST", f"/api/approvals/{approval}/approve", {},
+                                      headers)
+        assert status == 200, body
+    finally:
+        ui.stop()
+    after = json.loads(sw(ci, "status", "--session", "ci-agent", "--json").stdout)
+    assert after["state"] == "shipped" and after["pending_approval"] is None
+    hist = json.loads(sw(ci, "history", "--session", "ci-agent", "--json").stdout)
+    assert next(h for h in hist if h["kind"] == "approved")["data"]["approver"] == "lead"
