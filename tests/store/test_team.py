@@ -264,3 +264,82 @@ def test_an_approval_on_one_machines_page_releases_the_agent_on_the_other(tmp_pa
     assert after["state"] == "shipped" and after["pending_approval"] is None
     hist = json.loads(sw(ci, "history", "--session", "ci-agent", "--json").stdout)
     assert next(h for h in hist if h["kind"] == "approved")["data"]["approver"] == "lead"
+
+
+def _post(port: int, body: dict, token: str | None) -> tuple[int, dict[str, str], str]:
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    headers = {"Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    conn.request("POST", "/mcp", json.dumps(body), headers)
+    resp = conn.getresponse()
+    out = resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read().decode()
+    conn.close()
+    return out
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "team-test", "version": "1"}}}
+
+
+def test_a_shared_proxy_serves_only_bearers_of_a_live_token(tmp_path, pg_url):
+    from tests.proxy.harness import ServeHttp
+
+    root = _project(tmp_path)
+    (root / "statewright.json").write_text(json.dumps({"store": pg_url}))
+    agent = sw(root, "token", "create", "--role", "agent", "--name", "agent:ci").stdout.strip()
+    with ServeHttp(root) as srv:
+        for token in (None, "swt_" + "1" * 64, agent[:-1] + "0"):
+            status, headers, body = _post(srv.port, INITIALIZE, token)
+            assert status == 401, (token, status, body)
+            assert headers["www-authenticate"].startswith("Bearer")
+            assert "bearer token" in json.loads(body)["error"]["message"]
+        status, headers, body = _post(srv.port, INITIALIZE, agent)
+        assert status == 200, body
+        assert "statewright" in body and "serverInfo" in body
+
+
+def test_the_bearer_gate_never_passes_the_token_on(tmp_path, pg_url):
+    """What the MCP server behind the gate (and so every downstream call it makes) receives:
+    the request without its Authorization header, with the token's subject and role."""
+    import anyio
+
+    from statewright.proxy.bearer import BearerGate
+    from statewright.runtime import Runtime
+    from statewright.runtime.people import create_token
+
+    root = _project(tmp_path)
+    (root / "statewright.json").write_text(json.dumps({"store": pg_url}))
+    rt = Runtime.open(root)
+    raw = create_token(rt, "approver", "erin", None)["token"]
+    seen: list[dict] = []
+
+    async def inner(scope, receive, send) -> None:
+        seen.append(scope)
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    sent: list[dict] = []
+
+    async def send(msg) -> None:
+        sent.append(msg)
+
+    async def receive() -> dict:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def call(headers) -> None:
+        scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
+        await BearerGate(inner, rt)(scope, receive, send)
+
+    anyio.run(call, [(b"authorization", f"Bearer {raw}".encode()), (b"x-other", b"1")])
+    assert len(seen) == 1 and sent[0]["status"] == 204
+    assert seen[0]["headers"] == [(b"x-other", b"1")]
+    assert raw not in repr(seen[0])
+    assert seen[0]["state"]["statewright_subject"] == "erin"
+    assert seen[0]["state"]["statewright_role"] == "approver"
+    anyio.run(call, [(b"authorization", b"Basic abc")])
+    assert len(seen) == 1 and sent[-2]["status"] == 401
