@@ -34,6 +34,11 @@ def tokens_required(rt: Runtime) -> bool:
     return any(t["revoked_at"] is None for t in list_tokens(rt))
 
 
+def gated(app: ASGIApp, rt: Runtime) -> ASGIApp:
+    """`app` behind the gate where tokens are required (`tokens_required`), else `app`."""
+    return BearerGate(app, rt) if tokens_required(rt) else app
+
+
 class BearerGate:
     """ASGI middleware: a live token on every HTTP request; its header never passed on."""
 

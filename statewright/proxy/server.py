@@ -570,15 +570,12 @@ class Proxy:
     async def run_http(self, host: str, port: int, *, ready: Any = None) -> None:
         import uvicorn
 
+        from .bearer import gated
         from .events import RETRY_MS, MemoryEventStore
 
         # resumable SSE streams: a priming event (id + retry) on each, replay on reconnect
-        app: Any = self.server.streamable_http_app(host=host, event_store=MemoryEventStore(),
-                                                   retry_interval=RETRY_MS)
-        from .bearer import BearerGate, tokens_required
-
-        if tokens_required(self.rt):  # a shared store, or tokens made: none served without one
-            app = BearerGate(app, self.rt)
+        app = gated(self.server.streamable_http_app(  # (bearer tokens: `proxy.bearer`)
+            host=host, event_store=MemoryEventStore(), retry_interval=RETRY_MS), self.rt)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
         userver = uvicorn.Server(config)
         watcher = self.start_file_watcher()

@@ -110,6 +110,34 @@ def revoke_token(rt: Runtime, token_id: str, admin_token: str | None) -> int:
     return int(n)
 
 
+def named(rt: Runtime, tx: Any, run: Any, out: Any, approver: str | None) -> Any:
+    """The engine's outcome of a decision on `run`'s pending approval, its history rows
+    naming `approver`. Refused: no approver on a shared store (where every decision names
+    one: the CLI's and the page's alike), an approver who is the one who asked."""
+    if approver is None and rt.store_url is not None:
+        raise StatewrightError(TOOL_DENIED, "on a shared store a decision names its approver: "
+                               f"pass an approver's token (--token or ${TOKEN_ENV})")
+    pending = run.pending_approval
+    if approver is None or pending is None:
+        return out
+    asked = (tx.approval(pending.approval_id) or {}).get("requested_by")
+    if asked is not None and asked == approver:
+        raise StatewrightError(TOOL_DENIED, f"{approver} asked for this approval and cannot "
+                               "decide it")
+    from dataclasses import replace
+
+    return replace(out, events=tuple(
+        replace(ev, data={**ev.data, "approver": approver})
+        if ev.data.get("approval_id") == pending.approval_id else ev for ev in out.events))
+
+
+def record_approver(tx: Any, run: Any, approver: str | None) -> None:
+    """After the decision is written: the approval's record names the approver (the database
+    refuses one who is its requester)."""
+    if approver is not None and run.pending_approval is not None:
+        tx.set_approver(run.pending_approval.approval_id, approver)
+
+
 def approver(rt: Runtime, raw: str | None) -> str | None:
     """Who decides, from the token given (`--token`, else `$STATEWRIGHT_TOKEN`): its subject;
     None on a project's own store without a token. Refused: a shared store without a token,

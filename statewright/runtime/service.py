@@ -26,8 +26,8 @@ from ..errors import (
 )
 from ..lean import TYPE_CHECKING
 from ..names import STORE_FILE
-from ..store import Store, Tx
-from .answer import answer_for_run, definition_status, ended_answer, run_summary, state_answer
+from ..store import Store, Tx, open_store
+from .answer import answer_for_run, definition_status, ended_answer, state_answer
 from .chain import DEFAULT_SESSION, active_chain, chain_of, effective_in, session_top, top_of
 from .persist import apply_outcome, start_run
 
@@ -75,7 +75,7 @@ class Runtime:
         self._store: Store | None = None
         self._store_dir: str | None = None  # (where the store lives is read once: hot paths)
         self._store_file: str | None = None
-        self._store_url: str | None = None
+        self.store_url = self.config.store_url  # a team's shared store; None: the SQLite file
         # the session a file watcher of this process (serve's watchdog) fires interrupts for:
         # its calls leave out the per-call comparison of file marks (`runtime.watch`)
         self.watching: str | None = None
@@ -113,32 +113,9 @@ class Runtime:
 
     @property
     def store(self) -> Store:
-        if self._store is None:
-            url = self.store_url
-            if url is not None:  # a team's shared store (psycopg is imported only then)
-                from ..store.db import write_gitignore
-                from ..store.pg import PgStore
-
-                self._store = PgStore.open(  # type: ignore[assignment]
-                    url, self.config.project_name, resident=self.resident)
-                # the state directory still holds this machine's own files (the resident hook
-                # server's key, its log): made here, as the SQLite store makes it
-                try:
-                    os.makedirs(self.store_dir, exist_ok=True)
-                except OSError:
-                    pass
-                write_gitignore(self.store_dir)
-            else:
-                self._store = Store.open(self.store_file, resident=self.resident)
-        return self._store  # type: ignore[return-value]
-
-    @property
-    def store_url(self) -> str | None:
-        """The shared store's URL (`Config.store_url`), read once; None: the SQLite file."""
-        url = self._store_url
-        if url is None:
-            url = self._store_url = self.config.store_url or ""
-        return url or None
+        if self._store is None:  # the project's SQLite file, or a team's shared store
+            self._store = open_store(self)
+        return self._store
 
     def close(self) -> None:
         """Close the store's connections (a long-running process letting this runtime go)."""
@@ -452,15 +429,11 @@ class Runtime:
     def _decide(self, session: str | None, approval_id: str | None, actor: str,
                 op: Callable[[CompiledWorkflow, Run, float], engine.Outcome],
                 approver: str | None = None) -> dict[str, Any]:
-        """Approve or reject. `approver`: the person deciding (the subject of their token,
-        `runtime.people`), named in the history row and the approval's record; never the
-        approval's requester."""
         if actor != HUMAN:
             raise StatewrightError(TOOL_DENIED, "only a human can approve or reject a transition "
                                    "(statewright approve / reject)")
-        if approver is None and self.store_url is not None:
-            raise StatewrightError(TOOL_DENIED, "on a shared store a decision names its approver:"
-                                   " pass an approver's token (--token or $STATEWRIGHT_TOKEN)")
+        from . import people  # (`approver`: who decides, by their token)
+
         session = self.resolve_session(session)
         now = self.clock()
         with self.store.transaction() as tx:
@@ -468,21 +441,9 @@ class Runtime:
             out = op(tx.definition_of(run.run_id), run, now)
             if not out.accepted:
                 raise out.error()
-            pending = run.pending_approval
-            if approver is not None and pending is not None:
-                asked = (tx.approval(pending.approval_id) or {}).get("requested_by")
-                if asked is not None and asked == approver:
-                    raise StatewrightError(TOOL_DENIED, f"{approver} asked for this approval "
-                                           "and cannot decide it")
-                from dataclasses import replace
-
-                out = replace(out, events=tuple(
-                    replace(ev, data={**ev.data, "approver": approver})
-                    if ev.data.get("approval_id") == pending.approval_id else ev
-                    for ev in out.events))
+            out = people.named(self, tx, run, out, approver)
             apply_outcome(tx, run, out, now)
-            if approver is not None and pending is not None:
-                tx.set_approver(pending.approval_id, approver)
+            people.record_approver(tx, run, approver)
             return answer_for_run(tx, top_of(tx, tx.require_run(run.run_id)))
 
     def approve(self, session: str | None = None, approval_id: str | None = None,
@@ -542,42 +503,22 @@ class Runtime:
     # -- listing ----------------------------------------------------------------------------
     def list_runs(self, session: str | None = None,
                   all_projects: bool = False) -> list[dict[str, Any]]:
-        """Runs newest first (of `session`, else of every session). On a shared store each
-        names its project and the machine it was started on; `all_projects`: every project's
-        (a project's own SQLite file holds only its own)."""
+        """Runs newest first; on a shared store with their project and machine (`views`)."""
         if not self.has_store():
             return []
-        shared = self.store_url is not None
+        from .views import run_rows
+
         with self.store.read() as tx:
             runs = tx.list_runs(session, all_projects=all_projects)
-            origins = tx.run_origins([r.run_id for r in runs]) if shared else {}
-        out = []
-        for r in runs:
-            d = run_summary(r)
-            if shared:
-                d["project"], d["machine"] = origins.get(r.run_id, (None, None))
-            out.append(d)
-        return out
+            return run_rows(tx, runs, self.store_url is not None)
 
     def history(self, run_id: str | None = None,
                 session: str | None = None) -> list[dict[str, Any]]:
         """The history of a run and of its children (fork branches, invoked runs), in order.
-        Without `run_id`: the session's current run, else its latest."""
-        if not self.has_store():
-            if run_id is not None:
-                raise StatewrightError(UNKNOWN_RUN, f"no run with id {run_id}")
-            raise StatewrightError(NO_ACTIVE_RUN, f"session '{self.resolve_session(session)}' "
-                                   "has no runs")
-        with self.store.read() as tx:
-            if run_id is None:
-                s = self.resolve_session(session)
-                top = session_top(tx, s) or tx.latest_session_run(s)
-                if top is None:
-                    raise StatewrightError(NO_ACTIVE_RUN, f"session '{s}' has no runs")
-                run_id = top.run_id
-            if tx.get_run(run_id) is None:
-                raise StatewrightError(UNKNOWN_RUN, f"no run with id {run_id}")
-            return tx.history(tx.run_and_descendants(run_id))
+        Without `run_id`: the session's current run, else its latest (`views.history`)."""
+        from .views import history
+
+        return history(self, run_id, self.resolve_session(session))
 
     # -- the web page (statewright ui; runtime/views.py, runtime/page.py) --------------------
     def page_url(self) -> str | None:
@@ -587,8 +528,7 @@ class Runtime:
         return page_url(self.config.store_dir_str)
 
     def runs_overview(self, limit: int = 100, offset: int = 0) -> dict[str, Any]:
-        """Runs newest first (`limit` from `offset`), their number, the pending approvals; on a
-        shared store every project's, each run with its project and machine."""
+        """Runs newest first (`limit` from `offset`), their number, the pending approvals."""
         if not self.has_store():
             return {"runs": [], "total": 0, "pending": [], "mark": 0}
         with self.store.read() as tx:

@@ -239,8 +239,7 @@ class Tx(TxTables):
 
     def _event_args(self, run_id: str, at: float, actor: str, kind: str, data: str,
                     version: int, state: str | None) -> tuple[Any, ...]:
-        """An `_INSERT_EVENT` row with its link in the run's hash chain (`store.chain`)."""
-        prev = self._heads.get(run_id)
+        prev = self._heads.get(run_id)  # (the row's link in the run's chain: `store.chain`)
         if prev is None:
             row = self.run(_CHAIN_HEAD, (run_id,)).fetchone()
             prev = row[0] if row is not None and row[0] else GENESIS

@@ -343,3 +343,52 @@ def test_the_bearer_gate_never_passes_the_token_on(tmp_path, pg_url):
     assert seen[0]["state"]["statewright_role"] == "approver"
     anyio.run(call, [(b"authorization", b"Basic abc")])
     assert len(seen) == 1 and sent[-2]["status"] == 401
+
+
+SPANS = """
+import json, sys
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+exporter = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(exporter))
+trace.set_tracer_provider(provider)
+from statewright.policy.types import ToolCall
+from statewright.runtime import Runtime
+
+rt = Runtime.open(sys.argv[1])
+rt.start("gate", "s1")
+rt.authorize("s1", ToolCall("Read", {"file_path": "x.py"}))
+rt.authorize("s1", ToolCall("Bash", {"command": "cat .statewright/state.db"}))
+print(json.dumps([{"name": s.name, "attributes": dict(s.attributes),
+                   "status": s.status.status_code.name} for s in exporter.get_finished_spans()]))
+"""
+
+
+def test_decisions_are_opentelemetry_spans_when_asked(tmp_path):
+    import sys
+
+    root = _project(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("STATEWRIGHT_", "CLAUDE_"))}
+    out = subprocess.run([sys.executable, "-c", SPANS, str(root)], capture_output=True, text=True,
+                         env={**env, "STATEWRIGHT_OTEL": "1"}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    spans = json.loads(out.stdout)
+    assert [s["name"] for s in spans] == ["execute_tool Read", "execute_tool Bash"]
+    read, bash = spans
+    assert read["attributes"]["gen_ai.operation.name"] == "execute_tool"
+    assert read["attributes"]["gen_ai.conversation.id"] == "s1"
+    assert read["attributes"]["statewright.decision"] == "allow" and read["status"] == "UNSET"
+    assert bash["attributes"]["statewright.decision"] == "deny" and bash["status"] == "ERROR"
+    assert bash["attributes"]["error.type"] == "statewright.denied"
+    assert "cat" not in json.dumps(bash["attributes"])  # arguments are never attributes
+    # without the switch, nothing is exported and the module is not even imported
+    quiet = subprocess.run([sys.executable, "-c", SPANS + "\nprint('statewright.runtime.telemetry' in sys.modules)",
+                            str(_project(tmp_path, "quiet"))], capture_output=True, text=True, env=env,
+                           timeout=120)
+    assert quiet.returncode == 0, quiet.stderr
+    lines = quiet.stdout.split("\n")
+    assert lines[0] == "[]" and lines[1] == "False"
