@@ -158,7 +158,6 @@ class Tx(TxTables):
         self.cache = cache
         self.run = run  # the connection's own cursor's `execute` (see `Store._conn`)
         self._digests: dict[str, str] = {}  # run_id -> definition digest, seen in this transaction
-        self._heads: dict[str, str] = {}  # run_id -> its last history row's hash (this transaction)
 
     def _run_row(self, row: Any) -> Run | None:
         """The run of a row of `RUN_COLUMNS` and `def_digest`, remembered."""
@@ -239,18 +238,18 @@ class Tx(TxTables):
 
     def _event_args(self, run_id: str, at: float, actor: str, kind: str, data: str,
                     version: int, state: str | None) -> tuple[Any, ...]:
-        prev = self._heads.get(run_id)  # (the row's link in the run's chain: `store.chain`)
+        prev = self.cache.heads.get(run_id)  # (the row's link in its run's chain: `store.chain`)
         if prev is None:
             row = self.run(_CHAIN_HEAD, (run_id,)).fetchone()
             prev = row[0] if row is not None and row[0] else GENESIS
-        h = self._heads[run_id] = link(prev, canonical(run_id, at, actor, kind, version, state,
+        h = self.cache.heads[run_id] = link(prev, canonical(run_id, at, actor, kind, version, state,
                                                        None, data))
         return (run_id, at, actor, kind, data, version, state, prev, h)
 
     def insert_run(self, run: Run, compiled: CompiledWorkflow) -> None:
         digest = self.put_definition(compiled)
         self._digests[run.run_id] = digest
-        self._heads[run.run_id] = GENESIS
+        self.cache.heads[run.run_id] = GENESIS
         self.cache.runs[run.run_id] = (run, digest)
         self.cache.lookups_changed()
         self.conn.execute(
