@@ -168,6 +168,7 @@ class PgTx(PgTables):
         self.cache = cache
         self.write = write
         self.project = store.project
+        self.machine = store.machine
         self._digests: dict[str, str] = {}
         self._locked_sessions: set[str] = set()
         #: statements whose answers nobody waits for (BEGIN, locks, writes): sent in one

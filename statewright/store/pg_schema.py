@@ -4,7 +4,8 @@ written by a newer statewright is refused.
 
 The tables mirror the SQLite store's (`store.schema`, version 4) plus what a shared store
 needs: every run names its project and the machine it was started on, every history row the
-machine it was written on and its link in the run's hash chain (`store.chain`), approvals name
+machine it was written on and its link in the run's hash chain (`store.chain`), the file marks
+of watched files are each machine's own (checkouts differ in inodes and times), approvals name
 who asked and who decided (never the same), and `tokens` keeps the approvers' and admins'
 tokens, hashed. JSON is kept as text, byte for byte what was written (the hash chain covers
 it; `jsonb` would reorder keys). Times are seconds since the epoch as `double precision`, as in
@@ -104,9 +105,11 @@ CREATE TABLE bindings (
     PRIMARY KEY (project, session)
 );
 CREATE TABLE marks (
-    run_id text PRIMARY KEY,
+    run_id text NOT NULL,
+    machine text NOT NULL,
     marks text NOT NULL,
-    notices text NOT NULL DEFAULT '[]'
+    notices text NOT NULL DEFAULT '[]',
+    PRIMARY KEY (run_id, machine)
 );
 CREATE TABLE agent_calls (
     seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

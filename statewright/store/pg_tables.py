@@ -20,6 +20,7 @@ _EVENT_COLS = "seq, run_id, at, actor, kind, version, state, data, machine, prev
 
 class PgTables:
     project: str
+    machine: str
     cache: RowCache
 
     def _one(self, sql: str, args: Any = ()) -> Any:  # pragma: no cover - defined by PgTx
@@ -202,16 +203,18 @@ class PgTables:
 
     # -- file marks, bindings, sub-agents' calls ---------------------------------------------
     def marks(self, run_id: str) -> tuple[dict[str, list[int]] | None, list[str]]:
-        row = self._one("SELECT marks, notices FROM marks WHERE run_id=%s", (run_id,))
+        # (this machine's: its checkout's files, its interrupts' notices)
+        row = self._one("SELECT marks, notices FROM marks WHERE run_id=%s AND machine=%s",
+                        (run_id, self.machine))
         if row is None:
             return None, []
         return _loads(row[0]), _loads(row[1])
 
     def put_marks(self, run_id: str, marks: dict[str, list[int]], notices: list[str]) -> None:
         self._later(
-            "INSERT INTO marks(run_id, marks, notices) VALUES (%s,%s,%s) ON CONFLICT (run_id)"
-            " DO UPDATE SET marks=EXCLUDED.marks, notices=EXCLUDED.notices",
-            (run_id, _dumps(marks), _dumps(notices)))
+            "INSERT INTO marks(run_id, machine, marks, notices) VALUES (%s,%s,%s,%s)"
+            " ON CONFLICT (run_id, machine) DO UPDATE SET marks=EXCLUDED.marks,"
+            " notices=EXCLUDED.notices", (run_id, self.machine, _dumps(marks), _dumps(notices)))
 
     def bound_run(self, session: str) -> Run | None:
         self._lock_session(session)

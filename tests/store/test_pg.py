@@ -242,3 +242,41 @@ def test_the_real_hook_on_a_shared_store_forwards_to_its_resident_server(tmp_pat
         denied_count = c.execute("SELECT denied FROM runs WHERE run_id=%s",
                                  (run_id,)).fetchone()[0]
     assert denied_count == 2  # both refusals are in the shared store
+
+
+WATCHED = {"id": "watched", "initial": "work",
+           "states": {"work": {"allowed_tools": ["Read"], "on": {"DONE": "end"}},
+                      "review": {"allowed_tools": ["Read"], "on": {"REVIEWED": "$return"}},
+                      "end": {"type": "final"}},
+           "interrupts": {"config": {"trigger": {"file_pattern": "config/**"},
+                                     "target": "review"}}}
+
+
+def _watched_checkout(root: Path, url: str) -> Path:
+    (root / "workflows").mkdir(parents=True)
+    (root / "workflows" / "watched.json").write_text(json.dumps(WATCHED))
+    (root / "config").mkdir()
+    (root / "config" / "app.toml").write_text("debug = false\n")
+    (root / "statewright.json").write_text(json.dumps({"store": url, "project": "shop"}))
+    return root
+
+
+def test_each_machine_compares_its_own_checkout_for_interrupts(tmp_path, pg_url, monkeypatch):
+    """The files an interrupt watches are looked at per machine: two checkouts of the same
+    files differ in inodes and times, and must not take each other's look for a change."""
+    from statewright.policy.types import ToolCall
+
+    laptop = _watched_checkout(tmp_path / "laptop" / "shop", pg_url)
+    ci = _watched_checkout(tmp_path / "ci" / "shop", pg_url)
+    monkeypatch.setenv("STATEWRIGHT_MACHINE", "laptop")
+    on_laptop = Runtime.open(laptop)
+    on_laptop.start("watched", None)
+    monkeypatch.setenv("STATEWRIGHT_MACHINE", "ci")
+    on_ci = Runtime.open(ci)
+    for rt, root in ((on_laptop, laptop), (on_ci, ci)) * 3:
+        assert rt.authorize(None, ToolCall("Read", {"file_path": str(root / "README")})).allowed
+        assert rt.get_state(None)["state"] == "work"  # no change on either machine
+    # a real change on one machine fires the interrupt, for everyone
+    (ci / "config" / "app.toml").write_text("debug = true\n")
+    on_ci.authorize(None, ToolCall("Read", {"file_path": str(ci / "README")}))
+    assert on_laptop.get_state(None)["state"] == "review"
