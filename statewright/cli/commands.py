@@ -48,6 +48,10 @@ COMMANDS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
         ("history", "listing", "Show a run's events: time, actor, event, state, summary."),
         ("ui", "ui", "Serve the local web page: runs, graphs, history, approvals."),
     )),
+    ("Teams", (
+        ("token", "team", "Make, list and revoke the tokens that name approvers and admins."),
+        ("audit", "team", "Export the history with its hash chain; verify an export offline."),
+    )),
     ("Enforcement", (
         ("check", "check", "Dry-run and explain the decision for one tool call."),
         ("serve", "serve", "Run the MCP proxy (stdio, or --http HOST:PORT)."),
