@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import shutil
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -122,10 +123,14 @@ class Downstream:
         # servers start without them); a variable the config gives the server itself stays.
         withheld = self.withheld
         env = {**{k: v for k, v in os.environ.items() if k not in withheld}, **s.env}
-        # (under the kernel sandbox where the machine has one: DESIGN section 4)
-        prefix = self.launcher(withheld) if self.launcher is not None else None
-        command, args = (prefix[0], [*prefix[1:], s.command or "", *s.args]) if prefix else \
-            (s.command or "", list(s.args))
+        # (under the kernel sandbox where the machine has one: DESIGN section 4; a command that
+        # is not there is started as it is, to fail with its own error: nothing runs)
+        command, args = s.command or "", list(s.args)
+        there = os.path.exists(os.path.join(s.cwd or os.getcwd(), command)) if "/" in command \
+            else shutil.which(command, path=env.get("PATH")) is not None
+        prefix = self.launcher(withheld) if self.launcher is not None and there else None
+        if prefix:
+            command, args = prefix[0], [*prefix[1:], command, *args]
         self.raw = RawStdio(command, args, env=env, cwd=s.cwd)
         return self.raw
 
