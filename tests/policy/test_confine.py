@@ -122,3 +122,39 @@ def test_the_refusal_note_names_the_rule() -> None:
     assert note is not None and note.startswith("[STATEWRIGHT SANDBOX]")
     assert "'green'" in note and "tests/**" in note
     assert refusal_note(state, "1 passed in 0.1s") is None
+
+
+def test_what_runs_later_outside_any_sandbox_is_protected(ctx: GateContext, tmp_path: Path,
+                                                         monkeypatch) -> None:
+    """The user's start-up files, every directory on PATH, the hook's own Python, and the
+    program the host's settings name for statewright (here: a hook in the project's own virtual
+    environment) are read-only for a sandboxed line."""
+    import json
+    import sys
+
+    root = Path(ctx.project_root)
+    venv = root / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "bin" / "statewright-hook").write_text("#!/bin/sh\n")
+    (root / ".claude").mkdir()
+    (root / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [
+        {"matcher": "*", "hooks": [{"type": "command", "command":
+                                    '"$CLAUDE_PROJECT_DIR"/.venv/bin/statewright-hook pre'}]}]}}))
+    p = profile_for(State(name="s2", blocked_env=("X",)), ctx)
+    home = os.path.realpath(os.path.expanduser("~"))
+    for path in (f"{home}/.bashrc", f"{home}/.gitconfig", f"{home}/.local/bin", "/etc",
+                 os.path.realpath(os.path.dirname(os.__file__)), os.path.realpath(sys.executable),
+                 os.path.realpath(venv)):
+        assert path in p.read_only, path
+    for d in os.environ["PATH"].split(os.pathsep):
+        assert os.path.realpath(d) in p.read_only, d
+
+
+def test_a_path_inside_the_project_makes_no_line_plain(ctx: GateContext, monkeypatch) -> None:
+    """`ls` would be whatever the agent's code put in an activated project venv's bin."""
+    assert not needs_sandbox(analyze("ls"), FREE, ctx)
+    monkeypatch.setenv("PATH", f"{ctx.project_root}/.venv/bin{os.pathsep}/usr/bin")
+    assert needs_sandbox(analyze("ls"), FREE, ctx)
+    monkeypatch.setenv("PATH", f".{os.pathsep}/usr/bin")
+    assert needs_sandbox(analyze("ls"), FREE, ctx)
