@@ -113,6 +113,13 @@ class Runtime:
     @property
     def store(self) -> Store:
         if self._store is None:
+            if not os.path.exists(self.store_file) and os.path.isfile(
+                    os.path.join(self.store_dir, "pyvenv.cfg")):
+                from ..errors import STORE_ERROR
+
+                raise StatewrightError(STORE_ERROR, f"{self.store_dir} is a Python virtual "
+                                       "environment, not a project's store; install statewright "
+                                       "elsewhere or name the project with --project")
             self._store = Store.open(self.store_file, resident=self.resident)
         return self._store
 
@@ -174,6 +181,16 @@ class Runtime:
         if here is False:
             self.close()  # (the next use opens the file that is there now)
         return here is not None
+
+    def require_store(self, session: str, code: str = NO_ACTIVE_RUN) -> None:
+        """Refuse a command that needs a run before the store is opened: a project without a
+        store has no runs, and a command that fails creates nothing (DESIGN section 5)."""
+        if not self.has_store():
+            what = ("no transition is waiting for approval" if code == NO_PENDING_APPROVAL
+                    else f"no active run for session '{session}'")
+            raise StatewrightError(code, f"{what}: no runs yet in this project ({self.root_dir});"
+                                   " start one with `statewright start NAME` or "
+                                   "statewright_load_workflow")
 
     def protected_files(self) -> set[str]:
         """Workflow source files of the runs in use (running or paused, any session)."""
@@ -270,6 +287,7 @@ class Runtime:
                 raise StatewrightError(NO_ACTIVE_RUN, "no runs yet in this project")
             with self.store.read() as tx:
                 return forks.fork_overview(tx, session)
+        self.require_store(session)
         with self.store.transaction() as tx:
             answer, error = forks.bind(tx, session, branch, self.clock(), actor, workflow)
         if error is not None:
@@ -283,6 +301,7 @@ class Runtime:
         if expected_version is not None and (isinstance(expected_version, bool)
                                              or not isinstance(expected_version, int)):
             raise StatewrightError(INVALID_ARGUMENTS, "expected_version must be an integer")
+        self.require_store(session)
         now = self.clock()
         with self.store.transaction() as tx:
             top, chain = active_chain(tx, session)
@@ -336,6 +355,7 @@ class Runtime:
     def _on_top_run(self, session: str,
                     op: Callable[[CompiledWorkflow, Run, float, Chain], engine.Outcome],
                     ) -> dict[str, Any]:
+        self.require_store(session)
         now = self.clock()
         with self.store.transaction() as tx:
             top, chain = active_chain(tx, session)
@@ -357,6 +377,8 @@ class Runtime:
         """Resume the newest paused run of workflow `name` (else start it fresh); without a
         name, the session's own paused run (NO_ACTIVE_RUN when it has none)."""
         session = self.resolve_session(session)
+        if name is None:
+            self.require_store(session)
         now = self.clock()
         with self.store.transaction() as tx:
             self._refuse_if_running(tx, session)
@@ -379,6 +401,7 @@ class Runtime:
     def force_state(self, session: str | None, state: str, context: Any = None,
                     actor: str = HUMAN) -> dict[str, Any]:
         session = self.resolve_session(session)
+        self.require_store(session)
         now = self.clock()
         with self.store.transaction() as tx:
             top = session_top(tx, session)
@@ -431,6 +454,7 @@ class Runtime:
             raise StatewrightError(TOOL_DENIED, "only a human can approve or reject a transition "
                                    "(statewright approve / reject)")
         session = self.resolve_session(session)
+        self.require_store(session, NO_PENDING_APPROVAL)
         now = self.clock()
         with self.store.transaction() as tx:
             run = self._approval_target(tx, session, approval_id)
