@@ -15,7 +15,9 @@ from rich.table import Table
 from rich.text import Text
 
 from ..config import Config, find_project_root, load_config
-from .app import ArgumentError, ProjectOpt, answer, app, console, err_console, json_option
+from ..errors import INVALID_ARGUMENTS
+from .app import ArgumentError, ProjectOpt, answer, app, console, json_option
+from .base import error_out, exit_status
 
 if TYPE_CHECKING:
     from ..definition import CompiledWorkflow, ValidationResult
@@ -78,7 +80,8 @@ def validate_cmd(
 ) -> None:
     """Validate workflow definitions: schema, types and every semantic rule, with JSON Pointers.
 
-    Exit status: 0 all valid, 1 any error (or warning with --strict), 2 usage error.
+    Exit status: 0 all valid, 1 any error (or warning with --strict), 2 usage error (a PATH
+    that does not exist or holds no workflow file).
     """
     from ..definition import validate
     from ..definition.discovery import make_resolver
@@ -106,7 +109,7 @@ def validate_cmd(
         "problems": [{"path": p, "message": m} for p, m in problems],
     }
     answer(report, as_json, lambda: render_validation(results, problems, report))
-    raise typer.Exit(1 if failed else 0)
+    raise typer.Exit(exit_status(INVALID_ARGUMENTS) if problems else 1 if failed else 0)
 
 
 def _plural(n: int, word: str) -> str:
@@ -117,7 +120,7 @@ def render_validation(results: list[tuple[Path, ValidationResult]],
                       problems: list[tuple[str, str]], report: dict[str, Any]) -> None:
     """Each file's verdict and diagnostics, then the totals."""
     for _, msg in problems:
-        err_console.print(Text.assemble(("error", "bold red"), f": {msg}"), soft_wrap=True)
+        error_out(INVALID_ARGUMENTS, msg)
     for f, r in results:
         head = Text()
         if r.ok:

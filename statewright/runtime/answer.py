@@ -46,6 +46,7 @@ def state_answer(tx: Tx, chain: list[tuple[Run, CompiledWorkflow]],
             "max_files_per_state": st.max_files_per_state if st else None,
             "bytes": run.bytes_read,
             "context_budget_bytes": st.context_budget_bytes if st else None,
+            "max_edit_lines": st.max_edit_lines if st else None,  # (per edit: no counter)
         },
         "transitions": transitions,
         "context": run.context,

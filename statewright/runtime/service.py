@@ -18,6 +18,7 @@ from ..engine.run import AGENT, FINISHED, HUMAN, PAUSED, RUNNING, Run
 from ..errors import (
     INVALID_ARGUMENTS,
     NO_ACTIVE_RUN,
+    RUN_ACTIVE,
     NO_PENDING_APPROVAL,
     TOOL_DENIED,
     UNKNOWN_RUN,
@@ -49,6 +50,24 @@ AGENT_CALL_TTL_S = 120.0  # how long the proxy honours the hook's note of a sub-
 def new_id(prefix: str) -> str:
     # os.urandom is what `secrets.token_hex` uses; `secrets` itself imports hmac, random, ...
     return f"{prefix}_{os.urandom(6).hex()}"
+
+
+def run_in_the_way(session: str, top: Run) -> str:
+    """Why a run cannot start for `session`, naming the run in the way and the exact commands
+    that get past it. A session without a run of its own obeys the default session's run, and
+    cannot start its own while that one runs (else a second workflow would lift its rules)."""
+    opt = "" if top.session == DEFAULT_SESSION else f" --session {top.session}"
+    what = f"run {top.run_id} of workflow '{top.workflow}' (state '{top.state}')"
+    if top.session == session:
+        head = f"session '{session}' already has running {what}"
+        other = (", or start the new run for another session: `statewright start NAME "
+                 "--session OTHER`" if session != DEFAULT_SESSION else "")
+    else:
+        head = (f"session '{session}' has no run of its own and obeys the '{top.session}' "
+                f"session's running {what}")
+        other = ""
+    return (f"{head}; to start another, close it for good with `statewright end{opt}` or set "
+            f"it aside with `statewright pause{opt}` (resume it later){other}")
 
 
 _LOADED: list[Any] = []  # runtime.enforcement, once imported
@@ -227,11 +246,8 @@ class Runtime:
     def _refuse_if_running(self, tx: Tx, session: str) -> None:
         top = session_top(tx, session)
         if top is not None and top.status == RUNNING:
-            raise StatewrightError(
-                INVALID_ARGUMENTS,
-                f"session '{top.session}' already has running run {top.run_id} of workflow "
-                f"'{top.workflow}' (state '{top.state}'); finish it or pause it before starting "
-                "another", state=answer_for_run(tx, top))
+            raise StatewrightError(RUN_ACTIVE, run_in_the_way(session, top),
+                                   state=answer_for_run(tx, top))
 
     def start(self, name: str, session: str | None = None, input: Any = None,
               actor: str = HUMAN) -> dict[str, Any]:
@@ -321,7 +337,7 @@ class Runtime:
             else:
                 top_now = tx.require_run(top.run_id)
             answer = answer_for_run(tx, top_now)
-        if not out.accepted:  # raised after COMMIT: the `rejected` history row is kept
+        if not out.accepted:  # raised after COMMIT: the `refused` history row is kept
             raise StatewrightError(out.code, out.message, state=answer)
         if out.advice:
             answer["advice"] = out.advice

@@ -16,7 +16,7 @@ from html import escape
 from typing import Any
 from urllib.parse import quote
 
-from ..runtime.state_text import BUDGETS, names_text, people_budget
+from ..runtime.state_text import BUDGETS, commands_text, names_text, people_budget
 from .diagram import render_svg
 
 RUNS_PER_PAGE = 100
@@ -194,7 +194,7 @@ def _rules_html(a: dict[str, Any]) -> str:
     rows = [("counters", ", ".join(people_budget(counters, used, limit, label)
                                    for used, limit, label, _s in BUDGETS)),
             ("allowed tools", names_text(a.get("allowed_tools"), "any", "(none)")),
-            ("allowed commands", names_text(a.get("allowed_commands"), "any", "(none)"))]
+            ("allowed commands", commands_text(a, "any"))]
     if a.get("blocked_env"):
         rows.append(("blocked env", ", ".join(a["blocked_env"])))
     if a.get("interrupt"):

@@ -152,3 +152,131 @@ def test_not_installed_messages_say_how_this_project_is_installed(tmp_path):
         assert "README" in text
     assert "make venv" in plugin_reason and "make venv" in cli.stderr
     assert "pip install PATH/TO/statewright" in reason
+
+
+# -- the CLI says what happened ------------------------------------------------------------------
+
+APPROVAL = {"id": "gate", "initial": "work", "meta": {"approval_mode": "ui"},
+            "states": {"work": {"allowed_tools": ["Read"], "max_edit_lines": 7,
+                                "on": {"SHIP": {"target": "shipped", "requires_approval": True,
+                                                "approval_message": "ship it?"}}},
+                       "shipped": {"type": "final"}}}
+
+
+def approval_project(tmp_path: Path, name: str = "proj") -> Path:
+    root = git_project(tmp_path, name)
+    (root / "workflows" / "gate.json").write_text(json.dumps(APPROVAL))
+    return root
+
+
+def test_a_parked_transition_says_it_waits_with_the_id_and_how_to_decide(tmp_path):
+    root = approval_project(tmp_path)
+    assert run(root, "start", "gate").returncode == 0
+    p = run(root, "transition", "SHIP")
+    assert p.returncode == 3, p  # accepted, but the run has not moved
+    assert "SHIP -> shipped" not in p.stdout.splitlines()[0]  # the title does not say it moved
+    assert "waits for approval" in p.stdout.splitlines()[0]
+    aid = json.loads(run(root, "status", "--json").stdout)["pending_approval"]["approval_id"]
+    assert f"statewright approve {aid}" in p.stdout and f"statewright reject {aid}" in p.stdout
+    assert json.loads(run(root, "status", "--json").stdout)["state"] == "work"
+    # the typer path says the same
+    from tests.cli.helpers import sw as typer_sw
+
+    root2 = approval_project(tmp_path, "second")
+    assert run(root2, "start", "gate").returncode == 0
+    t = typer_sw("transition", "SHIP", "--project", str(root2), typer_only=True)
+    assert t.returncode == 3 and "waits for approval" in t.stdout
+
+
+def test_start_says_which_run_is_in_the_way_and_how_to_get_past_it(tmp_path):
+    root = git_project(tmp_path)
+    first = json.loads(run(root, "start", "mini", "--json").stdout)["run_id"]
+    line = one_error_line(run(root, "start", "mini"), "RUN_ACTIVE")
+    assert first in line and "statewright end`" in line and "statewright pause`" in line
+    # another session falls back to the default session's run: said so, with the commands
+    line = one_error_line(run(root, "start", "mini", "--session", "S"), "RUN_ACTIVE")
+    assert "session 'S' has no run of its own" in line and first in line
+    assert "statewright end`" in line and "statewright pause`" in line
+    # a session with its own run: the commands name it
+    assert run(root, "pause").returncode == 0
+    own = json.loads(run(root, "start", "mini", "--session", "T", "--json").stdout)["run_id"]
+    line = one_error_line(run(root, "start", "mini", "--session", "T"), "RUN_ACTIVE")
+    assert own in line and "statewright end --session T`" in line
+    assert "--session OTHER" in line
+    assert run(root, "start", "mini", "--session", "T").returncode == 1  # a refusal: 1
+
+
+def test_status_says_the_file_changed_and_shows_the_budgets_in_force(tmp_path):
+    root = approval_project(tmp_path)
+    assert run(root, "start", "gate").returncode == 0
+    before = run(root, "status").stdout
+    assert "max edit lines" in before and "7 per edit" in before
+    # Bash is not an allowed tool: no command can run, whatever allowed_commands says
+    assert "any (no restriction)" not in before and "Bash is not an allowed tool" in before
+    changed = json.loads(json.dumps(APPROVAL))
+    changed["states"]["work"]["max_edit_lines"] = 99
+    (root / "workflows" / "gate.json").write_text(json.dumps(changed))
+    after = run(root, "status", COLUMNS="200").stdout
+    assert "changed since this run started" in after and "7 per edit" in after
+    assert "99" not in after
+
+
+def test_a_refused_event_and_a_humans_rejection_are_named_apart(tmp_path):
+    root = approval_project(tmp_path)
+    assert run(root, "start", "gate").returncode == 0
+    assert run(root, "transition", "NOPE").returncode == 1
+    assert run(root, "transition", "SHIP").returncode == 3
+    assert run(root, "reject", "--reason", "not yet").returncode == 0
+    kinds = [h["kind"] for h in json.loads(run(root, "history", "--json").stdout)]
+    assert "refused" in kinds and "rejected_by_human" in kinds and "rejected" not in kinds
+    text = run(root, "history", COLUMNS="120").stdout
+    assert "refused" in text and "rejected_by_human" in text
+
+
+def test_validate_reports_every_problem_at_once_with_did_you_mean(tmp_path):
+    bad = {"id": "x", "initial": "strat",
+           "states": {"start": {"max_iterations": 0,
+                                "on": {"GO": "dnoe", "X": {"target": "done", "guard": "ready"}}},
+                      "done": {"type": "final", "bogus": 1}},
+           "guards": {"redy": {"field": "a", "op": "eq", "value": 1}}}
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps(bad))
+    p = run(tmp_path, "validate", str(f), COLUMNS="300")
+    assert p.returncode == 1
+    out = p.stdout
+    # the schema's problems ...
+    assert "/states/done/bogus" in out and "/states/start/max_iterations" in out
+    # ... and, in the same run, the references (with did-you-mean for states and guards)
+    assert "/states/start/on/GO" in out and "did you mean 'done'?" in out
+    assert "/states/start/on/X/guard" in out and "did you mean 'redy'?" in out
+    assert "/initial" in out and "did you mean 'start'?" in out
+    report = json.loads(run(tmp_path, "validate", str(f), "--json").stdout)
+    assert report["errors"] == 5
+
+
+def test_errors_have_one_form_and_one_exit_status_per_class(tmp_path):
+    root = git_project(tmp_path)
+    # a path that is not there: a code, and the usage class (2)
+    p = run(root, "validate", "missing.json")
+    one_error_line(p, "INVALID_ARGUMENTS")
+    assert p.returncode == 2
+    # INVALID_ARGUMENTS exits 2 from every command, fast path or not
+    for args in (("start", "mini", "--input", "{bad"), ("transition", "GO", "--data", "{bad"),
+                 ("transition", "GO", "--data", "[1]"), ("force-state", "b", "--context", "1")):
+        p = run(root, *args)
+        one_error_line(p, "INVALID_ARGUMENTS")
+        assert p.returncode == 2, args
+    # a refusal exits 1
+    p = run(root, "transition", "GO")
+    one_error_line(p, "NO_ACTIVE_RUN")
+    assert p.returncode == 1
+    # a group without its subcommand shows its help, as `statewright` alone does
+    p = run(root, "install")
+    assert p.returncode == 0 and p.stdout.startswith("Usage: statewright install")
+    assert "\n  claude" in p.stdout and p.stderr == ""
+    # a terminal that cannot write Unicode gets ASCII, not an INTERNAL error
+    assert run(root, "start", "mini").returncode == 0
+    for args in (("status",), ("show", "mini"), ("list",), ("history",), ("runs",)):
+        p = run(root, *args, PYTHONIOENCODING="ascii")
+        assert p.returncode == 0 and "INTERNAL" not in p.stderr, (args, p.stderr)
+        p.stdout.encode("ascii")
