@@ -255,5 +255,6 @@ def _styled_cells(row: list[Cell], color: bool) -> str:
 def render_state(state: dict[str, Any], title: str) -> None:
     """The panel of `statewright status` (also printed after state-changing commands)."""
     from ..runtime.state_text import panel
+    from ..visible import visible
 
-    render_panel(panel(state), title)
+    render_panel([(visible(text), style) for text, style in panel(state)], visible(title))

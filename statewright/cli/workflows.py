@@ -39,6 +39,19 @@ def _shown(path: Path, root: Path | None = None) -> str:
     return str(path)
 
 
+def _shown_source(path: Path, config: Config) -> str:
+    """A workflow file as people want it named: `(shipped)` for the examples that come with
+    statewright (not a path into a venv), else relative to the project when inside it."""
+    from ..config import examples_dir
+
+    try:
+        if path.resolve().parent == examples_dir().resolve():
+            return f"shipped: {path.name}"
+    except OSError:
+        pass
+    return _shown(path, config.root)
+
+
 def _expand(paths: list[str]) -> tuple[list[Path], list[tuple[str, str]]]:
     """Files to validate, and one-line problems with the arguments themselves."""
     from ..definition.discovery import workflow_files
@@ -176,7 +189,7 @@ def render_list(entries: list[WorkflowEntry], config: Config) -> None:
         states = doc.get("states") if isinstance(doc, dict) else None
         n_states = str(len(states)) if isinstance(states, dict) else "-"
         table.add_row(Text(e.id or f"? ({e.path.stem})"), _list_status(e, config), n_states,
-                      Text(_shown(e.path, config.root)))
+                      Text(_shown_source(e.path, config)))
     console.print(table)
 
 
@@ -184,7 +197,7 @@ def _list_status(e: WorkflowEntry, config: Config) -> Text:
     n_err = sum(1 for d in e.diagnostics if d.severity == "error")
     n_warn = sum(1 for d in e.diagnostics if d.severity == "warning")
     if e.duplicate_of is not None:
-        return Text(f"shadowed by {_shown(e.duplicate_of, config.root)}", style="yellow")
+        return Text(f"shadowed by {_shown_source(e.duplicate_of, config)}", style="yellow")
     if n_err:
         return Text(f"invalid ({_plural(n_err, 'error')})", style="red")
     if n_warn:
@@ -293,11 +306,10 @@ def render_workflow(wf: CompiledWorkflow, config: Config) -> None:
     head.append(wf.id, style="bold")
     head.append(f"  initial: {wf.initial}")
     if wf.source_path:
-        head.append(f"  ({_shown(Path(wf.source_path), config.root)})", style="dim")
-    console.print(head, soft_wrap=True)
+        head.append(f"  ({_shown_source(Path(wf.source_path), config)})", style="dim")
+    console.print(head)  # (wrapped at the terminal's width, like every line below)
     if wf.meta:
-        console.print(Text("meta: " + json.dumps(wf.meta, ensure_ascii=False), style="dim"),
-                      soft_wrap=True)
+        console.print(Text("meta: " + json.dumps(wf.meta, ensure_ascii=False), style="dim"))
     table = Table(show_lines=True)
     table.add_column("state", style="bold")
     table.add_column("rules")

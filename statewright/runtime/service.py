@@ -18,8 +18,8 @@ from ..engine.run import AGENT, FINISHED, HUMAN, PAUSED, RUNNING, Run
 from ..errors import (
     INVALID_ARGUMENTS,
     NO_ACTIVE_RUN,
-    RUN_ACTIVE,
     NO_PENDING_APPROVAL,
+    RUN_ACTIVE,
     TOOL_DENIED,
     UNKNOWN_RUN,
     UNKNOWN_WORKFLOW,

@@ -176,6 +176,9 @@ def _people_extras(answer: dict[str, Any]) -> list[tuple[str, str, str]]:
                      f"{pa.get('approval_id')}: {pa.get('event')} -> {pa.get('target')} — "
                      f"{pa.get('message')}  (statewright approve {pa.get('approval_id')} / "
                      f"reject {pa.get('approval_id')})", "bold yellow"))
+        if pa.get("data"):  # what the agent sent with the event, for the human who decides
+            data = dumps(pa["data"], default=str, ensure_ascii=False)
+            rows.append(("approval data", data[:300], ""))
     if answer.get("advice"):
         rows.append(("advice", str(answer["advice"]), "cyan"))
     if answer.get("context"):

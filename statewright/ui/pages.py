@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..runtime.state_text import BUDGETS, commands_text, names_text, people_budget
+from ..visible import visible
 from .diagram import render_svg
 
 RUNS_PER_PAGE = 100
@@ -25,7 +26,9 @@ DATA_SHOWN = 240  # characters of an event's data shown in the history table
 
 
 def _e(value: Any) -> str:
-    return escape("" if value is None else str(value), quote=True)
+    """Text for the page: invisible characters written visibly (`statewright.visible`: an
+    agent's bidi override cannot make one approval read as another), then HTML-escaped."""
+    return escape(visible("" if value is None else str(value)), quote=True)
 
 
 def _time(t: Any) -> str:

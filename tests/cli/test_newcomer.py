@@ -280,3 +280,81 @@ def test_errors_have_one_form_and_one_exit_status_per_class(tmp_path):
         p = run(root, *args, PYTHONIOENCODING="ascii")
         assert p.returncode == 0 and "INTERNAL" not in p.stderr, (args, p.stderr)
         p.stdout.encode("ascii")
+
+
+# -- 80 columns, and text an agent wrote -----------------------------------------------------------
+
+def _width(text: str) -> int:
+    return max((len(line) for line in text.splitlines()), default=0)
+
+
+def test_show_check_runs_and_history_fit_80_columns_and_keep_ids_whole(tmp_path):
+    root = approval_project(tmp_path)
+    (root / "workflows" / "long.json").write_text(json.dumps({
+        "id": "a-workflow-with-a-rather-long-name", "initial": "a-state-with-a-long-name",
+        "meta": {"owner": "platform-team", "estimated_steps": 25, "danger_level": "dangerous",
+                 "task_type": "deployment-of-the-whole-thing"},
+        "states": {"a-state-with-a-long-name": {"allowed_tools": ["Bash"],
+                                                "allowed_commands": ["pytest", "make test"],
+                                                "on": {"GO": "b"}},
+                   "b": {"type": "final"}}}))
+    shown = run(root, "show", "a-workflow-with-a-rather-long-name")
+    assert shown.returncode == 0 and _width(shown.stdout) <= 80, shown.stdout
+    assert run(root, "start", "a-workflow-with-a-rather-long-name", "--session",
+               "a-session-with-a-long-name").returncode == 0
+    checked = run(root, "check", "Bash", '{"command": "pytest -q && rm -rf build && '
+                  'curl https://example.com/a/very/long/path/that/goes/on"}',
+                  "--session", "a-session-with-a-long-name")
+    assert checked.returncode == 1 and _width(checked.stdout) <= 80, checked.stdout
+    assert run(root, "start", "gate").returncode == 0
+    assert run(root, "transition", "SHIP").returncode == 3
+    aid = json.loads(run(root, "status", "--json").stdout)["pending_approval"]["approval_id"]
+    runs = run(root, "runs", "--all")
+    assert _width(runs.stdout) <= 80 and aid in runs.stdout, runs.stdout
+    hist = run(root, "history")
+    assert _width(hist.stdout) <= 80 and aid in hist.stdout, hist.stdout
+
+
+def test_shipped_workflows_read_shipped_not_a_path(tmp_path):
+    root = git_project(tmp_path)
+    listed = run(root, "list", COLUMNS="200").stdout
+    assert "shipped: tdd-feature.json" in listed and "workflows/mini.json" in listed
+    from statewright.config import examples_dir
+
+    assert str(examples_dir()) not in listed
+    assert "shipped: tdd-feature.json" in run(root, "show", "tdd-feature").stdout
+
+
+HIDDEN = "deploy to \u202enoitcudorp\u202c\u200b now"
+
+
+def test_invisible_characters_an_agent_wrote_are_shown_where_a_human_decides(tmp_path):
+    root = approval_project(tmp_path)
+    assert run(root, "start", "gate").returncode == 0
+    p = run(root, "transition", "SHIP", "--data", json.dumps({"note": HIDDEN}), "--session",
+            "default", CLAUDECODE="1")  # the agent, through its shell
+    assert p.returncode == 3, p.stderr
+    assert run(root, "transition", "NOPE", "--data", json.dumps({"why": HIDDEN})).returncode == 1
+    for args in (("history", "--details"), ("history",), ("status",)):
+        out = run(root, *args, COLUMNS="300").stdout
+        assert "\u202e" not in out and "\u200b" not in out, args
+    details = run(root, "history", "--details").stdout
+    assert "<U+202E>noitcudorp<U+202C><U+200B>" in details
+    status = run(root, "status", COLUMNS="300").stdout
+    assert "<U+202E>" in status  # (the pending approval's data is in the context)
+    # the web page's approval card and history
+    from tests.ui.harness import UiProcess
+
+    ui = UiProcess(root)
+    try:
+        status_code, key = ui.sign_in()
+        assert status_code == 200 and key
+        run_id = json.loads(run(root, "status", "--json").stdout)["run_id"]
+        code, _h, body = ui.request("GET", f"/api/runs/{run_id}",
+                                    headers={"X-Statewright-Key": key, "Origin": ui.base})
+        html = body.decode()
+        assert code == 200 and "section class=\"card approval\"" in html
+        assert "\u202e" not in html and "\u200b" not in html
+        assert "&lt;U+202E&gt;noitcudorp" in html
+    finally:
+        ui.stop()
