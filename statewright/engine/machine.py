@@ -243,6 +243,6 @@ def _enter_handler(compiled: CompiledWorkflow, run: Run, interrupt: Interrupt, n
     if run.pending_approval is not None:
         events.append(Event("approval_dropped", SYSTEM, {
             "approval_id": run.pending_approval.approval_id,
-                                                 "reason": "superseded by an interrupt"}))
+            "reason": "superseded by an interrupt"}))
     events += settled_events(run, new, SYSTEM)
     return Outcome(True, new, tuple(events))
