@@ -130,8 +130,8 @@ def test_the_page_for_narrow_windows_unknown_runs_ended_runs_and_large_graphs(pr
         page.goto(f"{ui.base}/runs/{big}")
         page.locator("svg.graph").wait_for()
         svg = page.locator("svg.graph").inner_html()
-        from statewright.definition.discovery import find_workflow
         from statewright.definition import load_path
+        from statewright.definition.discovery import find_workflow
 
         wf = load_path(find_workflow("incident-triage", rt.config))
         guard_names = {g for st in wf.states.values() for t in st.on.values()
