@@ -271,6 +271,8 @@ def _write_scope(c: _Call, state: State, counters: Counters, ctx: GateContext
             why = write_target_problem(p, full, rel, ctx)
             if i == 0 and rel is not None and rel not in c.files:
                 c.files.append(rel)
+                if ".." in p:  # (and the file a lexically normalising front end writes)
+                    _count_lexical(c, p, root)
             if why is None and i == 0 and full.endswith(".json"):
                 from .protect.worktree import shadowing_write
 
@@ -279,6 +281,20 @@ def _write_scope(c: _Call, state: State, counters: Counters, ctx: GateContext
                 c.trace.append(f"self_protection: {why}")
                 return _deny("self_protection", c.what, why, state, ctx, c.trace)
     return None
+
+
+def _count_lexical(c: _Call, p: str, root: str) -> None:
+    """`lnk/../x.py` is `d/x.py` for the kernel (`lnk` -> `d/sub`) but `x.py` for a front end
+    that normalises `..` before opening (Claude Code's edit tools, Node's `path.resolve`):
+    checks 7-8 count both, so whichever is written, no file goes uncounted."""
+    import os
+
+    from .paths import real_path
+
+    lex = os.path.normpath(os.path.join(c.cwd or root, os.path.expanduser(p)))
+    rel = relative_to_real(real_path(lex, root), root)
+    if rel is not None and rel not in c.files:
+        c.files.append(rel)
 
 
 # -- other tools and channels (escape class 6) ---------------------------------------------------

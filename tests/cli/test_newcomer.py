@@ -358,3 +358,57 @@ def test_invisible_characters_an_agent_wrote_are_shown_where_a_human_decides(tmp
         assert "&lt;U+202E&gt;noitcudorp" in html
     finally:
         ui.stop()
+
+
+# -- leftovers of enforcement -----------------------------------------------------------------------
+
+def test_a_file_written_through_lnk_dotdot_is_counted_as_both_resolutions(tmp_path):
+    """`lnk/../x.py` is `d/x.py` for the kernel (lnk -> d/sub) and `x.py` for a front end that
+    normalises `..` first (Claude Code's Write): with `d/x.py` already edited and a budget of
+    one file, the write is a second file, whichever the front end opens."""
+    import os
+
+    from tests.hook.harness import Project, allowed, denied
+
+    p = Project(tmp_path / "proj")
+    p.write_workflow({"id": "one-file", "initial": "edit", "states": {
+        "edit": {"allowed_tools": ["Write", "Read"], "max_files_per_state": 1,
+                 "on": {"DONE": "done"}},
+        "done": {"type": "final"}}})
+    (p.root / "d" / "sub").mkdir(parents=True)
+    os.symlink(p.root / "d" / "sub", p.root / "lnk")
+    p.start("one-file")
+    first = {"file_path": p.path("d/x.py"), "content": "a = 1\n"}
+    allowed(p.pre("Write", first))
+    (p.root / "d" / "x.py").write_text("a = 1\n")
+    p.post("Write", first, {"type": "create", "filePath": p.path("d/x.py")})
+    assert p.status()["counters"]["files_edited"] == ["d/x.py"]
+    allowed(p.pre("Write", {"file_path": p.path("d/x.py"), "content": "a = 2\n"}))
+    why = denied(p.pre("Write", {"file_path": p.path("lnk/../x.py"), "content": "b = 1\n"}))
+    assert "at most 1 files" in why and "x.py" in why
+
+
+@pytest.mark.parametrize("tool", ["mcp__fs__write_file", "Write"])
+def test_fail_open_never_lets_through_a_call_shaped_to_fail(tmp_path, tool):
+    """`fail_open` is for statewright failing; nesting an extra argument deeper than the
+    parser can follow is the agent's choice: refused, through the real hook (process alone and
+    with the resident server answering)."""
+    from tests.hook.harness import Project, denied
+
+    p = Project(tmp_path / "proj")
+    (p.root / "statewright.json").write_text(json.dumps({"fail_open": True}))
+    p.start("tdd-feature")
+    depth = 2000
+    store = p.path(".statewright/state.db")
+    text = ('{"session_id": "s", "cwd": "%s", "hook_event_name": "PreToolUse", "tool_name": "%s",'
+            ' "tool_input": {"path": "%s", "file_path": "%s", "content": "x", "extra": %s}}'
+            % (p.root, tool, store, store, "[" * depth + "]" * depth)).encode()
+    for env in ({**p.env, "STATEWRIGHT_HOOK_RESIDENT": "0"}, p.env, p.env):
+        out = p.hook("pre-tool-use", text, env)
+        assert "cannot be read" in denied(out) or "could not read" in denied(out)
+    # and fail_open still does what it says for statewright's own failures: a damaged store
+    (p.root / ".statewright" / "state.db").write_bytes(b"garbage" * 100)
+    shallow = p.payload("PreToolUse", tool_name="Read",
+                        tool_input={"file_path": p.path("README")})
+    out = p.hook("pre-tool-use", shallow, {**p.env, "STATEWRIGHT_HOOK_RESIDENT": "0"})
+    assert out is None or "permissionDecision" not in out.get("hookSpecificOutput", {})
