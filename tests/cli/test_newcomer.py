@@ -400,9 +400,10 @@ def test_fail_open_never_lets_through_a_call_shaped_to_fail(tmp_path, tool):
     p.start("tdd-feature")
     depth = 2000
     store = p.path(".statewright/state.db")
-    text = ('{"session_id": "s", "cwd": "%s", "hook_event_name": "PreToolUse", "tool_name": "%s",'
-            ' "tool_input": {"path": "%s", "file_path": "%s", "content": "x", "extra": %s}}'
-            % (p.root, tool, store, store, "[" * depth + "]" * depth)).encode()
+    nested = "[" * depth + "]" * depth
+    text = (f'{{"session_id": "s", "cwd": "{p.root}", "hook_event_name": "PreToolUse", '
+            f'"tool_name": "{tool}", "tool_input": {{"path": "{store}", "file_path": "{store}", '
+            f'"content": "x", "extra": {nested}}}}}').encode()
     for env in ({**p.env, "STATEWRIGHT_HOOK_RESIDENT": "0"}, p.env, p.env):
         out = p.hook("pre-tool-use", text, env)
         assert "cannot be read" in denied(out) or "could not read" in denied(out)
