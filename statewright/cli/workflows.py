@@ -299,6 +299,15 @@ def show_cmd(
     config = _config(project)
     wf = _load_named(name, config)
     answer(wf.to_dict(), as_json, lambda: render_workflow(wf, config))
+    if not as_json:
+        from ..runtime import Runtime
+
+        older = Runtime(config.root_dir, config).runs_on_older_file(wf.id)
+        if older:
+            console.print(Text(
+                f"This is the file as it is now. {_plural(len(older), 'run')} of {wf.id} "
+                f"({', '.join(older)}) started before it changed and obey the definition they "
+                "started with: `statewright status` shows those rules.", style="bold yellow"))
 
 
 def render_workflow(wf: CompiledWorkflow, config: Config) -> None:

@@ -560,6 +560,20 @@ class Runtime:
                 raise StatewrightError(UNKNOWN_RUN, f"no run with id {run_id}")
             return tx.history(tx.run_and_descendants(run_id))
 
+    def runs_on_older_file(self, workflow: str) -> list[str]:
+        """Running or paused runs of `workflow` whose workflow file changed since they started
+        (each keeps the definition it started with: `show` prints the file, not their rules)."""
+        if not self.has_store():
+            return []
+        with self.store.read() as tx:
+            out = []
+            for r in tx.list_runs(None):
+                if r.workflow == workflow and r.status in (RUNNING, PAUSED):
+                    status = tx.definition_status(r.run_id)
+                    if status is not None and status["changed_since_start"]:
+                        out.append(r.run_id)
+            return out
+
     # -- the web page (statewright ui; runtime/views.py, runtime/page.py) --------------------
     def page_url(self) -> str | None:
         """Where `statewright ui` serves this project's page now, else None."""

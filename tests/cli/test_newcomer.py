@@ -219,6 +219,10 @@ def test_status_says_the_file_changed_and_shows_the_budgets_in_force(tmp_path):
     after = run(root, "status", COLUMNS="200").stdout
     assert "changed since this run started" in after and "7 per edit" in after
     assert "99" not in after
+    run_id = json.loads(run(root, "status", "--json").stdout)["run_id"]
+    shown = run(root, "show", "gate", COLUMNS="200").stdout
+    assert "max edit lines: 99" in shown  # the file as it is now ...
+    assert run_id in shown and "statewright status" in shown  # ... and who obeys older rules
 
 
 def test_a_refused_event_and_a_humans_rejection_are_named_apart(tmp_path):
