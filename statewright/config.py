@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from .errors import INVALID_ARGUMENTS, StatewrightError
+from .errors import INVALID_ARGUMENTS, STORE_ERROR, StatewrightError
 from .lean import TYPE_CHECKING, Record, loads, set_field
 from .names import CONFIG_FILE, STATE_DIR, STORE_FILE, state_dir_str
 
@@ -86,6 +86,14 @@ def is_store_dir(path: str) -> bool:
     """A `.statewright/` directory that can be a project's store: a directory that is not a
     virtual environment (a venv created as `~/.statewright` would make `$HOME` a project)."""
     return os.path.isdir(path) and not is_venv(path)
+
+
+def refuse_venv_store(store_dir: str, store_file: str) -> None:
+    """STORE_ERROR before a store would be created inside a virtual environment."""
+    if not os.path.exists(store_file) and is_venv(store_dir):
+        raise StatewrightError(STORE_ERROR, f"{store_dir} is a Python virtual environment, not "
+                               "a project's store; install statewright elsewhere or name the "
+                               "project with --project")
 
 
 def find_project_root(project: str | os.PathLike[str] | None = None,

@@ -17,6 +17,7 @@ from .paths import (
     TooDeep,
     _real_root,
     has_surrogate,
+    lexically_relative,
     relative_to_real,
     tool_paths,
     unusable_path,
@@ -271,8 +272,9 @@ def _write_scope(c: _Call, state: State, counters: Counters, ctx: GateContext
             why = write_target_problem(p, full, rel, ctx)
             if i == 0 and rel is not None and rel not in c.files:
                 c.files.append(rel)
-                if ".." in p:  # (and the file a lexically normalising front end writes)
-                    _count_lexical(c, p, root)
+                lex = lexically_relative(p, c.cwd or root, root) if ".." in p else None
+                if lex is not None and lex not in c.files:  # (checks 7-8 count both)
+                    c.files.append(lex)
             if why is None and i == 0 and full.endswith(".json"):
                 from .protect.worktree import shadowing_write
 
@@ -281,20 +283,6 @@ def _write_scope(c: _Call, state: State, counters: Counters, ctx: GateContext
                 c.trace.append(f"self_protection: {why}")
                 return _deny("self_protection", c.what, why, state, ctx, c.trace)
     return None
-
-
-def _count_lexical(c: _Call, p: str, root: str) -> None:
-    """`lnk/../x.py` is `d/x.py` for the kernel (`lnk` -> `d/sub`) but `x.py` for a front end
-    that normalises `..` before opening (Claude Code's edit tools, Node's `path.resolve`):
-    checks 7-8 count both, so whichever is written, no file goes uncounted."""
-    import os
-
-    from .paths import real_path
-
-    lex = os.path.normpath(os.path.join(c.cwd or root, os.path.expanduser(p)))
-    rel = relative_to_real(real_path(lex, root), root)
-    if rel is not None and rel not in c.files:
-        c.files.append(rel)
 
 
 # -- other tools and channels (escape class 6) ---------------------------------------------------

@@ -155,6 +155,14 @@ def relative_to_real(full: str, root: str) -> str | None:
     return full[len(root) + 1:].replace(os.sep, "/")
 
 
+def lexically_relative(p: str, base: str, real_root: str) -> str | None:
+    """The project file `p` names for a front end that takes `..` before following links
+    (Claude Code's edit tools, Node's `path.resolve`): `lnk/../x.py` is `x.py` there, and
+    `d/x.py` for the kernel when `lnk` -> `d/sub`. Budgets count both (DESIGN section 4)."""
+    lex = os.path.normpath(os.path.join(base, os.path.expanduser(p)))
+    return relative_to_real(real_path(lex, real_root), real_root)
+
+
 @lru_cache(maxsize=64)
 def _real_root(project_root: str) -> str:
     # the project root does not move during a process's life; resolving it once saves a

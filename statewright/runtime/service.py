@@ -13,13 +13,12 @@ import os
 import time
 
 from .. import engine
-from ..config import Config, load_config, project_root_dir
+from ..config import Config, load_config, project_root_dir, refuse_venv_store
 from ..engine.run import AGENT, FINISHED, HUMAN, PAUSED, RUNNING, Run
 from ..errors import (
     INVALID_ARGUMENTS,
     NO_ACTIVE_RUN,
     NO_PENDING_APPROVAL,
-    RUN_ACTIVE,
     TOOL_DENIED,
     UNKNOWN_RUN,
     UNKNOWN_WORKFLOW,
@@ -28,6 +27,7 @@ from ..errors import (
 from ..lean import TYPE_CHECKING
 from ..names import STORE_FILE
 from ..store import Store, Tx
+from . import chain as chains
 from .answer import answer_for_run, definition_status, ended_answer, run_summary, state_answer
 from .chain import DEFAULT_SESSION, active_chain, chain_of, effective_in, session_top, top_of
 from .persist import apply_outcome, start_run
@@ -50,24 +50,6 @@ AGENT_CALL_TTL_S = 120.0  # how long the proxy honours the hook's note of a sub-
 def new_id(prefix: str) -> str:
     # os.urandom is what `secrets.token_hex` uses; `secrets` itself imports hmac, random, ...
     return f"{prefix}_{os.urandom(6).hex()}"
-
-
-def run_in_the_way(session: str, top: Run) -> str:
-    """Why a run cannot start for `session`, naming the run in the way and the exact commands
-    that get past it. A session without a run of its own obeys the default session's run, and
-    cannot start its own while that one runs (else a second workflow would lift its rules)."""
-    opt = "" if top.session == DEFAULT_SESSION else f" --session {top.session}"
-    what = f"run {top.run_id} of workflow '{top.workflow}' (state '{top.state}')"
-    if top.session == session:
-        head = f"session '{session}' already has running {what}"
-        other = (", or start the new run for another session: `statewright start NAME "
-                 "--session OTHER`" if session != DEFAULT_SESSION else "")
-    else:
-        head = (f"session '{session}' has no run of its own and obeys the '{top.session}' "
-                f"session's running {what}")
-        other = ""
-    return (f"{head}; to start another, close it for good with `statewright end{opt}` or set "
-            f"it aside with `statewright pause{opt}` (resume it later){other}")
 
 
 _LOADED: list[Any] = []  # runtime.enforcement, once imported
@@ -132,13 +114,7 @@ class Runtime:
     @property
     def store(self) -> Store:
         if self._store is None:
-            if not os.path.exists(self.store_file) and os.path.isfile(
-                    os.path.join(self.store_dir, "pyvenv.cfg")):
-                from ..errors import STORE_ERROR
-
-                raise StatewrightError(STORE_ERROR, f"{self.store_dir} is a Python virtual "
-                                       "environment, not a project's store; install statewright "
-                                       "elsewhere or name the project with --project")
+            refuse_venv_store(self.store_dir, self.store_file)
             self._store = Store.open(self.store_file, resident=self.resident)
         return self._store
 
@@ -202,14 +178,9 @@ class Runtime:
         return here is not None
 
     def require_store(self, session: str, code: str = NO_ACTIVE_RUN) -> None:
-        """Refuse a command that needs a run before the store is opened: a project without a
-        store has no runs, and a command that fails creates nothing (DESIGN section 5)."""
+        """No store, no runs: refuse before opening one (a failed command creates nothing)."""
         if not self.has_store():
-            what = ("no transition is waiting for approval" if code == NO_PENDING_APPROVAL
-                    else f"no active run for session '{session}'")
-            raise StatewrightError(code, f"{what}: no runs yet in this project ({self.root_dir});"
-                                   " start one with `statewright start NAME` or "
-                                   "statewright_load_workflow")
+            raise chains.no_runs_yet(code, session, self.root_dir)
 
     def protected_files(self) -> set[str]:
         """Workflow source files of the runs in use (running or paused, any session)."""
@@ -246,8 +217,7 @@ class Runtime:
     def _refuse_if_running(self, tx: Tx, session: str) -> None:
         top = session_top(tx, session)
         if top is not None and top.status == RUNNING:
-            raise StatewrightError(RUN_ACTIVE, run_in_the_way(session, top),
-                                   state=answer_for_run(tx, top))
+            raise chains.run_in_the_way(session, top, answer_for_run(tx, top))
 
     def start(self, name: str, session: str | None = None, input: Any = None,
               actor: str = HUMAN) -> dict[str, Any]:
@@ -434,30 +404,6 @@ class Runtime:
         return answer
 
     # -- approvals --------------------------------------------------------------------------
-    def _approval_target(self, tx: Tx, session: str, approval_id: str | None) -> Run:
-        if approval_id:
-            a = tx.approval(approval_id)
-            if a is None:
-                raise StatewrightError(NO_PENDING_APPROVAL, f"no approval request {approval_id}; "
-                                       "`statewright status` shows the pending one")
-            if a["status"] != "pending":
-                raise StatewrightError(NO_PENDING_APPROVAL,
-                                       f"approval {approval_id} is already {a['status']}")
-            return tx.require_run(a["run_id"])
-        top = session_top(tx, session)
-        if top is not None:
-            for r, _ in reversed(chain_of(tx, top)):
-                if r.pending_approval is not None:
-                    return r
-        pending = tx.pending_approvals()
-        if len(pending) == 1:
-            return tx.require_run(pending[0]["run_id"])
-        if not pending:
-            raise StatewrightError(NO_PENDING_APPROVAL, "no transition is waiting for approval")
-        ids = ", ".join(p["approval_id"] for p in pending)
-        raise StatewrightError(NO_PENDING_APPROVAL, f"several approvals are pending ({ids}); "
-                               "name the one you mean")
-
     def _decide_where(self, message: str, run_id: str) -> str:
         """A parked transition's message, saying where a human decides it."""
         url = self.page_url()
@@ -471,9 +417,11 @@ class Runtime:
                                    "(statewright approve / reject)")
         session = self.resolve_session(session)
         self.require_store(session, NO_PENDING_APPROVAL)
+        from .approvals import approval_target  # (a human's command: off the hook's path)
+
         now = self.clock()
         with self.store.transaction() as tx:
-            run = self._approval_target(tx, session, approval_id)
+            run = approval_target(tx, session, approval_id)
             out = op(tx.definition_of(run.run_id), run, now)
             if not out.accepted:
                 raise out.error()
@@ -561,18 +509,13 @@ class Runtime:
             return tx.history(tx.run_and_descendants(run_id))
 
     def runs_on_older_file(self, workflow: str) -> list[str]:
-        """Running or paused runs of `workflow` whose workflow file changed since they started
-        (each keeps the definition it started with: `show` prints the file, not their rules)."""
+        """Running or paused runs of `workflow` whose file changed since they started."""
         if not self.has_store():
             return []
+        from .answer import runs_on_older_file
+
         with self.store.read() as tx:
-            out = []
-            for r in tx.list_runs(None):
-                if r.workflow == workflow and r.status in (RUNNING, PAUSED):
-                    status = tx.definition_status(r.run_id)
-                    if status is not None and status["changed_since_start"]:
-                        out.append(r.run_id)
-            return out
+            return runs_on_older_file(tx, workflow)
 
     # -- the web page (statewright ui; runtime/views.py, runtime/page.py) --------------------
     def page_url(self) -> str | None:
