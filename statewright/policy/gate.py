@@ -17,7 +17,6 @@ from .paths import (
     TooDeep,
     _real_root,
     has_surrogate,
-    lexically_relative,
     relative_to_real,
     tool_paths,
     unusable_path,
@@ -273,10 +272,7 @@ def _write_scope(c: _Call, state: State, counters: Counters, ctx: GateContext
             rel = relative_to_real(full, root)
             why = write_target_problem(p, full, rel, ctx)
             if i == 0 and rel is not None and rel not in c.files:
-                c.files.append(rel)
-                lex = lexically_relative(p, c.cwd or root, root) if ".." in p else None
-                if lex is not None and lex not in c.files:  # (checks 7-8 count both)
-                    c.files.append(lex)
+                c.files += [f for f in c.files_named(p, rel, c.cwd) if f not in c.files]
             if why is None and i == 0 and full.endswith(".json"):
                 from .protect.worktree import shadowing_write
 

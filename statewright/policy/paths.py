@@ -155,14 +155,6 @@ def relative_to_real(full: str, root: str) -> str | None:
     return full[len(root) + 1:].replace(os.sep, "/")
 
 
-def lexically_relative(p: str, base: str, real_root: str) -> str | None:
-    """The project file `p` names for a front end that takes `..` before following links
-    (Claude Code's edit tools, Node's `path.resolve`): `lnk/../x.py` is `x.py` there, and
-    `d/x.py` for the kernel when `lnk` -> `d/sub`. Budgets count both (DESIGN section 4)."""
-    lex = os.path.normpath(os.path.join(base, os.path.expanduser(p)))
-    return relative_to_real(real_path(lex, real_root), real_root)
-
-
 @lru_cache(maxsize=64)
 def _real_root(project_root: str) -> str:
     # the project root does not move during a process's life; resolving it once saves a
@@ -306,6 +298,17 @@ class PathResolver:
             joined = base + _SEP + p
         full = self._seen[key] = real_path(joined, self.real_root)
         return full
+
+    def files_named(self, p: str, rel: str, cwd: str | None) -> list[str]:
+        """The project files a write of `p` (resolved by the kernel to `rel`) may change, as
+        checks 7-8 count them: `lnk/../x.py` is `d/x.py` for the kernel (`lnk` -> `d/sub`) and
+        `x.py` for a front end that takes `..` before following links (Claude Code's edit
+        tools, Node's `path.resolve`); both are counted, whichever is written."""
+        if ".." not in p:
+            return [rel]
+        lex = os.path.normpath(os.path.join(cwd or self.root, os.path.expanduser(p)))
+        other = relative_to_real(real_path(lex, self.real_root), self.real_root)
+        return [rel] if other is None or other == rel else [rel, other]
 
     def every(self, p: str, cwd: str | None, roots: tuple[str, ...] = (),
               shell: bool = False) -> list[str]:
