@@ -277,7 +277,7 @@ def _write_scope(c: _Call, state: State, counters: Counters, ctx: GateContext
             rel = relative_to_real(full, root)
             why = write_target_problem(p, full, rel, ctx)
             if i == 0 and rel is not None and rel not in c.files:
-                c.files.append(rel)
+                c.files += [f for f in c.files_named(p, rel, c.cwd) if f not in c.files]
             if why is None and i == 0 and full.endswith(".json"):
                 from .protect.worktree import shadowing_write
 

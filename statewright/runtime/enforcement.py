@@ -15,7 +15,8 @@ agent must read (`[STATEWRIGHT INTERRUPT] ...`, budget warnings).
 
 `failure_decision` is THE place `fail_open` is honoured: whatever raised while deciding (the
 gate, the store, the runtime, the hook around them), the answer is a refusal with the cause,
-or an allow when the project config sets `"fail_open": true`.
+or an allow when the project config sets `"fail_open": true` -- except for a call whose input
+could not be read (`input_failure`: the caller can make that happen at will).
 
 Stdlib + our pure layers only: this module is on the hook's start-up path.
 """
@@ -83,6 +84,11 @@ def failure_decision(rt: Runtime | None, exc: BaseException) -> Decision:
         fail_open = rt is not None and rt.config.fail_open is True
     except BaseException:
         fail_open = False
+    if fail_open and input_failure(exc):
+        return Decision.deny(
+            f"statewright could not read this call ({cause}), so it is refused: a call whose "
+            "input cannot be read is refused even with fail_open (the caller chose it).",
+            rule="fail_closed")
     if fail_open:
         return Decision.allow(rule="fail_open", counts_iteration=False,
                               reason=f"statewright could not decide ({cause}); allowed because "
@@ -91,6 +97,15 @@ def failure_decision(rt: Runtime | None, exc: BaseException) -> Decision:
         f"statewright could not decide this call ({cause}), so it is refused: statewright fails "
         "closed. A human can inspect the project with `statewright status`.",
         rule="fail_closed")
+
+
+def input_failure(exc: BaseException) -> bool:
+    """A failure the call's own input can cause at will: nesting deeper than a parser or a
+    walk can follow (RecursionError), text that is not JSON or not UTF-8. `fail_open` is for
+    statewright failing, never for an input an agent shaped to fail: those are refused."""
+    import json
+
+    return isinstance(exc, (RecursionError, json.JSONDecodeError, UnicodeError))
 
 
 def describe_exception(exc: BaseException) -> str:
