@@ -221,7 +221,9 @@ def _argument_problems(c: _Call, ctx: GateContext) -> list[str]:
             if not isinstance(v, str):
                 problems.append(f"the `{k}` argument is not text")
                 continue
-            if name == "Glob" or name == "Grep":
+            if name == "Glob" or (name == "Grep" and k == "glob"):
+                # (Grep's `pattern` is what to find in the files, not a path: `state.db` in
+                # a search for mentions of it names no file)
                 paths.append(v)
             why = protect.glob_violation(v, ctx) if name != "Grep" or k == "glob" else None
             if why:

@@ -158,3 +158,29 @@ def test_a_path_inside_the_project_makes_no_line_plain(ctx: GateContext, monkeyp
     assert needs_sandbox(analyze("ls"), FREE, ctx)
     monkeypatch.setenv("PATH", f".{os.pathsep}/usr/bin")
     assert needs_sandbox(analyze("ls"), FREE, ctx)
+
+
+def test_what_the_text_rules_refused_and_the_kernel_now_binds(ctx: GateContext) -> None:
+    """Everyday calls the text rules refused (they only guessed), allowed now; what names the
+    store itself is still refused early."""
+    root = ctx.project_root
+    free = State(name="free")
+    allowed = [
+        ("Bash", {"command": 'git commit -m "fix the state.db migration"'}, True),
+        ("Bash", {"command": "sqlite3 data/state.db .tables"}, True),
+        ("Bash", {"command": "find . -name '*.pyc' -delete"}, True),
+        ("Bash", {"command": "pytest > /tmp/x.log"}, True),
+        ("Bash", {"command": "cat data/state.db"}, True),
+        ("Grep", {"pattern": "state.db"}, False),
+        ("Read", {"file_path": f"{root}/data/state.db"}, False),
+        ("Edit", {"file_path": "data/state.db", "old_string": "a", "new_string": "b"}, False),
+    ]
+    for tool, args, sandboxed in allowed:
+        d = gate(free, Counters(), ToolCall(tool, args, cwd=root), ctx)
+        assert d.allowed and d.sandboxed is sandboxed, (tool, args, d.reason)
+    for tool, args in [("Bash", {"command": "cat .statewright/state.db"}),
+                       ("Bash", {"command": "pytest; rm -rf workflows"}),
+                       ("Read", {"file_path": f"{root}/.statewright/state.db"}),
+                       ("Grep", {"pattern": "x", "path": f"{root}/.statewright"})]:
+        d = gate(free, Counters(), ToolCall(tool, args, cwd=root), ctx)
+        assert not d.allowed and d.rule == "self_protection", (tool, args)
