@@ -33,12 +33,18 @@ HOOK_TOOL = "statewright_hook"
 CONFIG_FILE = "statewright.json"
 STATE_DIR = ".statewright"
 STORE_FILE = "state.db"
+#: the directory in the store's directory where the scans that count what sandboxed calls
+#: changed are kept (`runtime.effects`)
+EFFECTS_DIR = "effects"
 #: where `statewright ui` says, while it runs, at which address the web page is (in the store's
 #: directory, beside `STORE_FILE`; never its secret)
 PAGE_FILE = "ui.json"
 
 RESERVED_PREFIX = "_"
 OBSERVED = "_observed"
+#: under `OBSERVED`: a limit of the state that what a call changed went over (found by scanning
+#: after a sandboxed call: `runtime.effects`), `{rule, reason, ...}`; cleared on entering a state
+OVERRUN = "overrun"
 #: host tools that run code in a language statewright cannot analyse: refused in any state
 #: that restricts commands or the environment (DESIGN section 4)
 CODE_TOOLS = frozenset({"PowerShell"})

@@ -365,6 +365,19 @@ def _context_budget(c: _Call, state: State, counters: Counters, ctx: GateContext
     return _deny("context_budget_bytes", c.what, why, state, ctx, c.trace)
 
 
+def _effect_overrun(c: _Call, state: State, counters: Counters, ctx: GateContext
+                    ) -> Decision | None:
+    """A limit that what a call changed went over, found by scanning after it ran (checks 7
+    and 8 by effect: `runtime.effects`): refused as a used-up budget is, until a transition."""
+    over = counters.overrun
+    if over is None:
+        return None
+    rule, why = over
+    c.trace.append(f"{rule}: went over by effect ({why})")
+    return _deny(rule, c.what, f"{why}; every call but statewright's own tools is refused until "
+                 "the run transitions", state, ctx, c.trace)
+
+
 # -- 5. allowed_commands, 6. blocked_env (`policy.lines`) -------------------------------------
 
 def _allowed_commands(c: _Call, state: State, counters: Counters, ctx: GateContext
@@ -447,6 +460,7 @@ _CHECKS: tuple[tuple[_Check, tuple[str, ...], str | None], ...] = (
     (_channels, _EVERY_KIND, None),
     (_max_iterations, _EVERY_KIND, "max_iterations"),
     (_context_budget, _EVERY_KIND, "context_budget_bytes"),
+    (_effect_overrun, _EVERY_KIND, None),
     (_allowed_commands, ("shell",), None),
     (_blocked_env, ("shell",), None),
     (_max_edit_lines, ("edit",), None),

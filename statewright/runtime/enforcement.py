@@ -27,6 +27,7 @@ import os
 from ..engine.run import AGENT, RUNNING, SYSTEM
 from ..errors import UNKNOWN_STATE, StatewrightError
 from ..lean import TYPE_CHECKING
+from ..names import EFFECTS_DIR, OBSERVED, OVERRUN
 from ..policy.types import Counters, Decision, GateContext
 from ..store.db import EventRow
 from ..store.tables import to_json
@@ -106,11 +107,19 @@ def describe_exception(exc: BaseException) -> str:
 
 # -- authorize ---------------------------------------------------------------------------------
 
-def authorize(rt: Runtime, session: str, call: ToolCall) -> Decision:
+def authorize(rt: Runtime, session: str, call: ToolCall,
+              sandboxed: bool | None = None) -> Decision:
     """Decide `call` for `session` and account it. Never raises: a failure is
-    `failure_decision`."""
+    `failure_decision`.
+
+    An allowed call that runs sandboxed (`sandboxed`; None: as the decision says) in a state
+    that counts what calls change is scanned before it runs (`effects.begin`): its result
+    counts what it changed by effect (`record`). A scan that cannot be kept refuses the call."""
     try:
-        return _decide_and_account(rt, session, call)
+        d, scanned = _decide_and_account(rt, session, call, sandboxed)
+        if scanned:
+            _effects().begin(rt, session, call.call_id, call.tool_name, call.tool_input)
+        return d
     except BaseException as exc:
         return failure_decision(rt, exc)
 
@@ -154,8 +163,12 @@ def record_is_quiet(run: Run, wf: CompiledWorkflow) -> bool:
 
 
 def counters_of(run: Run) -> Counters:
+    obs = run.context.get(OBSERVED)
+    over = obs.get(OVERRUN) if type(obs) is dict else None
     return Counters(iterations=run.iterations, files_edited=frozenset(run.files_edited),
-                    bytes_read=run.bytes_read, denied=run.denied)
+                    bytes_read=run.bytes_read, denied=run.denied,
+                    overrun=(str(over.get("rule")), str(over.get("reason")))
+                    if type(over) is dict else None)
 
 
 def gate_context(rt: Runtime, state: State, protected: Set[str] | None = None,
@@ -221,13 +234,24 @@ def _gate() -> Callable[..., Decision]:
     return fn
 
 
-def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
+def _effects() -> Any:
+    mod = _LAZY.get("effects")
+    if mod is None:
+        from . import effects
+
+        mod = _LAZY["effects"] = effects
+    return mod
+
+
+def _decide_and_account(rt: Runtime, session: str, call: ToolCall,
+                        sandboxed: bool | None = None) -> tuple[Decision, bool]:
+    """The decision, and whether the call is to be scanned before it runs (`authorize`)."""
     store_file = rt.store_file
     if not rt.has_store():
         gone = marker.missing_store(store_file, session)
         if gone is not None:
             raise gone  # the store was taken away under a running run (`failure_decision`)
-        return _no_run()  # no store, no runs: nothing is created on disk
+        return _no_run(), False  # no store, no runs: nothing is created on disk
     gate = _gate()
     _warm(rt, call)
     with rt.store.transaction() as tx:
@@ -243,13 +267,13 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
                                              lambda rid: tx.get_run(rid) is not None)
             if replaced is not None:
                 raise replaced
-            return _no_run() if eff is None else _not_running(eff[0])
+            return (_no_run() if eff is None else _not_running(eff[0])), False
         run = eff[0]  # type: ignore[index]
         marker.ensure_marker(store_file, session, run.run_id)
         ctx = gate_context(rt, state, tx.source_paths_in_use(), call.tool_name)
         d = gate(state, counters_of(run), call, ctx)  # counters read under the write lock
         if d.allowed and not d.counts_iteration:
-            return d  # statewright's own tools: not counted, nothing written
+            return d, False  # statewright's own tools: not counted, nothing written
         if not d.allowed:
             if eff[1].interrupts:  # type: ignore[index]
                 d = _with_notices(tx, run.run_id, d)
@@ -265,7 +289,11 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
             new = run.with_(iterations=run.iterations + 1)
             ev = _allowed_row(call.tool_name, call.source)
         tx.save_with_events(run, new, (ev,), rt.clock())
-        return d
+    if not d.allowed:
+        return d, False
+    if sandboxed is None:
+        sandboxed = getattr(d, "sandboxed", False) is True  # (`Decision.sandboxed`)
+    return d, sandboxed and _effects().wanted(state, eff[1])  # type: ignore[index]
 
 
 #: the history rows of allowed calls that edit nothing, and of commands' exit statuses, as
@@ -349,6 +377,10 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
         return RecordOutcome()
     nbytes = max(0, int(result.output_bytes or 0))
     files = [] if result.is_error else changed_files(rt, result)  # pure: before the lock
+    # what a sandboxed call changed, failed or not (a failing test run still wrote files),
+    # found on disk before the lock is taken: a scan takes milliseconds
+    effect = _effects().finish(rt, session, result.call_id, result.tool_name,
+                               result.tool_input) if _effects_kept(rt) else None
     line = shell_line(rt, result.tool_name, result.tool_input)
     if line is not None:
         _warm_line(line)
@@ -365,6 +397,8 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
         if state is None:
             return RecordOutcome()
         budget = state.context_budget_bytes
+        if effect is not None and effect.files:
+            files = sorted(set(files).union(effect.files))
         if wf.interrupts:
             # what changed during the call (a redirect, a script), and what was found when it
             # was decided (or by serve's watcher) but not told yet
@@ -377,8 +411,12 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
                 return RecordOutcome(messages=messages)
             run, wf = eff
             state = enforced_state(run, wf) or state
-        current = tx.save_with_events(run, *_observed(run, state, result, line, nbytes, files,
-                                                      now), now)
+        new_run, rows = _observed(run, state, result, line, nbytes, files, now)
+        if effect is not None and effect.files:
+            new_run, row, told = _by_effect(new_run, state, effect, line, result.tool_name)
+            rows = (*rows, row)
+            messages.extend(told)
+        current = tx.save_with_events(run, new_run, rows, now)
         if files and wf.interrupts:
             fire_for_files(rt, tx, session, wf, files, now, interrupts, messages)
         if not interrupts:
@@ -388,6 +426,64 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
     messages.extend(warnings)
     return RecordOutcome(messages=messages, interrupts=interrupts,
                          bytes_read=current.bytes_read, warnings=warnings, budget=budget)
+
+
+def _effects_kept(rt: Runtime) -> bool:
+    """Whether this project has kept any scan before a call (one `stat`): most never do."""
+    return os.path.isdir(os.path.join(rt.store_dir, EFFECTS_DIR))
+
+
+def _by_effect(run: Run, state: State, effect: Any, line: str | None,
+               tool: object) -> tuple[Run, dict[str, Any], list[str]]:
+    """The run with what a sandboxed call changed counted (checks 7 and 8 by effect): its
+    files join the state's `files_edited`; a limit it went over is kept under
+    `_observed.overrun`, so every further call is refused until the run transitions (`gate`).
+    Also the history row saying what it changed, and what the agent must be told now."""
+    edited = set(run.files_edited)
+    files = effect.files
+    new = [f for f in files if f not in edited]
+    total = sorted(edited.union(files))
+    what = (f"the command `{line[:200]}`" if line is not None else f"`{tool}`")
+    shown = _listing(files)
+    over: tuple[str, str] | None = None
+    limit = state.max_files_per_state
+    if limit is not None and new and len(total) > limit:
+        over = ("max_files_per_state",
+                f"{what} changed {len(files)} file(s) ({shown}), so {len(total)} files are "
+                f"changed in this state ({_listing(total)}); max_files_per_state is {limit}")
+    elif state.max_edit_lines is not None and effect.lines > state.max_edit_lines:
+        over = ("max_edit_lines",
+                f"{what} changed {effect.lines} lines ({shown}); max_edit_lines is "
+                f"{state.max_edit_lines} per call")
+    ch = effect.changes
+    dirs = ch.dirs
+    data: dict[str, Any] = {
+        "tool": tool, "created": [p for p in ch.created if p not in dirs],
+        "changed": [p for p in ch.changed if p not in dirs],
+        "removed": [p for p in ch.removed if p not in dirs], "lines": effect.lines}
+    if line is not None:
+        data["command"] = line[:1000]
+    if effect.uncounted:
+        data["lines_not_counted"] = list(effect.uncounted)
+    told: list[str] = []
+    ctx = run.context
+    obs = ctx.get(OBSERVED)
+    if over is not None and not (type(obs) is dict and type(obs.get(OVERRUN)) is dict):
+        data["overrun"] = over[0]
+        obs = dict(obs) if type(obs) is dict else {}
+        obs[OVERRUN] = {"rule": over[0], "reason": over[1], "files": list(files),
+                        "lines": effect.lines}
+        ctx = {**ctx, OBSERVED: obs}
+        told.append(f"[statewright] {over[1][0].upper()}{over[1][1:]}. Every further call but "
+                    "statewright's own tools is refused until the run transitions; events "
+                    f"available: {', '.join(agent_events(state)) or 'none'}.")
+    row = {"kind": "changed_by_effect", "actor": AGENT, "data": data}
+    return run.with_(files_edited=tuple(total), context=ctx), row, told
+
+
+def _listing(files: list[str] | tuple[str, ...], most: int = 10) -> str:
+    shown = ", ".join(files[:most])
+    return shown + (f" and {len(files) - most} more" if len(files) > most else "")
 
 
 def look_at_files(rt: Runtime, tx: Any, session: str, run: Run, wf: CompiledWorkflow,
