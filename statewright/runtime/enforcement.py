@@ -412,14 +412,15 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
             run, wf = eff
             state = enforced_state(run, wf) or state
         new_run, rows = _observed(run, state, result, line, nbytes, files, now)
+        overrun: list[str] = []
         if effect is not None and effect.files:
-            new_run, row, told = _by_effect(new_run, state, effect, line, result.tool_name)
+            new_run, row, overrun = _by_effect(new_run, state, effect, line, result.tool_name)
             rows = (*rows, row)
-            messages.extend(told)
+            messages.extend(overrun)
         current = tx.save_with_events(run, new_run, rows, now)
         if files and wf.interrupts:
             fire_for_files(rt, tx, session, wf, files, now, interrupts, messages)
-        if not interrupts:
+        if not interrupts and not overrun:  # (an overrun says more than any warning)
             st = enforced_state(current, wf)
             if st is not None:
                 warnings = budget_warnings(st, current)
