@@ -39,16 +39,21 @@ import os
 import stat as _stat
 import time
 
+from ..engine.run import AGENT
 from ..lean import TYPE_CHECKING, dumps, sha256
-from ..names import EFFECTS_DIR
+from ..names import EFFECTS_DIR, OBSERVED, OVERRUN
 from ..sandbox.scan import Changes, Scan, Sig, diff, scan
+from .messages import agent_events
 from .watch import SKIP_DIRS
 
 if TYPE_CHECKING:  # pragma: no cover
     import sqlite3
+    from collections.abc import Callable
     from typing import Any
 
     from ..definition.compiled import CompiledWorkflow, State
+    from ..engine.run import Run
+    from ..policy.types import Decision, ToolCall, ToolResult
     from .service import Runtime
 
 TEXTS_DB = "texts.db"
@@ -64,18 +69,25 @@ _CALL_PREFIX = "call-"
 class Effect:
     """What one call changed, by effect: the paths (not directories) created, changed and
     removed (`files`: all of them, sorted), and the lines changed in text files (`lines`);
-    `uncounted`: files whose lines cannot be counted (not text, or too large)."""
+    `uncounted`: files whose lines cannot be counted (not text, or too large). `failure`: why
+    what it changed could not be found (then nothing else is known)."""
 
-    __slots__ = ("changes", "files", "lines", "uncounted")
+    __slots__ = ("changes", "failure", "files", "lines", "uncounted")
 
-    def __init__(self, changes: Changes, lines: int = 0, uncounted: tuple[str, ...] = ()) -> None:
+    def __init__(self, changes: Changes, lines: int = 0, uncounted: tuple[str, ...] = (),
+                 failure: str | None = None) -> None:
         self.changes = changes
         self.files = changes.files()
         self.lines = lines
         self.uncounted = uncounted
+        self.failure = failure
+
+    def __bool__(self) -> bool:  # (something to account)
+        return bool(self.files) or self.failure is not None
 
     def __repr__(self) -> str:
-        return f"Effect(files={self.files!r}, lines={self.lines!r}, uncounted={self.uncounted!r})"
+        return (f"Effect(files={self.files!r}, lines={self.lines!r}, "
+                f"uncounted={self.uncounted!r}, failure={self.failure!r})")
 
 
 def wanted(state: State, wf: CompiledWorkflow) -> bool:
@@ -107,10 +119,70 @@ def effects_dir(rt: Runtime) -> str:
     return os.path.join(rt.store_dir, EFFECTS_DIR)
 
 
+# -- accounting ---------------------------------------------------------------------------------
+
+def account(run: Run, state: State, effect: Effect, line: str | None,
+            tool: object) -> tuple[Run, dict[str, Any], list[str]]:
+    """The run with what a sandboxed call changed counted (checks 7 and 8 by effect, in
+    `enforcement.record`'s transaction): its files join the state's `files_edited`; a limit
+    it went over is kept under `_observed.overrun`, so every further call is refused until the
+    run transitions (`gate`). Also the history row saying what it changed, and what the agent
+    must be told now. Pure."""
+    edited = set(run.files_edited)
+    files = effect.files
+    new = [f for f in files if f not in edited]
+    total = sorted(edited.union(files))
+    what = (f"the command `{line[:200]}`" if line is not None else f"`{tool}`")
+    shown = _listing(files)
+    over: tuple[str, str] | None = None
+    limit = state.max_files_per_state
+    if effect.failure is not None:
+        over = ("by_effect", f"statewright could not find what {what} changed "
+                f"({effect.failure}), so it cannot vouch for this state's limits")
+    elif limit is not None and new and len(total) > limit:
+        over = ("max_files_per_state",
+                f"{what} changed {len(files)} file(s) ({shown}), so {len(total)} files are "
+                f"changed in this state ({_listing(total)}); max_files_per_state is {limit}")
+    elif state.max_edit_lines is not None and effect.lines > state.max_edit_lines:
+        over = ("max_edit_lines",
+                f"{what} changed {effect.lines} lines ({shown}); max_edit_lines is "
+                f"{state.max_edit_lines} per call")
+    ch = effect.changes
+    dirs = ch.dirs
+    data: dict[str, Any] = {
+        "tool": tool, "created": [p for p in ch.created if p not in dirs],
+        "changed": [p for p in ch.changed if p not in dirs],
+        "removed": [p for p in ch.removed if p not in dirs], "lines": effect.lines}
+    if line is not None:
+        data["command"] = line[:1000]
+    if effect.uncounted:
+        data["lines_not_counted"] = list(effect.uncounted)
+    if effect.failure is not None:
+        data["failure"] = effect.failure
+    told: list[str] = []
+    ctx = run.context
+    obs = ctx.get(OBSERVED)
+    if over is not None and not (type(obs) is dict and type(obs.get(OVERRUN)) is dict):
+        data["overrun"] = over[0]
+        obs = dict(obs) if type(obs) is dict else {}
+        obs[OVERRUN] = {"rule": over[0], "reason": over[1], "files": list(files),
+                        "lines": effect.lines}
+        ctx = {**ctx, OBSERVED: obs}
+        told.append(f"[statewright] {over[1][0].upper()}{over[1][1:]}. Every further call but "
+                    "statewright's own tools is refused until the run transitions; events "
+                    f"available: {', '.join(agent_events(state)) or 'none'}.")
+    row = {"kind": "changed_by_effect", "actor": AGENT, "data": data}
+    return run.with_(files_edited=tuple(total), context=ctx), row, told
+
+
+def _listing(files: list[str] | tuple[str, ...], most: int = 10) -> str:
+    shown = ", ".join(files[:most])
+    return shown + (f" and {len(files) - most} more" if len(files) > most else "")
+
+
 # -- before the call ------------------------------------------------------------------------------
 
-def begin(rt: Runtime, session: str, call_id: object, tool_name: object,
-          tool_input: object) -> None:
+def begin(rt: Runtime, session: str, call: ToolCall) -> None:
     """Scan the project before an allowed sandboxed call runs, keep the scan for its result, and
     bring the copies of text files up to date with it. Raises when the scan cannot be kept (the
     caller refuses the call: an uncounted call is not let through)."""
@@ -120,8 +192,8 @@ def begin(rt: Runtime, session: str, call_id: object, tool_name: object,
     before = take(rt)
     with _Texts(os.path.join(d, TEXTS_DB)) as texts:
         texts.refresh(rt.root_dir, before)
-    path = os.path.join(d, _CALL_PREFIX + call_key(session, call_id, tool_name, tool_input)
-                        + ".scan")
+    key = call_key(session, call.call_id, call.tool_name, call.tool_input)
+    path = os.path.join(d, _CALL_PREFIX + key + ".scan")
     _write_atomic(path, marshal.dumps((_FORMAT, time.time(), before)))
 
 
@@ -158,13 +230,27 @@ def _write_atomic(path: str, data: bytes) -> None:
 
 # -- after the call -------------------------------------------------------------------------------
 
-def finish(rt: Runtime, session: str, call_id: object, tool_name: object,
-           tool_input: object) -> Effect | None:
-    """What the call changed since its scan before it ran; None when it has no such scan (it
-    was not scanned, or its result was already counted)."""
+def collect(rt: Runtime, session: str, result: ToolResult,
+            failed: Callable[[Runtime, BaseException], Decision],
+            describe: Callable[[BaseException], str]) -> Effect | None:
+    """`finish`, never raising: when what the call changed cannot be found, an `Effect` that
+    says why (`describe`), which `account` records as an overrun (nothing vouches for the
+    state's limits any more), unless `failed` (`enforcement.failure_decision`, where
+    `fail_open` is honoured) lets a failure through."""
+    try:
+        return finish(rt, session, result)
+    except Exception as exc:
+        if failed(rt, exc).allowed:
+            return None
+        return Effect(Changes(), failure=describe(exc))
+
+
+def finish(rt: Runtime, session: str, result: ToolResult) -> Effect | None:
+    """What the call of `result` changed since its scan before it ran; None when it has no
+    such scan (it was not scanned, or its result was already counted)."""
     d = effects_dir(rt)
-    path = os.path.join(d, _CALL_PREFIX + call_key(session, call_id, tool_name, tool_input)
-                        + ".scan")
+    key = call_key(session, result.call_id, result.tool_name, result.tool_input)
+    path = os.path.join(d, _CALL_PREFIX + key + ".scan")
     claimed = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.claimed"
     try:
         os.rename(path, claimed)  # (one result counts it: a second finds nothing)

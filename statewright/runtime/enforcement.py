@@ -118,7 +118,7 @@ def authorize(rt: Runtime, session: str, call: ToolCall,
     try:
         d, scanned = _decide_and_account(rt, session, call, sandboxed)
         if scanned:
-            _effects().begin(rt, session, call.call_id, call.tool_name, call.tool_input)
+            _effects().begin(rt, session, call)
         return d
     except BaseException as exc:
         return failure_decision(rt, exc)
@@ -378,9 +378,10 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
     nbytes = max(0, int(result.output_bytes or 0))
     files = [] if result.is_error else changed_files(rt, result)  # pure: before the lock
     # what a sandboxed call changed, failed or not (a failing test run still wrote files),
-    # found on disk before the lock is taken: a scan takes milliseconds
-    effect = _effects().finish(rt, session, result.call_id, result.tool_name,
-                               result.tool_input) if _effects_kept(rt) else None
+    # found on disk before the lock is taken (a scan takes milliseconds); a project that never
+    # kept a scan before a call costs one `stat`
+    effect = _effects().collect(rt, session, result, failure_decision, describe_exception) \
+        if os.path.isdir(os.path.join(rt.store_dir, EFFECTS_DIR)) else None
     line = shell_line(rt, result.tool_name, result.tool_input)
     if line is not None:
         _warm_line(line)
@@ -397,7 +398,7 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
         if state is None:
             return RecordOutcome()
         budget = state.context_budget_bytes
-        if effect is not None and effect.files:
+        if effect:
             files = sorted(set(files).union(effect.files))
         if wf.interrupts:
             # what changed during the call (a redirect, a script), and what was found when it
@@ -413,8 +414,9 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
             state = enforced_state(run, wf) or state
         new_run, rows = _observed(run, state, result, line, nbytes, files, now)
         overrun: list[str] = []
-        if effect is not None and effect.files:
-            new_run, row, overrun = _by_effect(new_run, state, effect, line, result.tool_name)
+        if effect:
+            new_run, row, overrun = _effects().account(new_run, state, effect, line,
+                                                       result.tool_name)
             rows = (*rows, row)
             messages.extend(overrun)
         current = tx.save_with_events(run, new_run, rows, now)
@@ -427,64 +429,6 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
     messages.extend(warnings)
     return RecordOutcome(messages=messages, interrupts=interrupts,
                          bytes_read=current.bytes_read, warnings=warnings, budget=budget)
-
-
-def _effects_kept(rt: Runtime) -> bool:
-    """Whether this project has kept any scan before a call (one `stat`): most never do."""
-    return os.path.isdir(os.path.join(rt.store_dir, EFFECTS_DIR))
-
-
-def _by_effect(run: Run, state: State, effect: Any, line: str | None,
-               tool: object) -> tuple[Run, dict[str, Any], list[str]]:
-    """The run with what a sandboxed call changed counted (checks 7 and 8 by effect): its
-    files join the state's `files_edited`; a limit it went over is kept under
-    `_observed.overrun`, so every further call is refused until the run transitions (`gate`).
-    Also the history row saying what it changed, and what the agent must be told now."""
-    edited = set(run.files_edited)
-    files = effect.files
-    new = [f for f in files if f not in edited]
-    total = sorted(edited.union(files))
-    what = (f"the command `{line[:200]}`" if line is not None else f"`{tool}`")
-    shown = _listing(files)
-    over: tuple[str, str] | None = None
-    limit = state.max_files_per_state
-    if limit is not None and new and len(total) > limit:
-        over = ("max_files_per_state",
-                f"{what} changed {len(files)} file(s) ({shown}), so {len(total)} files are "
-                f"changed in this state ({_listing(total)}); max_files_per_state is {limit}")
-    elif state.max_edit_lines is not None and effect.lines > state.max_edit_lines:
-        over = ("max_edit_lines",
-                f"{what} changed {effect.lines} lines ({shown}); max_edit_lines is "
-                f"{state.max_edit_lines} per call")
-    ch = effect.changes
-    dirs = ch.dirs
-    data: dict[str, Any] = {
-        "tool": tool, "created": [p for p in ch.created if p not in dirs],
-        "changed": [p for p in ch.changed if p not in dirs],
-        "removed": [p for p in ch.removed if p not in dirs], "lines": effect.lines}
-    if line is not None:
-        data["command"] = line[:1000]
-    if effect.uncounted:
-        data["lines_not_counted"] = list(effect.uncounted)
-    told: list[str] = []
-    ctx = run.context
-    obs = ctx.get(OBSERVED)
-    if over is not None and not (type(obs) is dict and type(obs.get(OVERRUN)) is dict):
-        data["overrun"] = over[0]
-        obs = dict(obs) if type(obs) is dict else {}
-        obs[OVERRUN] = {"rule": over[0], "reason": over[1], "files": list(files),
-                        "lines": effect.lines}
-        ctx = {**ctx, OBSERVED: obs}
-        told.append(f"[statewright] {over[1][0].upper()}{over[1][1:]}. Every further call but "
-                    "statewright's own tools is refused until the run transitions; events "
-                    f"available: {', '.join(agent_events(state)) or 'none'}.")
-    row = {"kind": "changed_by_effect", "actor": AGENT, "data": data}
-    return run.with_(files_edited=tuple(total), context=ctx), row, told
-
-
-def _listing(files: list[str] | tuple[str, ...], most: int = 10) -> str:
-    shown = ", ".join(files[:most])
-    return shown + (f" and {len(files) - most} more" if len(files) > most else "")
 
 
 def look_at_files(rt: Runtime, tx: Any, session: str, run: Run, wf: CompiledWorkflow,

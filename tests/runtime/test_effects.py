@@ -339,3 +339,32 @@ def test_a_scan_that_cannot_be_kept_refuses_the_call(rt, proj, monkeypatch):
     monkeypatch.setattr(effects_mod, "_write_atomic", broken)
     d = Agent(rt, proj).pre("python3 x.py", "toolu_9")
     assert not d.allowed and d.rule == "fail_closed" and "No space left" in d.reason
+
+
+def test_what_cannot_be_counted_after_the_call_refuses_the_next_one(rt, proj, monkeypatch):
+    """Fail closed: a scan that fails after the call leaves nothing to vouch for the state's
+    limits, so the next call is refused with the cause (unless `fail_open` is set)."""
+    agent = Agent(rt, proj)
+    assert agent.pre("python3 x.py", "toolu_f").allowed
+
+    def broken(*a, **k):
+        raise PermissionError(13, "Permission denied", "src")
+
+    monkeypatch.setattr(effects_mod, "take", broken)
+    out = agent.post("python3 x.py", "toolu_f")
+    assert any("could not find what the command `python3 x.py` changed" in m
+               for m in out.messages)
+    refused = agent.read()
+    assert not refused.allowed and refused.rule == "by_effect"
+    assert "Permission denied" in refused.reason
+
+
+def test_under_fail_open_what_cannot_be_counted_is_let_through(proj, monkeypatch):
+    (proj / "statewright.json").write_text(json.dumps({"fail_open": True}))
+    rt = Runtime.open(proj)
+    rt.start("effects-flow", SESSION)
+    agent = Agent(rt, proj)
+    assert agent.pre("python3 x.py", "toolu_f").allowed
+    monkeypatch.setattr(effects_mod, "take", lambda rt: (_ for _ in ()).throw(OSError("gone")))
+    agent.post("python3 x.py", "toolu_f")
+    assert agent.read().allowed
