@@ -321,24 +321,44 @@ def _read(root: str, rel: str, sig: Sig) -> bytes | None:
 class _Texts:
     """`texts.db`: path -> (signature, content; NULL content: not text), and the scan the
     copies were last brought up to date with (`known`), in one SQLite file so both change in
-    one transaction."""
+    one transaction.
+
+    A cache, not a record: nothing is synced to the disk (a commit that waits for the disk
+    costs 20 ms and more; a rollback journal still keeps a killed process from leaving half a
+    transaction), and a file SQLite finds damaged is started afresh (its copies are then read
+    again by the next `begin`; until then the lines of a changed file all count)."""
 
     def __init__(self, path: str) -> None:
         import sqlite3
 
         self.path = path
-        self.conn: sqlite3.Connection = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+        try:
+            self.conn = self._open(path)
+        except sqlite3.DatabaseError:
+            for f in (path, path + "-journal"):
+                try:
+                    os.unlink(f)
+                except FileNotFoundError:
+                    pass
+            self.conn = self._open(path)
+
+    @staticmethod
+    def _open(path: str) -> sqlite3.Connection:
+        import sqlite3
+
+        c = sqlite3.connect(path, timeout=30.0, isolation_level=None)
         try:
             os.chmod(path, 0o600)
-        except OSError:
-            pass
-        c = self.conn
-        c.execute("PRAGMA journal_mode=WAL")
-        c.execute("PRAGMA synchronous=NORMAL")
-        c.execute("CREATE TABLE IF NOT EXISTS texts (path TEXT PRIMARY KEY, sig TEXT NOT NULL, "
-                  "body BLOB)")
-        c.execute("CREATE TABLE IF NOT EXISTS known (id INTEGER PRIMARY KEY CHECK (id = 1), "
-                  "scan BLOB NOT NULL)")
+            c.execute("PRAGMA journal_mode=TRUNCATE")
+            c.execute("PRAGMA synchronous=OFF")
+            c.execute("CREATE TABLE IF NOT EXISTS texts (path TEXT PRIMARY KEY, "
+                      "sig TEXT NOT NULL, body BLOB)")
+            c.execute("CREATE TABLE IF NOT EXISTS known (id INTEGER PRIMARY KEY "
+                      "CHECK (id = 1), scan BLOB NOT NULL)")
+        except BaseException:
+            c.close()
+            raise
+        return c
 
     def __enter__(self) -> _Texts:
         return self
@@ -375,6 +395,9 @@ class _Texts:
         try:
             known = self._known()
             ch = diff(known, now)
+            if not ch:
+                c.execute("COMMIT")
+                return
             rows: list[tuple[str, str, bytes | None]] = []
             drop = [p for p in ch.removed if _textual(known[p])]
             for p in (*ch.created, *ch.changed):
@@ -443,11 +466,12 @@ class _Texts:
                     uncounted.append(p)
                 else:
                     total += n
-            known = self._known()
-            for p in changes.files():
-                if p in after:
-                    known[p] = after[p]
-                else:
+            # the copies are now those of `after`: the unchanged files' were of `before`,
+            # the same; a file that could not be read is left out, to be read next time
+            known = after
+            if drop:
+                known = dict(after)
+                for p in drop:
                     known.pop(p, None)
             self._save(rows, drop, known)
             c.execute("COMMIT")
