@@ -36,8 +36,7 @@ from table import exit_status, print_rows
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from statewright.policy.types import ToolCall, ToolResult
-from statewright.runtime import Runtime
-from statewright.runtime import effects
+from statewright.runtime import Runtime, effects
 from statewright.sandbox.scan import diff, scan
 
 FILES = 5000

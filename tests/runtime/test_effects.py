@@ -368,3 +368,15 @@ def test_under_fail_open_what_cannot_be_counted_is_let_through(proj, monkeypatch
     monkeypatch.setattr(effects_mod, "take", lambda rt: (_ for _ in ()).throw(OSError("gone")))
     agent.post("python3 x.py", "toolu_f")
     assert agent.read().allowed
+
+
+def test_damaged_copies_are_started_afresh(rt, proj):
+    agent = Agent(rt, proj)
+    agent.run(script(proj, "one.py", "open('src/a.py', 'a').write('#\\n')\n"))
+    db = proj / ".statewright" / "effects" / "texts.db"
+    assert db.is_file()
+    db.write_bytes(b"this is not a database" * 100)
+    agent.run(script(proj, "two.py", "open('src/a.py', 'a').write('#\\n')\n"))
+    rows = [h for h in rt.history(session=SESSION) if h["kind"] == "changed_by_effect"]
+    assert rows[-1]["data"]["changed"] == ["src/a.py"] and rows[-1]["data"]["lines"] == 1
+    assert agent.read().allowed
