@@ -60,7 +60,6 @@ class _ShellParts:
 _sh = _ShellParts()
 
 
-
 def gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> Decision:
     """Decide one tool call. Total on its input: a malformed call is refused as `invalid`.
 
@@ -367,12 +366,11 @@ def _context_budget(c: _Call, state: State, counters: Counters, ctx: GateContext
 
 def _effect_overrun(c: _Call, state: State, counters: Counters, ctx: GateContext
                     ) -> Decision | None:
-    """A limit that what a call changed went over, found by scanning after it ran (checks 7
-    and 8 by effect: `runtime.effects`): refused as a used-up budget is, until a transition."""
-    over = counters.overrun
-    if over is None:
+    """A limit a sandboxed call's effect went over (`runtime.effects`): refused as a used-up
+    budget is, until a transition."""
+    if counters.overrun is None:
         return None
-    rule, why = over
+    rule, why = counters.overrun
     c.trace.append(f"{rule}: went over by effect ({why})")
     return _deny(rule, c.what, f"{why}; every call but statewright's own tools is refused until "
                  "the run transitions", state, ctx, c.trace)

@@ -562,12 +562,9 @@ class Runtime:
         servers = self.config.mcp_servers
         return gated_by_proxy(tool_name, servers if isinstance(servers, dict) else ())
 
-    def authorize(self, session: str | None, call: ToolCall,
-                  sandboxed: bool | None = None) -> Decision:
-        """Decide a tool call and account it (DESIGN section 4). Never raises. `sandboxed`:
-        whether the call runs under the kernel's sandbox, so what it changes is counted by
-        effect (None: as the decision says)."""
-        return _enforcement().authorize(self, self.resolve_session(session), call, sandboxed)
+    def authorize(self, session: str | None, call: ToolCall) -> Decision:
+        """Decide a tool call and account it (DESIGN section 4). Never raises."""
+        return _enforcement().authorize(self, self.resolve_session(session), call)
 
     def explain(self, session: str | None,
                 call: ToolCall) -> tuple[Decision, Run | None, CompiledWorkflow | None]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from statewright.policy.types import ToolCall, ToolResult
-from statewright.runtime import Runtime
+from statewright.runtime import Runtime, enforcement
 from statewright.runtime import effects as effects_mod
 
 FLOW = {
@@ -70,8 +70,9 @@ class Agent:
         self.n = 0
 
     def pre(self, line: str, call_id: str | None = None, sandboxed: bool | None = True):
-        return self.rt.authorize(SESSION, ToolCall("Bash", {"command": line}, cwd=str(self.root),
-                                                   call_id=call_id), sandboxed=sandboxed)
+        # (`sandboxed`: what the decision would say; None: the decision's own say)
+        return enforcement.authorize(self.rt, SESSION, ToolCall(
+            "Bash", {"command": line}, cwd=str(self.root), call_id=call_id), sandboxed)
 
     def post(self, line: str, call_id: str | None = None, code: int = 0):
         return self.rt.record(SESSION, ToolResult("Bash", {"command": line}, output_bytes=10,
@@ -284,13 +285,13 @@ def test_concurrent_processes_lose_no_file(proj):
     rt.start("wide-flow", SESSION)
     prog = (
         "import sys, time\n"
-        "from statewright.runtime import Runtime\n"
+        "from statewright.runtime import Runtime, enforcement\n"
         "from statewright.policy.types import ToolCall, ToolResult\n"
         "root, i, session = sys.argv[1], sys.argv[2], sys.argv[3]\n"
         "rt = Runtime.open(root)\n"
         "line = f'python3 w{i}.py'\n"
-        "d = rt.authorize(session, ToolCall('Bash', {'command': line}, call_id='c' + i),"
-        " sandboxed=True)\n"
+        "d = enforcement.authorize(rt, session, ToolCall('Bash', {'command': line},"
+        " call_id='c' + i), sandboxed=True)\n"
         "assert d.allowed, d.reason\n"
         "open(f'{root}/gen_{i}.txt', 'w').write('x\\n' * 3)\n"
         "time.sleep(0.05)\n"
