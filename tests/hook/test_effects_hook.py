@@ -159,7 +159,8 @@ def test_a_plain_line_within_the_budget_is_counted_and_let_through(proj: Project
     assert [r["data"]["changed"] for r in rows] == [["src/a.py"]]
 
 
-def test_a_session_of_its_own_is_told_too(proj: Project) -> None:
+def test_a_session_without_a_run_of_its_own_counts_on_the_run_it_falls_back_to(
+        proj: Project) -> None:
     """Another Claude Code session without a run of its own falls back to the default session's
     run: its calls are counted on that run."""
     other = "aaaaaaaa-1111-4222-8333-444455556666"
