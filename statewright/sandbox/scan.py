@@ -18,7 +18,8 @@ gives its reasons): directories only, never a file of the same name, and nothing
 symlink (a link is recorded as itself, never followed: a link to `/` must not make the scan
 walk the machine).
 
-Pure stdlib (`os.scandir`): one `lstat` per entry, the directory tree read once.
+Pure stdlib (`os.scandir`): one `lstat` per entry (relative to its directory's descriptor),
+the directory tree read once.
 """
 
 from __future__ import annotations
@@ -38,35 +39,81 @@ def scan(root: str, skip_names: Iterable[str] = (), skip_paths: Iterable[str] = 
     path. A directory whose name is in `skip_names`, or whose absolute path is in `skip_paths`,
     is recorded itself but not entered. An entry that vanishes while it is read is left out; a
     directory that cannot be listed is recorded without its contents."""
+    if not _BY_FD:  # (no `dir_fd` on this platform)
+        return _scan_by_path(root, frozenset(skip_names), _normed(skip_paths))
     names = frozenset(skip_names)
-    paths = frozenset(os.path.normpath(p) for p in skip_paths)
+    paths = _normed(skip_paths)
+    out: Scan = {}
+    lstat_at = os.stat
+    isdir = _stat.S_ISDIR
+    open_ = os.open
+    close = os.close
+    scandir = os.scandir
+    stack = [(os.path.normpath(root), "")]
+    pop = stack.pop
+    push = stack.append
+    while stack:
+        d, prefix = pop()
+        # Each directory is opened once, never through a link (a directory swapped for a link
+        # to `/` while the walk runs is not entered), and its entries are stat'ed relative to
+        # it: one path component for the kernel to resolve, not the whole path.
+        try:
+            fd = open_(d, _DIR_FLAGS)
+        except OSError:
+            continue  # gone, a link now, or not listable: recorded (as its parent saw it)
+        try:
+            with scandir(fd) as it:
+                for e in it:
+                    name = e.name
+                    try:
+                        st = lstat_at(name, dir_fd=fd, follow_symlinks=False)
+                    except OSError:
+                        continue  # removed between the listing and the stat
+                    mode = st.st_mode
+                    rel = prefix + name
+                    out[rel] = (st.st_ino, st.st_size, st.st_ctime_ns, mode)
+                    if isdir(mode) and name not in names:
+                        full = d + "/" + name if d != "/" else "/" + name
+                        if full not in paths:
+                            push((full, rel + "/"))
+        except OSError:
+            pass  # (the listing failed part way: what was read is kept)
+        finally:
+            close(fd)
+    return out
+
+
+_BY_FD = os.stat in os.supports_dir_fd and os.scandir in os.supports_fd and os.sep == "/"
+_DIR_FLAGS = (os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+              | getattr(os, "O_CLOEXEC", 0))
+
+
+def _normed(paths: Iterable[str]) -> frozenset[str]:
+    return frozenset(os.path.normpath(p) for p in paths)
+
+
+def _scan_by_path(root: str, names: frozenset[str], paths: frozenset[str]) -> Scan:
+    """`scan` where directories cannot be opened as descriptors: by whole paths."""
     out: Scan = {}
     base = os.path.normpath(root)
     cut = len(base) + 1 if base != os.sep else 1
-    lstat = os.lstat
-    isdir = _stat.S_ISDIR
     stack = [base]
-    slash = os.sep != "/"
     while stack:
         d = stack.pop()
         try:
             it = os.scandir(d)
         except OSError:
-            continue  # gone, or not listable: recorded (as its parent saw it), not entered
+            continue
         with it:
             for e in it:
-                path = e.path
                 try:
-                    st = lstat(path)
+                    st = os.lstat(e.path)
                 except OSError:
-                    continue  # removed between the listing and the stat
-                rel = path[cut:]
-                if slash:
-                    rel = rel.replace(os.sep, "/")
-                mode = st.st_mode
-                out[rel] = (st.st_ino, st.st_size, st.st_ctime_ns, mode)
-                if isdir(mode) and e.name not in names and (not paths or path not in paths):
-                    stack.append(path)
+                    continue
+                rel = e.path[cut:].replace(os.sep, "/")
+                out[rel] = (st.st_ino, st.st_size, st.st_ctime_ns, st.st_mode)
+                if _stat.S_ISDIR(st.st_mode) and e.name not in names and e.path not in paths:
+                    stack.append(e.path)
     return out
 
 

@@ -180,3 +180,17 @@ def test_an_unreadable_directory_is_recorded_without_its_contents(tree: Path) ->
 
 def test_a_missing_root_scans_empty(tmp_path: Path) -> None:
     assert scan(str(tmp_path / "nope")) == {}
+
+
+def test_the_scan_by_paths_sees_what_the_scan_by_descriptors_sees(tree: Path) -> None:
+    """(Platforms without `dir_fd` walk by whole paths: the same answer.)"""
+    from statewright.sandbox.scan import _scan_by_path
+
+    (tree / ".git" / "x").mkdir(parents=True)
+    (tree / "store").mkdir()
+    (tree / "store" / "db").write_text("x")
+    os.symlink("/", tree / "root")
+    names, paths = frozenset({".git"}), frozenset({str(tree / "store")})
+    assert _scan_by_path(str(tree), names, paths) == scan(str(tree), names, paths)
+    assert "store" in scan(str(tree), names, paths) and "store/db" not in scan(str(tree), names,
+                                                                               paths)
