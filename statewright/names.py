@@ -33,9 +33,11 @@ HOOK_TOOL = "statewright_hook"
 CONFIG_FILE = "statewright.json"
 STATE_DIR = ".statewright"
 STORE_FILE = "state.db"
-#: the directory in the store's directory where the scans that count what sandboxed calls
-#: changed are kept (`runtime.effects`)
+#: the directory in the store's directory where what counts the changes of sandboxed calls is
+#: kept (`runtime.effects`), and in it the one holding the scans of calls whose result has not
+#: come yet (it exists only while one is there: a result finds nothing to do at one `stat`)
 EFFECTS_DIR = "effects"
+PENDING_DIR = "pending"
 #: where `statewright ui` says, while it runs, at which address the web page is (in the store's
 #: directory, beside `STORE_FILE`; never its secret)
 PAGE_FILE = "ui.json"

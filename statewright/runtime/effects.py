@@ -9,14 +9,15 @@ interrupts, in `enforcement.record`. Only calls in a state that has one of those
 workflow with interrupts, are scanned.
 
 **Where the scan before the call lives.** In a file under the store's directory,
-`effects/call-<key>.scan`, named by the session and the host's id of the call (Claude Code's
+`effects/pending/<key>.scan`, named by the session and the host's id of the call (Claude Code's
 `tool_use_id`, the same in PreToolUse and PostToolUse; without one, the tool input): the
 resident hook server may answer one hook event and the hook process the other, so neither's
 memory can hold it, and two calls running at once each have their own. The store's directory is
 hidden from sandboxed code by the kernel and from every tool by self-protection. `finish`
 claims the file by renaming it (one result counts it once), and files left by calls whose
 result never came (a call the user refused at the host's prompt) are removed after
-`STALE_S`.
+`STALE_S`. The `pending` directory is removed when its last scan is taken, so a result of a
+call that was not scanned (nearly all of them) costs one `stat`.
 
 **Lines changed by a call nobody saw.** Counted as the Write tool's are (`edits.write_lines`:
 the lines of the new text that differ from the old), which needs the old text. So a copy of
@@ -41,7 +42,7 @@ import time
 
 from ..engine.run import AGENT
 from ..lean import TYPE_CHECKING, dumps, sha256
-from ..names import EFFECTS_DIR, OBSERVED, OVERRUN
+from ..names import EFFECTS_DIR, OBSERVED, OVERRUN, PENDING_DIR
 from ..sandbox.scan import Changes, Scan, Sig, diff, scan
 from .messages import agent_events
 from .watch import SKIP_DIRS
@@ -63,7 +64,7 @@ MAX_TEXT_BYTES = 256 * 1024
 #: a scan before a call whose result has not come after this long is removed
 STALE_S = 24 * 3600.0
 _FORMAT = 1
-_CALL_PREFIX = "call-"
+_SCAN = ".scan"
 
 
 class Effect:
@@ -187,28 +188,35 @@ def begin(rt: Runtime, session: str, call: ToolCall) -> None:
     bring the copies of text files up to date with it. Raises when the scan cannot be kept (the
     caller refuses the call: an uncounted call is not let through)."""
     d = effects_dir(rt)
+    pending = os.path.join(d, PENDING_DIR)
     os.makedirs(d, mode=0o700, exist_ok=True)
-    _sweep(d)
+    _sweep(pending)
     before = take(rt)
     with _Texts(os.path.join(d, TEXTS_DB)) as texts:
         texts.refresh(rt.root_dir, before)
     key = call_key(session, call.call_id, call.tool_name, call.tool_input)
-    path = os.path.join(d, _CALL_PREFIX + key + ".scan")
-    _write_atomic(path, marshal.dumps((_FORMAT, time.time(), before)))
+    data = marshal.dumps((_FORMAT, time.time(), before))
+    for attempt in range(5):
+        os.makedirs(pending, mode=0o700, exist_ok=True)
+        try:
+            _write_atomic(os.path.join(pending, key + _SCAN), data)
+            return
+        except FileNotFoundError:  # (the directory, empty, was just removed by a result)
+            if attempt == 4:
+                raise
 
 
-def _sweep(d: str) -> None:
+def _sweep(pending: str) -> None:
     """Remove scans of calls whose result never came."""
     limit = time.time() - STALE_S
     try:
-        with os.scandir(d) as it:
+        with os.scandir(pending) as it:
             for e in it:
-                if e.name.startswith(_CALL_PREFIX):
-                    try:
-                        if e.stat(follow_symlinks=False).st_mtime < limit:
-                            os.unlink(e.path)
-                    except OSError:
-                        pass
+                try:
+                    if e.stat(follow_symlinks=False).st_mtime < limit:
+                        os.unlink(e.path)
+                except OSError:
+                    pass
     except OSError:
         pass
 
@@ -249,8 +257,9 @@ def finish(rt: Runtime, session: str, result: ToolResult) -> Effect | None:
     """What the call of `result` changed since its scan before it ran; None when it has no
     such scan (it was not scanned, or its result was already counted)."""
     d = effects_dir(rt)
+    pending = os.path.join(d, PENDING_DIR)
     key = call_key(session, result.call_id, result.tool_name, result.tool_input)
-    path = os.path.join(d, _CALL_PREFIX + key + ".scan")
+    path = os.path.join(pending, key + _SCAN)
     claimed = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.claimed"
     try:
         os.rename(path, claimed)  # (one result counts it: a second finds nothing)
@@ -262,6 +271,7 @@ def finish(rt: Runtime, session: str, result: ToolResult) -> Effect | None:
     finally:
         try:
             os.unlink(claimed)
+            os.rmdir(pending)  # (only when no other call's scan waits there)
         except OSError:
             pass
     if fmt != _FORMAT or not isinstance(before, dict):

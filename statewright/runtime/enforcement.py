@@ -27,7 +27,7 @@ import os
 from ..engine.run import AGENT, RUNNING, SYSTEM
 from ..errors import UNKNOWN_STATE, StatewrightError
 from ..lean import TYPE_CHECKING
-from ..names import EFFECTS_DIR, OBSERVED, OVERRUN
+from ..names import EFFECTS_DIR, OBSERVED, OVERRUN, PENDING_DIR
 from ..policy.types import Counters, Decision, GateContext
 from ..store.db import EventRow
 from ..store.tables import to_json
@@ -378,10 +378,10 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
     nbytes = max(0, int(result.output_bytes or 0))
     files = [] if result.is_error else changed_files(rt, result)  # pure: before the lock
     # what a sandboxed call changed, failed or not (a failing test run still wrote files),
-    # found on disk before the lock is taken (a scan takes milliseconds); a project that never
-    # kept a scan before a call costs one `stat`
+    # found on disk before the lock is taken (a scan takes milliseconds); with no scan kept
+    # before a call (the usual case) this costs one `stat`
     effect = _effects().collect(rt, session, result, failure_decision, describe_exception) \
-        if os.path.isdir(os.path.join(rt.store_dir, EFFECTS_DIR)) else None
+        if os.path.isdir(os.path.join(rt.store_dir, EFFECTS_DIR, PENDING_DIR)) else None
     line = shell_line(rt, result.tool_name, result.tool_input)
     if line is not None:
         _warm_line(line)

@@ -269,8 +269,8 @@ def test_each_call_has_its_own_scan_and_one_result_counts_it_once(rt, proj):
     agent.post("bash y", "call-B")  # the same result again
     assert len([h for h in rt.history(session=SESSION)
                 if h["kind"] == "changed_by_effect"]) == n
-    left = list((proj / ".statewright" / "effects").glob("call-*"))
-    assert left == []
+    # every scan kept before a call was taken by its result, and the directory went with the last
+    assert not (proj / ".statewright" / "effects" / "pending").exists()
 
 
 def test_concurrent_processes_lose_no_file(proj):
@@ -305,7 +305,7 @@ def test_concurrent_processes_lose_no_file(proj):
     assert all(p.wait(timeout=120) == 0 for p in procs)
     files = state_of(rt)["counters"]["files_edited"]
     assert {f"gen_{i}.txt" for i in range(8)} <= set(files)
-    assert not list((proj / ".statewright" / "effects").glob("call-*"))
+    assert not (proj / ".statewright" / "effects" / "pending").exists()
 
 
 def test_the_store_and_git_database_are_not_counted(rt, proj):
@@ -381,3 +381,14 @@ def test_damaged_copies_are_started_afresh(rt, proj):
     rows = [h for h in rt.history(session=SESSION) if h["kind"] == "changed_by_effect"]
     assert rows[-1]["data"]["changed"] == ["src/a.py"] and rows[-1]["data"]["lines"] == 1
     assert agent.read().allowed
+
+
+def test_a_scan_whose_result_never_came_is_removed_after_a_day(rt, proj):
+    agent = Agent(rt, proj)
+    assert agent.pre("python3 x.py", "toolu_never").allowed  # (the host never ran it)
+    pending = proj / ".statewright" / "effects" / "pending"
+    [left] = list(pending.iterdir())
+    old = left.stat().st_mtime - effects_mod.STALE_S - 60
+    os.utime(left, (old, old))
+    agent.run(script(proj, "one.py", "open('src/a.py', 'a').write('#\\n')\n"))
+    assert not pending.exists()
