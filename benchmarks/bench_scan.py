@@ -7,6 +7,8 @@ scan skips. Measured, each the median of ROUNDS with its best:
 - `scan`: one walk recording (inode, size, ctime, mode) of every entry (budget <= 25 ms,
   judged on the best round, the one least disturbed by other processes on a shared machine,
   as `timeit` takes the best; the median and the process's CPU time beside it);
+- the same walk by `find -printf` (a native program printing the same fields), interleaved
+  with the scan: a ratio that a loaded machine disturbs less than the milliseconds;
 - `diff`: two scans compared (`_change`: five files changed);
 - the two halves as a sandboxed call pays them, through `runtime.effects` on a real project
   (a `Runtime` on the temp tree; the store is not needed): `begin` (the scan before the call
@@ -28,6 +30,7 @@ from __future__ import annotations
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -89,12 +92,19 @@ def main() -> list[tuple[str, float, str, str]]:
         generate(root)
         skip = (".git", "node_modules", ".statewright")
         entries = len(scan(str(root), skip))
-        scans, cpu = [], []
+        scans, cpu, finds = [], [], []
+        find = shutil.which("find")
         for _ in range(ROUNDS):
             t0, c0 = time.perf_counter(), time.process_time()
             scan(str(root), skip)
             scans.append(time.perf_counter() - t0)
             cpu.append(time.process_time() - c0)
+            if find:  # the same walk by a native program, interleaved: a ratio load disturbs less
+                t0 = time.perf_counter()
+                subprocess.run([find, ".", "(", "-name", ".git", "-o", "-name", "node_modules",
+                                ")", "-prune", "-o", "-printf", "%i %s %C@ %m\\n"],
+                               cwd=root, stdout=subprocess.DEVNULL, check=True)
+                finds.append(time.perf_counter() - t0)
         before = scan(str(root), skip)
         _change(root, 0)
         after = scan(str(root), skip)
@@ -133,6 +143,9 @@ def main() -> list[tuple[str, float, str, str]]:
          f"<= {BUDGET_MS:g}"),
         ("scan, median", scan_med, "ms", "(info)"),
         ("scan, CPU time of this process (median)", _ms(cpu)[0], "ms", "(info)"),
+        ("scan / `find -printf` of the same fields, same tree, interleaved (medians)",
+         round(statistics.median(scans) / statistics.median(finds), 2) if finds else "-", "x",
+         "(info)"),
         ("diff of two scans (5 files changed)", _ms(diffs)[0], "ms", "(info)"),
         ("before a sandboxed call: scan kept, copies up to date (effects.begin)",
          _ms(begins)[0], "ms", "(info)"),

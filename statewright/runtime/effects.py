@@ -63,6 +63,12 @@ TEXTS_DB = "texts.db"
 MAX_TEXT_BYTES = 256 * 1024
 #: a scan before a call whose result has not come after this long is removed
 STALE_S = 24 * 3600.0
+#: the longest one scan may take (a project of a few million files): the hook answers in time
+#: (the resident hook server gives a decision 18 s, the host a hook 30 s), with a refusal
+SCAN_LIMIT_S = 8.0
+#: the longest `begin` spends copying text files (a large project's first call): what is left
+#: is copied by the next calls (until then, a change to such a file counts all its lines)
+COPY_LIMIT_S = 4.0
 _FORMAT = 1
 _SCAN = ".scan"
 
@@ -98,11 +104,13 @@ def wanted(state: State, wf: CompiledWorkflow) -> bool:
             or bool(wf.interrupts))
 
 
-def take(rt: Runtime) -> Scan:
+def take(rt: Runtime, unlisted: set[str] | None = None) -> Scan:
     """The scan of `rt`'s project: every entry but what is under a directory that is never the
     project's own files (`watch.SKIP_DIRS`: version control's database, installed
-    dependencies, caches, the store) or under the store's directory wherever it is."""
-    return scan(rt.root_dir, SKIP_DIRS, (rt.store_dir,))
+    dependencies, caches, the store) or under the store's directory wherever it is. The
+    directories it could not list go to `unlisted`; past `SCAN_LIMIT_S` it raises."""
+    return scan(rt.root_dir, SKIP_DIRS, (rt.store_dir,), unlisted=unlisted,
+                deadline=time.monotonic() + SCAN_LIMIT_S)
 
 
 def call_key(session: str, call_id: object, tool_name: object, tool_input: object) -> str:
@@ -191,11 +199,12 @@ def begin(rt: Runtime, session: str, call: ToolCall) -> None:
     pending = os.path.join(d, PENDING_DIR)
     os.makedirs(d, mode=0o700, exist_ok=True)
     _sweep(pending)
-    before = take(rt)
+    unlisted: set[str] = set()
+    before = take(rt, unlisted)
     with _Texts(os.path.join(d, TEXTS_DB)) as texts:
-        texts.refresh(rt.root_dir, before)
+        texts.refresh(rt.root_dir, before, time.monotonic() + COPY_LIMIT_S)
     key = call_key(session, call.call_id, call.tool_name, call.tool_input)
-    data = marshal.dumps((_FORMAT, time.time(), before))
+    data = marshal.dumps((_FORMAT, time.time(), before, sorted(unlisted)))
     for attempt in range(5):
         os.makedirs(pending, mode=0o700, exist_ok=True)
         try:
@@ -267,7 +276,7 @@ def finish(rt: Runtime, session: str, result: ToolResult) -> Effect | None:
         return None
     try:
         with open(claimed, "rb") as fh:
-            fmt, _at, before = marshal.loads(fh.read())
+            fmt, _at, before, unlisted_before = marshal.loads(fh.read())
     finally:
         try:
             os.unlink(claimed)
@@ -276,7 +285,14 @@ def finish(rt: Runtime, session: str, result: ToolResult) -> Effect | None:
             pass
     if fmt != _FORMAT or not isinstance(before, dict):
         raise ValueError(f"the scan kept before the call ({path}) is not in a known format")
-    after = take(rt)
+    unlisted: set[str] = set()
+    after = take(rt, unlisted)
+    for p in sorted(unlisted):
+        # a directory that cannot be listed, and changed during the call (or became unlistable):
+        # what changed in it cannot be named, and is not taken for nothing
+        if p not in unlisted_before or before.get(p) != after.get(p):
+            raise PermissionError(f"the directory {p or '.'} cannot be listed, and it changed "
+                                  "during the call")
     changes = diff(before, after)
     if not changes:
         return Effect(changes)
@@ -397,9 +413,10 @@ class _Texts:
         c.execute("INSERT OR REPLACE INTO known (id, scan) VALUES (1, ?)",
                   (marshal.dumps(known),))
 
-    def refresh(self, root: str, now: Scan) -> None:
+    def refresh(self, root: str, now: Scan, deadline: float) -> None:
         """Bring the copies up to date with scan `now`: read again what changed since the
-        scan they were last brought up to date with."""
+        scan they were last brought up to date with (until `deadline`, a `time.monotonic()`
+        value: what is left is read next time)."""
         c = self.conn
         c.execute("BEGIN IMMEDIATE")
         try:
@@ -410,17 +427,26 @@ class _Texts:
                 return
             rows: list[tuple[str, str, bytes | None]] = []
             drop = [p for p in ch.removed if _textual(known[p])]
-            for p in (*ch.created, *ch.changed):
+            unread: list[str] = []
+            late = False
+            for i, p in enumerate((*ch.created, *ch.changed)):
                 sig = now[p]
                 if not _textual(sig):
                     if _textual(known.get(p)):
                         drop.append(p)
                     continue
-                body = _read(root, p, sig)
+                if not late and i & 63 == 63:
+                    late = time.monotonic() > deadline
+                body = None if late else _read(root, p, sig)
                 if body is None:
-                    drop.append(p)  # (changed while read: no copy rather than a wrong one)
+                    drop.append(p)  # (changed while read, or no time left: no copy)
+                    unread.append(p)
                     continue
                 rows.append((p, _sig_text(sig), None if b"\0" in body else body))
+            if unread:  # (left out of the scan the copies are of: read again next time)
+                now = dict(now)
+                for p in unread:
+                    del now[p]
             self._save(rows, drop, now)
             c.execute("COMMIT")
         except BaseException:

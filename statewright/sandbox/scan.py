@@ -24,8 +24,10 @@ the directory tree read once.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat as _stat
+import time
 from collections.abc import Iterable
 
 #: (inode, size, ctime_ns, mode) of one entry
@@ -34,15 +36,23 @@ Sig = tuple[int, int, int, int]
 Scan = dict[str, Sig]
 
 
-def scan(root: str, skip_names: Iterable[str] = (), skip_paths: Iterable[str] = ()) -> Scan:
+def scan(root: str, skip_names: Iterable[str] = (), skip_paths: Iterable[str] = (), *,
+         unlisted: set[str] | None = None, deadline: float | None = None) -> Scan:
     """Every entry under `root` (not `root` itself), directories included, by project-relative
     path. A directory whose name is in `skip_names`, or whose absolute path is in `skip_paths`,
-    is recorded itself but not entered. An entry that vanishes while it is read is left out; a
-    directory that cannot be listed is recorded without its contents."""
-    if not _BY_FD:  # (no `dir_fd` on this platform)
-        return _scan_by_path(root, frozenset(skip_names), _normed(skip_paths))
+    is recorded itself but not entered. An entry that vanishes while it is read is left out.
+
+    A directory that exists but cannot be listed (no permission, a path too long to open) is
+    recorded without its contents and its path added to `unlisted` ("" for `root`): what
+    changed inside it cannot be named, which the caller must not take for nothing.
+    `deadline` (a `time.monotonic()` value): past it the scan raises `TimeoutError` rather
+    than keep its caller (a hook the host waits for) longer."""
     names = frozenset(skip_names)
     paths = _normed(skip_paths)
+    if unlisted is None:
+        unlisted = set()
+    if not _BY_FD:  # (no `dir_fd` on this platform)
+        return _scan_by_path(root, names, paths, unlisted, deadline)
     out: Scan = {}
     lstat_at = os.stat
     isdir = _stat.S_ISDIR
@@ -54,21 +64,27 @@ def scan(root: str, skip_names: Iterable[str] = (), skip_paths: Iterable[str] = 
     push = stack.append
     while stack:
         d, prefix = pop()
+        if deadline is not None:
+            _in_time(deadline, len(out))
         # Each directory is opened once, never through a link (a directory swapped for a link
         # to `/` while the walk runs is not entered), and its entries are stat'ed relative to
         # it: one path component for the kernel to resolve, not the whole path.
         try:
             fd = open_(d, _DIR_FLAGS)
-        except OSError:
-            continue  # gone, a link now, or not listable: recorded (as its parent saw it)
+        except OSError as exc:
+            if exc.errno not in _GONE:
+                unlisted.add(prefix[:-1])
+            continue  # recorded (as its parent saw it), not entered
         try:
             with scandir(fd) as it:
                 for e in it:
                     name = e.name
                     try:
                         st = lstat_at(name, dir_fd=fd, follow_symlinks=False)
-                    except OSError:
-                        continue  # removed between the listing and the stat
+                    except OSError as exc:  # removed between the listing and the stat, or
+                        if exc.errno not in _GONE:  # not to be looked at (a listable
+                            unlisted.add(prefix[:-1])  # directory without search permission)
+                        continue
                     mode = st.st_mode
                     rel = prefix + name
                     out[rel] = (st.st_ino, st.st_size, st.st_ctime_ns, mode)
@@ -76,8 +92,9 @@ def scan(root: str, skip_names: Iterable[str] = (), skip_paths: Iterable[str] = 
                         full = d + "/" + name if d != "/" else "/" + name
                         if full not in paths:
                             push((full, rel + "/"))
-        except OSError:
-            pass  # (the listing failed part way: what was read is kept)
+        except OSError as exc:  # (the listing failed part way: what was read is kept)
+            if exc.errno not in _GONE:
+                unlisted.add(prefix[:-1])
         finally:
             close(fd)
     return out
@@ -86,13 +103,23 @@ def scan(root: str, skip_names: Iterable[str] = (), skip_paths: Iterable[str] = 
 _BY_FD = os.stat in os.supports_dir_fd and os.scandir in os.supports_fd and os.sep == "/"
 _DIR_FLAGS = (os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
               | getattr(os, "O_CLOEXEC", 0))
+#: a directory that is gone, or no longer a directory (swapped for a file or a link), when it
+#: is opened: its parent's listing says what it is now
+_GONE = frozenset({errno.ENOENT, errno.ENOTDIR, errno.ELOOP})
+
+
+def _in_time(deadline: float, entries: int) -> None:
+    if time.monotonic() > deadline:
+        raise TimeoutError(f"the project has too many entries to scan in time ({entries:,} "
+                           "read)")
 
 
 def _normed(paths: Iterable[str]) -> frozenset[str]:
     return frozenset(os.path.normpath(p) for p in paths)
 
 
-def _scan_by_path(root: str, names: frozenset[str], paths: frozenset[str]) -> Scan:
+def _scan_by_path(root: str, names: frozenset[str], paths: frozenset[str], unlisted: set[str],
+                  deadline: float | None) -> Scan:
     """`scan` where directories cannot be opened as descriptors: by whole paths."""
     out: Scan = {}
     base = os.path.normpath(root)
@@ -100,15 +127,22 @@ def _scan_by_path(root: str, names: frozenset[str], paths: frozenset[str]) -> Sc
     stack = [base]
     while stack:
         d = stack.pop()
+        if deadline is not None:
+            _in_time(deadline, len(out))
+        here = d[cut:].replace(os.sep, "/")
         try:
             it = os.scandir(d)
-        except OSError:
+        except OSError as exc:
+            if exc.errno not in _GONE:
+                unlisted.add(here)
             continue
         with it:
             for e in it:
                 try:
                     st = os.lstat(e.path)
-                except OSError:
+                except OSError as exc:
+                    if exc.errno not in _GONE:
+                        unlisted.add(here)
                     continue
                 rel = e.path[cut:].replace(os.sep, "/")
                 out[rel] = (st.st_ino, st.st_size, st.st_ctime_ns, st.st_mode)

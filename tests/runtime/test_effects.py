@@ -392,3 +392,33 @@ def test_a_scan_whose_result_never_came_is_removed_after_a_day(rt, proj):
     os.utime(left, (old, old))
     agent.run(script(proj, "one.py", "open('src/a.py', 'a').write('#\\n')\n"))
     assert not pending.exists()
+
+
+def test_files_hidden_below_a_path_too_long_to_open_refuse_the_next_call(rt, proj):
+    """Code that writes where the scan cannot look (a directory chain longer than a path may
+    be) is not taken for having changed nothing."""
+    agent = Agent(rt, proj)
+    line = script(proj, "deep.py",
+                  "import os\n"
+                  "fd = os.open('.', os.O_RDONLY)\n"
+                  "name, n = 'deep', 0\n"
+                  "while n < 4300:\n"
+                  "    os.mkdir(name, dir_fd=fd)\n"
+                  "    nfd = os.open(name, os.O_RDONLY, dir_fd=fd)\n"
+                  "    os.close(fd)\n"
+                  "    fd, n, name = nfd, n + len(name) + 1, 'd' * 200\n"
+                  "for i in range(3):\n"
+                  "    w = os.open(f'm{i}.py', os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)\n"
+                  "    os.write(w, b'x = 1\\n')\n"
+                  "    os.close(w)\n")
+    _, out = agent.run(line)
+    assert any("cannot be listed, and it changed during the call" in m for m in out.messages)
+    refused = agent.read()
+    assert not refused.allowed and refused.rule == "by_effect"
+
+
+def test_a_project_too_large_to_scan_in_time_refuses(rt, proj, monkeypatch):
+    agent = Agent(rt, proj)
+    monkeypatch.setattr(effects_mod, "SCAN_LIMIT_S", -1.0)
+    d = agent.pre("python3 x.py", "toolu_big")
+    assert not d.allowed and "too many entries to scan in time" in d.reason
