@@ -43,6 +43,7 @@ import time
 from ..engine.run import AGENT
 from ..lean import TYPE_CHECKING, dumps, sha256
 from ..names import EFFECTS_DIR, OBSERVED, OVERRUN, PENDING_DIR
+from ..sandbox.launcher import unwrap
 from ..sandbox.scan import Changes, Scan, Sig, diff, scan
 from .messages import agent_events
 from .watch import SKIP_DIRS
@@ -130,17 +131,19 @@ def effects_dir(rt: Runtime) -> str:
 
 # -- accounting ---------------------------------------------------------------------------------
 
-def account(run: Run, state: State, effect: Effect, line: str | None,
-            tool: object) -> tuple[Run, dict[str, Any], list[str]]:
+def account(run: Run, rows: tuple[Any, ...], state: State, effect: Effect, line: str | None,
+            tool: object) -> tuple[Run, tuple[Any, ...], list[str]]:
     """The run with what a sandboxed call changed counted (checks 7 and 8 by effect, in
     `enforcement.record`'s transaction): its files join the state's `files_edited`; a limit
     it went over is kept under `_observed.overrun`, so every further call is refused until the
-    run transitions (`gate`). Also the history row saying what it changed, and what the agent
-    must be told now. Pure."""
+    run transitions (`gate`). Also `rows` with the history row saying what it changed, and
+    what the agent must be told now. Pure."""
     edited = set(run.files_edited)
     files = effect.files
     new = [f for f in files if f not in edited]
     total = sorted(edited.union(files))
+    if line is not None:  # (the line the agent wrote, not the launcher's text around it)
+        line = unwrap(line) or line
     what = (f"the command `{line[:200]}`" if line is not None else f"`{tool}`")
     shown = _listing(files)
     over: tuple[str, str] | None = None
@@ -181,7 +184,7 @@ def account(run: Run, state: State, effect: Effect, line: str | None,
                     "statewright's own tools is refused until the run transitions; events "
                     f"available: {', '.join(agent_events(state)) or 'none'}.")
     row = {"kind": "changed_by_effect", "actor": AGENT, "data": data}
-    return run.with_(files_edited=tuple(total), context=ctx), row, told
+    return run.with_(files_edited=tuple(total), context=ctx), (*rows, row), told
 
 
 def _listing(files: list[str] | tuple[str, ...], most: int = 10) -> str:

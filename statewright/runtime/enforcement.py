@@ -110,11 +110,8 @@ def describe_exception(exc: BaseException) -> str:
 def authorize(rt: Runtime, session: str, call: ToolCall,
               sandboxed: bool | None = None) -> Decision:
     """Decide `call` for `session` and account it. Never raises: a failure is
-    `failure_decision`.
-
-    An allowed call that runs sandboxed (`sandboxed`; None: as the decision says) in a state
-    that counts what calls change is scanned before it runs (`effects.begin`): its result
-    counts what it changed by effect (`record`). A scan that cannot be kept refuses the call."""
+    `failure_decision`. An allowed sandboxed call (`sandboxed`, None: `Decision.sandboxed`) is
+    scanned before it runs, to count what it changes (`effects`; no scan kept: refused)."""
     try:
         d, scanned = _decide_and_account(rt, session, call, sandboxed)
         if scanned:
@@ -235,12 +232,11 @@ def _gate() -> Callable[..., Decision]:
 
 
 def _effects() -> Any:
-    mod = _LAZY.get("effects")
-    if mod is None:
+    if "effects" not in _LAZY:
         from . import effects
 
-        mod = _LAZY["effects"] = effects
-    return mod
+        _LAZY["effects"] = effects
+    return _LAZY["effects"]
 
 
 def _decide_and_account(rt: Runtime, session: str, call: ToolCall,
@@ -289,11 +285,8 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall,
             new = run.with_(iterations=run.iterations + 1)
             ev = _allowed_row(call.tool_name, call.source)
         tx.save_with_events(run, new, (ev,), rt.clock())
-    if not d.allowed:
-        return d, False
-    if sandboxed is None:
-        sandboxed = getattr(d, "sandboxed", False) is True  # (`Decision.sandboxed`)
-    return d, sandboxed and _effects().wanted(state, eff[1])  # type: ignore[index]
+    scan = d.sandboxed if sandboxed is None else sandboxed
+    return d, d.allowed and scan and _effects().wanted(state, eff[1])  # type: ignore[index]
 
 
 #: the history rows of allowed calls that edit nothing, and of commands' exit statuses, as
@@ -377,9 +370,7 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
         return RecordOutcome()
     nbytes = max(0, int(result.output_bytes or 0))
     files = [] if result.is_error else changed_files(rt, result)  # pure: before the lock
-    # what a sandboxed call changed, failed or not (a failing test run still wrote files),
-    # found on disk before the lock is taken (a scan takes milliseconds); with no scan kept
-    # before a call (the usual case) this costs one `stat`
+    # what a sandboxed call changed, failed or not, found before the lock (no scan kept: a stat)
     effect = _effects().collect(rt, session, result, failure_decision, describe_exception) \
         if os.path.isdir(os.path.join(rt.store_dir, EFFECTS_DIR, PENDING_DIR)) else None
     line = shell_line(rt, result.tool_name, result.tool_input)
@@ -414,10 +405,9 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
             state = enforced_state(run, wf) or state
         new_run, rows = _observed(run, state, result, line, nbytes, files, now)
         overrun: list[str] = []
-        if effect:
-            new_run, row, overrun = _effects().account(new_run, state, effect, line,
-                                                       result.tool_name)
-            rows = (*rows, row)
+        if effect:  # (checks 7 and 8 by effect)
+            new_run, rows, overrun = _effects().account(new_run, rows, state, effect, line,
+                                                        result.tool_name)
             messages.extend(overrun)
         current = tx.save_with_events(run, new_run, rows, now)
         if files and wf.interrupts:
@@ -426,9 +416,21 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
             st = enforced_state(current, wf)
             if st is not None:
                 warnings = budget_warnings(st, current)
+    if line is not None and result.output:
+        note = _sandbox_note(state, line, result.output)
+        if note is not None:
+            messages.append(note)
     messages.extend(warnings)
     return RecordOutcome(messages=messages, interrupts=interrupts,
                          bytes_read=current.bytes_read, warnings=warnings, budget=budget)
+
+
+def _sandbox_note(state: State, line: str, output: str) -> str | None:
+    """The agent's explanation of a kernel refusal in a sandboxed line's output."""
+    from ..policy.confine import refusal_note
+    from ..sandbox.launcher import unwrap
+
+    return refusal_note(state, output) if unwrap(line) is not None else None
 
 
 def look_at_files(rt: Runtime, tx: Any, session: str, run: Run, wf: CompiledWorkflow,
