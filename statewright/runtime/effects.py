@@ -70,7 +70,7 @@ SCAN_LIMIT_S = 8.0
 #: the longest `begin` spends copying text files (a large project's first call): what is left
 #: is copied by the next calls (until then, a change to such a file counts all its lines)
 COPY_LIMIT_S = 4.0
-_FORMAT = 1
+_FORMAT = 2
 _SCAN = ".scan"
 
 
@@ -80,15 +80,16 @@ class Effect:
     `uncounted`: files whose lines cannot be counted (not text, or too large). `failure`: why
     what it changed could not be found (then nothing else is known)."""
 
-    __slots__ = ("changes", "failure", "files", "lines", "uncounted")
+    __slots__ = ("changes", "failure", "files", "line", "lines", "uncounted")
 
     def __init__(self, changes: Changes, lines: int = 0, uncounted: tuple[str, ...] = (),
-                 failure: str | None = None) -> None:
+                 failure: str | None = None, line: str | None = None) -> None:
         self.changes = changes
         self.files = changes.files()
         self.lines = lines
         self.uncounted = uncounted
         self.failure = failure
+        self.line = line  # the shell line as the agent wrote it (before any rewriting)
 
     def __bool__(self) -> bool:  # (something to account)
         return bool(self.files) or self.failure is not None
@@ -142,7 +143,9 @@ def account(run: Run, rows: tuple[Any, ...], state: State, effect: Effect, line:
     files = effect.files
     new = [f for f in files if f not in edited]
     total = sorted(edited.union(files))
-    if line is not None:  # (the line the agent wrote, not the launcher's text around it)
+    if effect.line is not None:  # (the line the agent wrote, not the launcher's around it)
+        line = effect.line
+    elif line is not None:
         line = unwrap(line) or line
     what = (f"the command `{line[:200]}`" if line is not None else f"`{tool}`")
     shown = _listing(files)
@@ -194,10 +197,11 @@ def _listing(files: list[str] | tuple[str, ...], most: int = 10) -> str:
 
 # -- before the call ------------------------------------------------------------------------------
 
-def begin(rt: Runtime, session: str, call: ToolCall) -> None:
-    """Scan the project before an allowed sandboxed call runs, keep the scan for its result, and
-    bring the copies of text files up to date with it. Raises when the scan cannot be kept (the
-    caller refuses the call: an uncounted call is not let through)."""
+def begin(rt: Runtime, session: str, call: ToolCall, line: str | None = None) -> None:
+    """Scan the project before an allowed sandboxed call runs, keep the scan for its result
+    (with `line`, the call's shell line as the agent wrote it), and bring the copies of text
+    files up to date with it. Raises when the scan cannot be kept (the caller refuses the
+    call: an uncounted call is not let through)."""
     d = effects_dir(rt)
     pending = os.path.join(d, PENDING_DIR)
     os.makedirs(d, mode=0o700, exist_ok=True)
@@ -207,7 +211,7 @@ def begin(rt: Runtime, session: str, call: ToolCall) -> None:
     with _Texts(os.path.join(d, TEXTS_DB)) as texts:
         texts.refresh(rt.root_dir, before, time.monotonic() + COPY_LIMIT_S)
     key = call_key(session, call.call_id, call.tool_name, call.tool_input)
-    data = marshal.dumps((_FORMAT, time.time(), before, sorted(unlisted)))
+    data = marshal.dumps((_FORMAT, time.time(), before, sorted(unlisted), line))
     for attempt in range(5):
         os.makedirs(pending, mode=0o700, exist_ok=True)
         try:
@@ -279,7 +283,7 @@ def finish(rt: Runtime, session: str, result: ToolResult) -> Effect | None:
         return None
     try:
         with open(claimed, "rb") as fh:
-            fmt, _at, before, unlisted_before = marshal.loads(fh.read())
+            fmt, _at, before, unlisted_before, line = marshal.loads(fh.read())
     finally:
         try:
             os.unlink(claimed)
@@ -298,10 +302,10 @@ def finish(rt: Runtime, session: str, result: ToolResult) -> Effect | None:
                                   "during the call")
     changes = diff(before, after)
     if not changes:
-        return Effect(changes)
+        return Effect(changes, line=line)
     with _Texts(os.path.join(d, TEXTS_DB)) as texts:
         lines, uncounted = texts.count(rt.root_dir, changes, before, after)
-    return Effect(changes, lines, uncounted)
+    return Effect(changes, lines, uncounted, line=line)
 
 
 # -- the copies of text files ---------------------------------------------------------------------

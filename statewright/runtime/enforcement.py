@@ -115,7 +115,7 @@ def authorize(rt: Runtime, session: str, call: ToolCall,
     try:
         d, scanned = _decide_and_account(rt, session, call, sandboxed)
         if scanned:
-            _effects().begin(rt, session, call)
+            _effects().begin(rt, session, call, shell_line(rt, call.tool_name, call.tool_input))
         return d
     except BaseException as exc:
         return failure_decision(rt, exc)

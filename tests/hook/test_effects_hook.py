@@ -4,9 +4,8 @@ rewritten one when the hook rewrote it, as the host does), then its PostToolUse;
 code changed on disk counts against the state's limits and fires watched-file interrupts, in the
 process hook and through the resident hook server alike.
 
-Which lines are sandboxed is the gate's to say (`Decision.sandboxed`); until it says so, the
-hook processes here run with a stand-in that marks every allowed line sandboxed
-(`tests/hook/standin/sitecustomize.py`, inert once the field exists)."""
+Which lines are sandboxed is the gate's to say (`Decision.sandboxed`): a script run by an
+interpreter is, and the hook rewrites it to run under the launcher, which is what runs here."""
 
 from __future__ import annotations
 
@@ -17,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from statewright.sandbox.launcher import unwrap
+
 from .harness import BASH_OK as OK
 from .harness import SESSION, Project, allowed, context, denied
 
 pytestmark = pytest.mark.e2e
-
-STANDIN = Path(__file__).resolve().parent / "standin"
 
 FLOW = {
     "id": "effects-flow",
@@ -55,7 +54,6 @@ def proj(request: pytest.FixtureRequest, tmp_path: Path) -> Project:
         (p.root / "src" / f"{n}.py").write_text("".join(f"{n}{i} = {i}\n" for i in range(50)))
     (p.root / "config").mkdir()
     (p.root / "config" / "app.ini").write_text("[app]\nport = 8080\n")
-    p.env["PYTHONPATH"] = str(STANDIN)
     if request.param == "process":
         p.env["STATEWRIGHT_HOOK_RESIDENT"] = "0"
     p.start("effects-flow")
@@ -80,22 +78,26 @@ def _wait_for_server(p: Project) -> None:
     raise AssertionError(f"no resident hook server listened at {ep.socket}")
 
 
-def bash(p: Project, command: str, call_id: str) -> dict | None:
-    """A Bash call as Claude Code makes it: PreToolUse, the line (as rewritten) run with
-    `bash -c` in the project, then PostToolUse or PostToolUseFailure with the same id."""
+def bash(p: Project, command: str, call_id: str, session: str = SESSION) -> dict | None:
+    """A Bash call as Claude Code makes it: PreToolUse, the line as rewritten (under the
+    launcher) run with `bash -c` in the project, then PostToolUse or PostToolUseFailure with
+    the same id and the rewritten input."""
     inp = {"command": command, "description": "run it"}
-    pre = p.hook("pre-tool-use", p.payload("PreToolUse", tool_name="Bash", tool_input=inp,
-                                           tool_use_id=call_id))
+    pre = p.hook("pre-tool-use", p.payload("PreToolUse", session, tool_name="Bash",
+                                           tool_input=inp, tool_use_id=call_id))
     allowed(pre)
-    run = pre["hookSpecificOutput"]["updatedInput"] if pre else inp
+    assert pre is not None
+    run = pre["hookSpecificOutput"]["updatedInput"]
+    assert unwrap(run["command"]) is not None  # (the line runs sandboxed)
     r = subprocess.run(["bash", "-c", run["command"]], cwd=p.root, capture_output=True,
                        text=True, timeout=60)
     if r.returncode == 0:
-        return p.hook("post-tool-use", p.payload("PostToolUse", tool_name="Bash", tool_input=run,
+        return p.hook("post-tool-use", p.payload("PostToolUse", session, tool_name="Bash",
+                                                 tool_input=run,
                                                  tool_response={**OK, "stdout": r.stdout},
                                                  tool_use_id=call_id))
     return p.hook("post-tool-use-failure",
-                  p.payload("PostToolUseFailure", tool_name="Bash", tool_input=run,
+                  p.payload("PostToolUseFailure", session, tool_name="Bash", tool_input=run,
                             error=f"Exit code {r.returncode}\n{r.stderr}", tool_use_id=call_id))
 
 
@@ -104,8 +106,7 @@ def test_code_that_changes_three_files_overruns_a_two_file_budget(proj: Project)
                                       "    open(f'src/{n}.py', 'a').write('# more\\n')\n")
     out = bash(proj, "python3 gen.py", "toolu_gen")
     told = context(out, "PostToolUse")
-    assert "the command `python3 gen.py` changed 3 file(s) (src/a.py, src/b.py, src/c.py)" in \
-        told.replace("The command", "the command")
+    assert "The command `python3 gen.py` changed 3 file(s) (src/a.py, src/b.py, src/c.py)" in told
     assert "max_files_per_state is 2" in told
     why = denied(proj.pre("Read", {"file_path": proj.path("src/a.py")}))
     assert "changed 3 file(s)" in why and "max_files_per_state is 2" in why
@@ -167,12 +168,6 @@ def test_a_session_without_a_run_of_its_own_counts_on_the_run_it_falls_back_to(
     assert other != SESSION
     (proj.root / "gen.py").write_text("for n in 'abc':\n"
                                       "    open(f'src/{n}.py', 'a').write('#\\n')\n")
-    inp = {"command": "python3 gen.py"}
-    allowed(proj.hook("pre-tool-use", proj.payload("PreToolUse", other, tool_name="Bash",
-                                                   tool_input=inp, tool_use_id="toolu_o")))
-    subprocess.run(["bash", "-c", "python3 gen.py"], cwd=proj.root, check=True)
-    out = proj.hook("post-tool-use", proj.payload("PostToolUse", other, tool_name="Bash",
-                                                  tool_input=inp, tool_response=OK,
-                                                  tool_use_id="toolu_o"))
+    out = bash(proj, "python3 gen.py", "toolu_o", session=other)
     assert "max_files_per_state is 2" in context(out, "PostToolUse")
     denied(proj.pre("Read", {"file_path": proj.path("src/a.py")}))

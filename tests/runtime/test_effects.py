@@ -228,9 +228,13 @@ def test_a_call_not_sandboxed_is_not_scanned(rt, proj):
     agent.run(line, sandboxed=False)
     assert state_of(rt)["counters"]["files_edited"] == []
     assert agent.read().allowed
-    # (the default, until the decision marks lines sandboxed: the decision's own say)
-    agent.run(line, sandboxed=None)
-    assert state_of(rt)["counters"]["files_edited"] == []
+    # by default, the decision's own say (`Decision.sandboxed`): a line the analysis proves
+    # plain is not sandboxed, nor scanned; a script file is
+    d, _ = agent.run("true", sandboxed=None)
+    assert not d.sandboxed and state_of(rt)["counters"]["files_edited"] == []
+    d, _ = agent.run(line, sandboxed=None)
+    assert d.sandboxed
+    assert state_of(rt)["counters"]["files_edited"] == ["src/a.py", "src/b.py", "src/c.py"]
 
 
 def test_a_state_without_limits_or_interrupts_scans_nothing(proj):
