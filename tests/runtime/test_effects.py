@@ -426,3 +426,34 @@ def test_a_project_too_large_to_scan_in_time_refuses(rt, proj, monkeypatch):
     monkeypatch.setattr(effects_mod, "SCAN_LIMIT_S", -1.0)
     d = agent.pre("python3 x.py", "toolu_big")
     assert not d.allowed and "too many entries to scan in time" in d.reason
+
+
+def test_a_real_test_run_leaves_only_caches_and_counts_nothing(rt, proj):
+    """Everyday work: pytest writes `__pycache__` and `.pytest_cache` on every run (and
+    `.hypothesis` when a property test has examples to keep); none of it is the project's
+    files, so a two-file budget is untouched."""
+    import sys
+
+    (proj / "checks").mkdir()
+    (proj / "checks" / "test_ok.py").write_text(
+        "from hypothesis import given, strategies as st\n"
+        "@given(st.integers())\n"
+        "def test_ints(n):\n"
+        "    assert n == n\n"
+        "def test_plain():\n"
+        "    assert True\n")
+    agent = Agent(rt, proj)
+    line = "python3 -m pytest -q -p no:xdist checks"
+    d = agent.pre(line, "toolu_pytest")
+    assert d.allowed, d.reason
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PATH"] = f"{os.path.dirname(sys.executable)}:{env['PATH']}"
+    r = subprocess.run(["bash", "-c", line], cwd=proj, capture_output=True, text=True,
+                       timeout=300, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (proj / ".pytest_cache").is_dir()
+    assert (proj / "checks" / "__pycache__").is_dir()
+    out = agent.post(line, "toolu_pytest")
+    assert out.messages == []
+    assert state_of(rt)["counters"]["files_edited"] == []
+    assert agent.read().allowed
