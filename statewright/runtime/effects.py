@@ -180,8 +180,9 @@ def account(run: Run, rows: tuple[Any, ...], state: State, effect: Effect, line:
     if over is not None and not (type(obs) is dict and type(obs.get(OVERRUN)) is dict):
         data["overrun"] = over[0]
         obs = dict(obs) if type(obs) is dict else {}
-        obs[OVERRUN] = {"rule": over[0], "reason": over[1], "files": list(files),
-                        "lines": effect.lines}
+        obs[OVERRUN] = {"rule": over[0], "reason": f"{over[1]}; every call but statewright's "
+                        "own tools is refused until the run transitions",
+                        "files": list(files), "lines": effect.lines}
         ctx = {**ctx, OBSERVED: obs}
         told.append(f"[statewright] {over[1][0].upper()}{over[1][1:]}. Every further call but "
                     "statewright's own tools is refused until the run transitions; events "

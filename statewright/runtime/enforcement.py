@@ -160,12 +160,10 @@ def record_is_quiet(run: Run, wf: CompiledWorkflow) -> bool:
 
 
 def counters_of(run: Run) -> Counters:
-    obs = run.context.get(OBSERVED)
-    over = obs.get(OVERRUN) if type(obs) is dict else None
+    over = (run.context.get(OBSERVED) or {}).get(OVERRUN)  # (`effects.account` writes it)
     return Counters(iterations=run.iterations, files_edited=frozenset(run.files_edited),
                     bytes_read=run.bytes_read, denied=run.denied,
-                    overrun=(str(over.get("rule")), str(over.get("reason")))
-                    if type(over) is dict else None)
+                    overrun=(over["rule"], over["reason"]) if over else None)
 
 
 def gate_context(rt: Runtime, state: State, protected: Set[str] | None = None,
@@ -241,7 +239,6 @@ def _effects() -> Any:
 
 def _decide_and_account(rt: Runtime, session: str, call: ToolCall,
                         sandboxed: bool | None = None) -> tuple[Decision, bool]:
-    """The decision, and whether the call is to be scanned before it runs (`authorize`)."""
     store_file = rt.store_file
     if not rt.has_store():
         gone = marker.missing_store(store_file, session)
@@ -427,10 +424,13 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
 
 def _sandbox_note(state: State, line: str, output: str) -> str | None:
     """The agent's explanation of a kernel refusal in a sandboxed line's output."""
-    from ..policy.confine import refusal_note
     from ..sandbox.launcher import unwrap
 
-    return refusal_note(state, output) if unwrap(line) is not None else None
+    if unwrap(line) is None:
+        return None
+    from ..policy.confine import refusal_note
+
+    return refusal_note(state, output)
 
 
 def look_at_files(rt: Runtime, tx: Any, session: str, run: Run, wf: CompiledWorkflow,
