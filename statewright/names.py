@@ -33,12 +33,20 @@ HOOK_TOOL = "statewright_hook"
 CONFIG_FILE = "statewright.json"
 STATE_DIR = ".statewright"
 STORE_FILE = "state.db"
+#: the directory in the store's directory where what counts the changes of sandboxed calls is
+#: kept (`runtime.effects`), and in it the one holding the scans of calls whose result has not
+#: come yet (it exists only while one is there: a result finds nothing to do at one `stat`)
+EFFECTS_DIR = "effects"
+PENDING_DIR = "pending"
 #: where `statewright ui` says, while it runs, at which address the web page is (in the store's
 #: directory, beside `STORE_FILE`; never its secret)
 PAGE_FILE = "ui.json"
 
 RESERVED_PREFIX = "_"
 OBSERVED = "_observed"
+#: under `OBSERVED`: a limit of the state that what a call changed went over (found by scanning
+#: after a sandboxed call: `runtime.effects`), `{rule, reason, ...}`; cleared on entering a state
+OVERRUN = "overrun"
 #: host tools that run code in a language statewright cannot analyse: refused in any state
 #: that restricts commands or the environment (DESIGN section 4)
 CODE_TOOLS = frozenset({"PowerShell"})

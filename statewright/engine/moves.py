@@ -8,7 +8,7 @@ from typing import Any
 
 from ..definition.compiled import RETURN_TARGET, CompiledWorkflow, State
 from ..errors import INVALID_TRANSITION
-from ..names import OBSERVED
+from ..names import OBSERVED, OVERRUN
 from .outcome import SYSTEM, Event, Outcome, reject
 from .run import COMPLETED, FAILED, FINISHED, PAUSED, RUNNING, Run
 
@@ -50,11 +50,14 @@ def enter(compiled: CompiledWorkflow, run: Run, target: str, now: float) -> Run:
 
 def state_entered(context: dict[str, Any]) -> dict[str, Any]:
     """The context on entering a state: the evidence of files changed counts this state's
-    files only (`_observed.files_changed`, DESIGN section 3)."""
+    files only (`_observed.files_changed`, DESIGN section 3), and a limit that a call's effect
+    went over was the state left's (`_observed.overrun`)."""
     obs = context.get(OBSERVED)
-    if not isinstance(obs, dict) or not obs.get("files_changed"):
+    if not isinstance(obs, dict) or not (obs.get("files_changed") or OVERRUN in obs):
         return context
-    return {**context, OBSERVED: {**obs, "files_changed": []}}
+    obs = {**obs, "files_changed": []}
+    obs.pop(OVERRUN, None)
+    return {**context, OBSERVED: obs}
 
 
 def status_after_entry(compiled: CompiledWorkflow, run: Run) -> str:

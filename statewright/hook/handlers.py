@@ -123,6 +123,12 @@ def _cwd(data: dict) -> str | None:
     return cwd if isinstance(cwd, str) and cwd else None
 
 
+def _call_id(data: dict) -> str | None:
+    """Claude Code's id of the tool call, the same in its PreToolUse and its PostToolUse."""
+    cid = data.get("tool_use_id")
+    return cid if isinstance(cid, str) and cid else None
+
+
 def _tool(data: dict) -> tuple[str, dict]:
     name = data.get("tool_name")
     if not isinstance(name, str) or not name:
@@ -161,7 +167,7 @@ def pre_tool_use(data: dict, opener) -> str:
     from ..policy.types import ToolCall
 
     decision = rt.authorize(session, ToolCall(tool_name=name, tool_input=inp, source="claude",
-                                              cwd=_cwd(data)))
+                                              cwd=_cwd(data), call_id=_call_id(data)))
     if not decision.allowed:
         return deny_json(decision.reason or "statewright: refused")
     updated = (with_caller_session(name, decision.updated_input or inp, session)
@@ -214,7 +220,8 @@ def post_tool_use(data: dict, opener, event: str = POST_TOOL_USE) -> str:
         output = shell_output(name, response)
     outcome = rt.record(session, ToolResult(tool_name=name, tool_input=inp, output_bytes=size,
                                             is_error=failed, cwd=_cwd(data), exit_code=code,
-                                            output=output[-OUTPUT_TAIL:]))
+                                            output=output[-OUTPUT_TAIL:],
+                                            call_id=_call_id(data)))
     if not outcome.messages:
         return ""
     return context_json(event, "\n\n".join(outcome.messages))

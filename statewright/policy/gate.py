@@ -64,7 +64,6 @@ class _ShellParts:
 _sh = _ShellParts()
 
 
-
 def gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) -> Decision:
     """Decide one tool call. Total on its input: a malformed call is refused as `invalid`.
 
@@ -221,9 +220,7 @@ def _argument_problems(c: _Call, ctx: GateContext) -> list[str]:
             if not isinstance(v, str):
                 problems.append(f"the `{k}` argument is not text")
                 continue
-            if name == "Glob" or (name == "Grep" and k == "glob"):
-                # (Grep's `pattern` is what to find in the files, not a path: `state.db` in
-                # a search for mentions of it names no file)
+            if name == "Glob" or (name == "Grep" and k == "glob"):  # (Grep's pattern: no path)
                 paths.append(v)
             why = protect.glob_violation(v, ctx) if name != "Grep" or k == "glob" else None
             if why:
@@ -385,6 +382,15 @@ def _context_budget(c: _Call, state: State, counters: Counters, ctx: GateContext
     return _deny("context_budget_bytes", c.what, why, state, ctx, c.trace)
 
 
+def _effect_overrun(c: _Call, state: State, counters: Counters, ctx: GateContext
+                    ) -> Decision | None:
+    """A limit a sandboxed call's effect went over (`runtime.effects`): refused until a move."""
+    if counters.overrun is not None:  # (its reason says what is refused until when)
+        c.trace.append(f"{counters.overrun[0]}: went over by effect")
+        return _deny(counters.overrun[0], c.what, counters.overrun[1], state, ctx, c.trace)
+    return None
+
+
 # -- 5. allowed_commands, 6. blocked_env (`policy.lines`) -------------------------------------
 
 def _allowed_commands(c: _Call, state: State, counters: Counters, ctx: GateContext
@@ -468,6 +474,7 @@ _CHECKS: tuple[tuple[_Check, tuple[str, ...], str | None], ...] = (
     (_channels, _EVERY_KIND, None),
     (_max_iterations, _EVERY_KIND, "max_iterations"),
     (_context_budget, _EVERY_KIND, "context_budget_bytes"),
+    (_effect_overrun, _EVERY_KIND, None),
     (_allowed_commands, ("shell",), None),
     (_blocked_env, ("shell",), None),
     (_max_edit_lines, ("edit",), None),

@@ -119,25 +119,30 @@ class ToolCall(Record):
     as `mcp__github__create_issue` by the proxy). Normalisation happens in `policy.tools`.
     """
 
-    __slots__ = __match_args__ = _fields = ("tool_name", "tool_input", "source", "cwd")
+    __slots__ = __match_args__ = _fields = ("tool_name", "tool_input", "source", "cwd",
+                                            "call_id")
     tool_name: str
     tool_input: dict[str, Any]
     source: str
     cwd: str | None
+    call_id: str | None
 
     def __init__(self, tool_name: str, tool_input: dict[str, Any], source: str = "claude",
-                 cwd: str | None = None) -> None:
+                 cwd: str | None = None, call_id: str | None = None) -> None:
         set_field(self, "tool_name", tool_name)
         set_field(self, "tool_input", tool_input)
         set_field(self, "source", source)  # "claude" (hook) | "proxy" | "cli" (statewright check)
         set_field(self, "cwd", cwd)  # the agent's working directory, when known (hook input `cwd`)
+        # the host's id of this call (Claude Code's `tool_use_id`), the same in its result: what
+        # pairs a call's scan before it ran with its result (`runtime.effects`)
+        set_field(self, "call_id", call_id)
 
 
 class ToolResult(Record):
     """What happened after an allowed call ran (PostToolUse / proxy after forwarding)."""
 
     __slots__ = __match_args__ = _fields = ("tool_name", "tool_input", "output_bytes", "is_error",
-                                            "cwd", "exit_code", "output")
+                                            "cwd", "exit_code", "output", "call_id")
     tool_name: str
     tool_input: dict[str, Any]
     output_bytes: int
@@ -145,10 +150,12 @@ class ToolResult(Record):
     cwd: str | None
     exit_code: int | None
     output: str
+    call_id: str | None
 
     def __init__(self, tool_name: str, tool_input: dict[str, Any], output_bytes: int = 0,
                  is_error: bool = False, cwd: str | None = None,
-                 exit_code: int | None = None, output: str = "") -> None:
+                 exit_code: int | None = None, output: str = "",
+                 call_id: str | None = None) -> None:
         set_field(self, "tool_name", tool_name)
         set_field(self, "tool_input", tool_input)
         set_field(self, "output_bytes", output_bytes)  # size of the result the agent received
@@ -160,23 +167,30 @@ class ToolResult(Record):
         # the end of what a shell line printed (`OUTPUT_TAIL` characters), where the front end
         # has it: read for the kernel's refusals, which the agent is then told about
         set_field(self, "output", output)
+        set_field(self, "call_id", call_id)  # `ToolCall.call_id` of the call this is the result of
 
 
 class Counters(Record):
     """Accounting for the current state of a run (reset on entering a state)."""
 
-    __slots__ = __match_args__ = _fields = ("iterations", "files_edited", "bytes_read", "denied")
+    __slots__ = __match_args__ = _fields = ("iterations", "files_edited", "bytes_read", "denied",
+                                            "overrun")
     iterations: int
     files_edited: frozenset[str]
     bytes_read: int
     denied: int
+    overrun: tuple[str, str] | None
 
     def __init__(self, iterations: int = 0, files_edited: frozenset[str] = _EMPTY,
-                 bytes_read: int = 0, denied: int = 0) -> None:
+                 bytes_read: int = 0, denied: int = 0,
+                 overrun: tuple[str, str] | None = None) -> None:
         set_field(self, "iterations", iterations)
         set_field(self, "files_edited", files_edited)  # project-relative, '/'-separated
         set_field(self, "bytes_read", bytes_read)
         set_field(self, "denied", denied)
+        # (rule, why): a limit of the state that a call's effect went over (counted after a
+        # sandboxed call: `runtime.effects`); every further call is refused until a transition
+        set_field(self, "overrun", overrun)
 
 
 class GateContext(Record):

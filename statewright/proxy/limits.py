@@ -42,8 +42,8 @@ def cut_to_budget(result: dict[str, Any], room: int, budget: int) -> dict[str, A
 
 def launcher_of(rt: Any) -> Callable[[frozenset[str]], list[str] | None]:
     """How the proxy starts a stdio server of `rt`'s project: under the kernel sandbox, without
-    the variables it withholds (`runtime.enforcement.server_launcher`)."""
-    from ..runtime.enforcement import server_launcher
+    the variables it withholds (`runtime.confinement.server_launcher`)."""
+    from ..runtime.confinement import server_launcher
 
     return lambda withheld: server_launcher(rt, withheld)
 

@@ -28,13 +28,13 @@ import os
 from ..engine.run import AGENT, RUNNING, SYSTEM
 from ..errors import UNKNOWN_STATE, StatewrightError
 from ..lean import TYPE_CHECKING
+from ..names import EFFECTS_DIR, OBSERVED, OVERRUN, PENDING_DIR
 from ..policy.types import Counters, Decision, GateContext
 from ..store.db import EventRow
 from ..store.tables import to_json
 from . import marker
 from .chain import effective_in
-from .messages import agent_events, briefing, budget_warnings, has_budget, interrupt_message
-from .messages import stop_text as _stop_text
+from .messages import agent_events, budget_warnings, has_budget, interrupt_message
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable, Set
@@ -121,11 +121,16 @@ def describe_exception(exc: BaseException) -> str:
 
 # -- authorize ---------------------------------------------------------------------------------
 
-def authorize(rt: Runtime, session: str, call: ToolCall) -> Decision:
+def authorize(rt: Runtime, session: str, call: ToolCall,
+              sandboxed: bool | None = None) -> Decision:
     """Decide `call` for `session` and account it. Never raises: a failure is
-    `failure_decision`."""
+    `failure_decision`. An allowed sandboxed call (`sandboxed`, None: `Decision.sandboxed`) is
+    scanned before it runs, to count what it changes (`effects`; no scan kept: refused)."""
     try:
-        return _decide_and_account(rt, session, call)
+        d, scanned = _decide_and_account(rt, session, call, sandboxed)
+        if scanned:
+            _effects().begin(rt, session, call, shell_line(rt, call.tool_name, call.tool_input))
+        return d
     except BaseException as exc:
         return failure_decision(rt, exc)
 
@@ -169,8 +174,10 @@ def record_is_quiet(run: Run, wf: CompiledWorkflow) -> bool:
 
 
 def counters_of(run: Run) -> Counters:
+    over = (run.context.get(OBSERVED) or {}).get(OVERRUN)  # (`effects.account` writes it)
     return Counters(iterations=run.iterations, files_edited=frozenset(run.files_edited),
-                    bytes_read=run.bytes_read, denied=run.denied)
+                    bytes_read=run.bytes_read, denied=run.denied,
+                    overrun=(over["rule"], over["reason"]) if over else None)
 
 
 def gate_context(rt: Runtime, state: State, protected: Set[str] | None = None,
@@ -206,19 +213,6 @@ def gate_context(rt: Runtime, state: State, protected: Set[str] | None = None,
     return ctx
 
 
-def server_launcher(rt: Runtime, withheld: frozenset[str]) -> list[str] | None:
-    """The kernel sandbox's argv prefix for a downstream MCP server of `rt`'s project
-    (`policy.confine.server_profile`), None where this machine has no kernel tier."""
-    from ..policy.confine import server_profile
-    from ..sandbox.launcher import argv
-    from ..sandbox.probe import tier
-
-    if not tier().available:
-        return None
-    ctx = GateContext(rt.root_dir, rt.store_dir, frozenset(rt.protected_files()))
-    return argv(server_profile(ctx, withheld))
-
-
 def file_reader(root: str) -> Callable[[str], str | None]:
     """`read_text(path)` for the gate: the current text of a file (absolute, or relative to the
     project root), or None when there is no such file."""
@@ -249,13 +243,22 @@ def _gate() -> Callable[..., Decision]:
     return fn
 
 
-def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
+def _effects() -> Any:
+    if "effects" not in _LAZY:
+        from . import effects
+
+        _LAZY["effects"] = effects
+    return _LAZY["effects"]
+
+
+def _decide_and_account(rt: Runtime, session: str, call: ToolCall,
+                        sandboxed: bool | None = None) -> tuple[Decision, bool]:
     store_file = rt.store_file
     if not rt.has_store():
         gone = marker.missing_store(store_file, session)
         if gone is not None:
             raise gone  # the store was taken away under a running run (`failure_decision`)
-        return _no_run()  # no store, no runs: nothing is created on disk
+        return _no_run(), False  # no store, no runs: nothing is created on disk
     gate = _gate()
     _warm(rt, call)
     with rt.store.transaction() as tx:
@@ -271,13 +274,13 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
                                              lambda rid: tx.get_run(rid) is not None)
             if replaced is not None:
                 raise replaced
-            return _no_run() if eff is None else _not_running(eff[0])
+            return (_no_run() if eff is None else _not_running(eff[0])), False
         run = eff[0]  # type: ignore[index]
         marker.ensure_marker(store_file, session, run.run_id)
         ctx = gate_context(rt, state, tx.source_paths_in_use(), call.tool_name)
         d = gate(state, counters_of(run), call, ctx)  # counters read under the write lock
         if d.allowed and not d.counts_iteration:
-            return d  # statewright's own tools: not counted, nothing written
+            return d, False  # statewright's own tools: not counted, nothing written
         if not d.allowed:
             if eff[1].interrupts:  # type: ignore[index]
                 d = _with_notices(tx, run.run_id, d)
@@ -293,7 +296,8 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
             new = run.with_(iterations=run.iterations + 1)
             ev = _allowed_row(call.tool_name, call.source)
         tx.save_with_events(run, new, (ev,), rt.clock())
-        return d
+    scan = d.sandboxed if sandboxed is None else sandboxed
+    return d, d.allowed and scan and _effects().wanted(state, eff[1])  # type: ignore[index]
 
 
 #: the history rows of allowed calls that edit nothing, and of commands' exit statuses, as
@@ -377,6 +381,9 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
         return RecordOutcome()
     nbytes = max(0, int(result.output_bytes or 0))
     files = [] if result.is_error else changed_files(rt, result)  # pure: before the lock
+    # what a sandboxed call changed, failed or not, found before the lock (no scan kept: a stat)
+    effect = _effects().collect(rt, session, result, failure_decision, describe_exception) \
+        if os.path.isdir(os.path.join(rt.store_dir, EFFECTS_DIR, PENDING_DIR)) else None
     line = shell_line(rt, result.tool_name, result.tool_input)
     if line is not None:
         _warm_line(line)
@@ -393,6 +400,8 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
         if state is None:
             return RecordOutcome()
         budget = state.context_budget_bytes
+        if effect:
+            files = sorted(set(files).union(effect.files))
         if wf.interrupts:
             # what changed during the call (a redirect, a script), and what was found when it
             # was decided (or by serve's watcher) but not told yet
@@ -405,32 +414,28 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
                 return RecordOutcome(messages=messages)
             run, wf = eff
             state = enforced_state(run, wf) or state
-        current = tx.save_with_events(run, *_observed(run, state, result, line, nbytes, files,
-                                                      now), now)
+        new_run, rows = _observed(run, state, result, line, nbytes, files, now)
+        overrun: list[str] = []
+        if effect:  # (checks 7 and 8 by effect)
+            new_run, rows, overrun = _effects().account(new_run, rows, state, effect, line,
+                                                        result.tool_name)
+            messages.extend(overrun)
+        current = tx.save_with_events(run, new_run, rows, now)
         if files and wf.interrupts:
             fire_for_files(rt, tx, session, wf, files, now, interrupts, messages)
-        if not interrupts:
+        if not interrupts and not overrun:  # (an overrun says more than any warning)
             st = enforced_state(current, wf)
             if st is not None:
                 warnings = budget_warnings(st, current)
     if line is not None and result.output:
-        note = _sandbox_note(state, line, result.output)
+        from .confinement import sandbox_note
+
+        note = sandbox_note(state, line, result.output)
         if note is not None:
             messages.append(note)
     messages.extend(warnings)
     return RecordOutcome(messages=messages, interrupts=interrupts,
                          bytes_read=current.bytes_read, warnings=warnings, budget=budget)
-
-
-def _sandbox_note(state: State, line: str, output: str) -> str | None:
-    """The agent's explanation of a kernel refusal in a sandboxed line's output."""
-    from ..sandbox.launcher import unwrap
-
-    if unwrap(line) is None:
-        return None
-    from ..policy.confine import refusal_note
-
-    return refusal_note(state, output)
 
 
 def look_at_files(rt: Runtime, tx: Any, session: str, run: Run, wf: CompiledWorkflow,
@@ -565,36 +570,3 @@ def changed_files(rt: Runtime, result: ToolResult) -> list[str]:
 
 
 # -- what the agent is told outside a tool call --------------------------------------------------
-
-def stop_reminder(rt: Runtime, session: str) -> str | None:
-    """Stop hook: in a running, non-final state, the reminder to give (counted, at most
-    STOP_REMINDERS_PER_STATE per state); None when the agent may stop."""
-    if not rt.has_store():
-        return None
-    with rt.store.transaction() as tx:
-        eff = effective_in(tx, session)
-        if eff is None:
-            return None
-        run, wf = eff
-        state = enforced_state(run, wf)
-        if state is None or run.stop_reminders >= STOP_REMINDERS_PER_STATE:
-            return None
-        tx.save_with_events(run, run.with_(stop_reminders=run.stop_reminders + 1), ())
-    return _stop_text(wf.id, run, state)
-
-
-def current_briefing(rt: Runtime, session: str) -> str | None:
-    """SessionStart / UserPromptSubmit: the briefing on the session's running run, else None."""
-    if rt.effective_run(session) is None:
-        return None
-    try:
-        answer = rt.get_state(session)
-    except StatewrightError as exc:
-        from ..errors import NO_ACTIVE_RUN
-
-        if exc.code == NO_ACTIVE_RUN:
-            return None
-        raise
-    if answer.get("status") not in (None, "running"):
-        return None
-    return briefing(answer)

@@ -590,8 +590,10 @@ class Runtime:
 
     def stop_reminder(self, session: str | None) -> str | None:
         """The Stop hook's reminder while the run is in a non-final state (at most 3 per state)."""
-        return _enforcement().stop_reminder(self, self.resolve_session(session))
+        from .briefings import stop_reminder
+        return stop_reminder(self, self.resolve_session(session))
 
     def briefing(self, session: str | None) -> str | None:
         """The briefing on the session's running run (SessionStart / UserPromptSubmit)."""
-        return _enforcement().current_briefing(self, self.resolve_session(session))
+        from .briefings import current_briefing
+        return current_briefing(self, self.resolve_session(session))

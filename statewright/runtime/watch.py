@@ -28,7 +28,7 @@ Marks = dict[str, list[int]]  # project-relative path -> [mtime_ns, size]
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".statewright", ".venv", "venv",
                        "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
-                       ".ruff_cache"})
+                       ".ruff_cache", ".hypothesis"})
 MAX_ENTRIES = 20_000
 _GLOB_CHARS = frozenset("*?[")
 

@@ -144,7 +144,8 @@ _EDIT = {"file_path": "app.py", "old_string": "a = 1", "new_string": "a = 2"}
                                       "tool_response": {}}, RECORD),
     ("post-tool-use-failure", "PostToolUseFailure", {"tool_name": "Edit", "tool_input": _EDIT,
                                                      "error": "no match"}, RECORD),
-    ("stop", "Stop", {}, CORE),
+    # (the Stop hook's reminder: `runtime.briefings`)
+    ("stop", "Stop", {}, CORE | {"statewright.runtime.briefings"}),
 ], ids=["pre-Read", "pre-Edit", "post-Edit", "failure-Edit", "stop"])
 def test_a_per_call_event_imports_exactly_the_core(proj: Project, event: str, hook_event: str,
                                                    fields: dict, expected: frozenset) -> None:
@@ -164,6 +165,7 @@ def test_recording_a_shell_line_adds_the_analysis_and_the_evidence(proj: Project
                                    "statewright.policy.channels", "statewright.policy.lines",
                                    "statewright.policy.programs.worktree",
                                    "statewright.policy.confine"}
+    expected |= {"statewright.runtime.confinement"}  # (a line's output read for the kernel's refusals)
     assert ours == expected, {"added": sorted(ours - expected),
                               "missing": sorted(expected - ours)}
     assert other <= STDLIB_SHELL, sorted(other - STDLIB_SHELL)
