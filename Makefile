@@ -12,7 +12,7 @@ HOST_STAMP := $(HOST_DIR)/node_modules/.statewright-installed
 MCP_TOOLS_DIR   := tests/npm-node22
 MCP_TOOLS_STAMP := $(MCP_TOOLS_DIR)/node_modules/.statewright-installed
 
-.PHONY: demo test lint bench screenshots venv node mcp-tools chromium postgres clean
+.PHONY: demo test lint bench screenshots venv node mcp-tools chromium host-sandbox postgres clean
 
 $(STAMP): pyproject.toml statewright/sandbox/swbox.c
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,13 @@ postgres:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql; }
 
+## make host-sandbox: bubblewrap and socat, which Claude Code's own sandbox needs (the kernel
+## tier's tests run the launcher inside it)
+host-sandbox:
+	@command -v bwrap >/dev/null 2>&1 && command -v socat >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq bubblewrap socat; }
+
 ## make demo: set up, then run the end-to-end demo
 demo: $(STAMP) $(NPM_STAMP)
 	$(PY) -m statewright.demo
@@ -67,7 +74,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 ## make test: set up, lint, then run every test (unit, property-based, end-to-end)
-test: lint $(NPM_STAMP) $(HOST_STAMP) $(MCP_TOOLS_STAMP) chromium postgres
+test: lint $(NPM_STAMP) $(HOST_STAMP) $(MCP_TOOLS_STAMP) chromium host-sandbox postgres
 	$(PY) -m pytest -n auto --dist loadgroup -q
 
 ## make screenshots: retake docs/images/ui-*.png from the browser test (make test leaves them)

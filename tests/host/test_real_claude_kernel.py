@@ -132,3 +132,41 @@ def test_code_the_agent_wrote_cannot_get_out_and_the_shell_behaves(tmp_path: Pat
     spawned = float(findings.split("spawned at ")[1].split()[0])
     time.sleep(max(0.0, spawned + 7 - time.time()))
     assert not (host.root / "late.txt").exists()
+
+
+def test_the_launcher_works_inside_claude_codes_own_sandbox(tmp_path: Path) -> None:
+    """With Claude Code's own sandbox on (bubblewrap, which refuses new user namespaces to what
+    it runs), the launcher falls back to Landlock alone: the test the agent wrote still cannot
+    remove the workflow, and work below the top of the project goes through."""
+    import json
+
+    host = Host(tmp_path / "proj", "process", workflows={"tdd": TDD},
+                path=f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}")
+    settings = host.root / ".claude" / "settings.local.json"
+    doc = json.loads(settings.read_text())
+    doc["sandbox"] = {"enabled": True, "failIfUnavailable": True}
+    settings.write_text(json.dumps(doc))
+    (host.root / "out").mkdir()
+    host.start("tdd")
+    test = ("import os\n"
+            "def test_x():\n"
+            "    out = []\n"
+            "    for name, fn in [('rm', lambda: os.remove('workflows/tdd.json')),\n"
+            "                     ('write', lambda: open('out/ok.txt', 'w').write('x'))]:\n"
+            "        try:\n"
+            "            fn(); out.append(name + ' DONE')\n"
+            "        except OSError as e:\n"
+            "            out.append(name + ' refused')\n"
+            "    open('out/findings.txt', 'w').write(' '.join(out))\n")
+    s = host.run([
+        ToolUse("Write", {"file_path": str(host.root / "test_in.py"), "content": test}),
+        ToolUse("Bash", {"command": "pytest -q -p no:cacheprovider test_in.py"}),
+        ToolUse("Bash", {"command": "cat /proc/self/mountinfo"}),
+        Text("finished"),
+    ])
+    assert s.returncode == 0, s.stderr
+    r = s.results()
+    assert "1 passed" in r[1][1], r[1]
+    assert " / / ro" in r[2][1], "Claude Code's sandbox was not on"
+    assert (host.root / "out" / "findings.txt").read_text() == "rm refused write DONE"
+    assert (host.root / "workflows" / "tdd.json").exists()
