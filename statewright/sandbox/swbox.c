@@ -234,35 +234,43 @@ static void existing_parent(const char *path, char *out, size_t size) {
     }
 }
 
-static void mount_rules(void) {
-    if (mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) fail("making / private");
-    if (root) {
-        bind_self(root, 0); /* the project root itself cannot be renamed away */
-        strcpy(pins[n_pins++], root);
-    }
-    /* read-only binds, shallow first (a deeper bind stays on top of a shallower one) */
-    const char *order[MAX_PATHS];
-    int n = 0;
+/* The read-only binds to make, shallow first (a deeper bind stays on top of a shallower one):
+ * each --ro path that exists, or for one that does not, the nearest existing directory above
+ * it when that lies inside the project (but is not its top); any other missing one is
+ * `absent`: removed after the call if the command creates it. Worked out by the launcher's
+ * first process, which outlives the namespaces and does the removing. */
+static const char *plan[MAX_PATHS];
+static int n_plan;
+
+static void plan_rules(void) {
     static char frozen[MAX_PATHS][4096];
     for (int i = 0; i < n_ro; i++) {
         struct stat st;
         if (lstat(ro[i], &st) == 0) {
-            order[n++] = ro[i];
+            plan[n_plan++] = ro[i];
             continue;
         }
         char parent[4096];
         existing_parent(ro[i], parent, sizeof parent);
         if (root && parent[0] && within(parent, root) && strcmp(parent, root) != 0) {
             snprintf(frozen[i], sizeof frozen[i], "%s", parent);
-            order[n++] = frozen[i];
+            plan[n_plan++] = frozen[i];
         } else {
             add(absent, &n_absent, ro[i]);
         }
     }
-    qsort(order, (size_t)n, sizeof *order, cmp_depth);
-    for (int i = 0; i < n; i++) {
-        pin_ancestors(order[i]);
-        bind_self(order[i], 1);
+    qsort(plan, (size_t)n_plan, sizeof *plan, cmp_depth);
+}
+
+static void mount_rules(void) {
+    if (mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) fail("making / private");
+    if (root) {
+        bind_self(root, 0); /* the project root itself cannot be renamed away */
+        strcpy(pins[n_pins++], root);
+    }
+    for (int i = 0; i < n_plan; i++) {
+        pin_ancestors(plan[i]);
+        bind_self(plan[i], 1);
     }
     for (int i = 0; i < n_hide; i++) {
         struct stat st;
@@ -280,20 +288,19 @@ static void mount_rules(void) {
     }
 }
 
-static int enter_namespaces(void) {
-    uid_t uid = getuid();
-    gid_t gid = getgid();
-    int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (no_net ? CLONE_NEWNET : 0);
-    if (unshare(flags) != 0) return -1;
-    char map[64];
-    if (write_file("/proc/self/setgroups", "deny") != 0 && errno != ENOENT) fail("setgroups");
-    /* the caller's own ids (a process that made the namespace may map nothing else; without
-     * capabilities, root inside has no more rights than an owner) */
-    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
-    if (write_file("/proc/self/uid_map", map) != 0) fail("uid_map");
-    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
-    if (write_file("/proc/self/gid_map", map) != 0) fail("gid_map");
-    return 0;
+/* Write the id maps of `pid`, a child in a new user namespace: the caller's own ids only (a
+ * process may map nothing else; without capabilities, root inside has no more rights than an
+ * owner). -1 where this machine or an outer sandbox refuses it. */
+static int map_ids(pid_t pid) {
+    char path[64], map[64];
+    snprintf(path, sizeof path, "/proc/%d/setgroups", (int)pid);
+    if (write_file(path, "deny") != 0 && errno != ENOENT) return -1;
+    snprintf(path, sizeof path, "/proc/%d/uid_map", (int)pid);
+    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)getuid(), (unsigned)getuid());
+    if (write_file(path, map) != 0) return -1;
+    snprintf(path, sizeof path, "/proc/%d/gid_map", (int)pid);
+    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)getgid(), (unsigned)getgid());
+    return write_file(path, map);
 }
 
 static void loopback_up(void) {
@@ -612,18 +619,83 @@ static void report_cwd(void) {
 
 static int probe(void) {
     int abi = abi_version();
-    pid_t pid = fork();
-    if (pid == 0) {
-        no_net = 0;
-        _exit(unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID) == 0 ? 0 : 1);
+    /* the same steps as a call: a child in new namespaces whose id maps this process writes */
+    int go[2], userns = 0;
+    if (pipe2(go, O_CLOEXEC) == 0) {
+        pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | SIGCHLD,
+                                   0, 0, 0, 0);
+        if (pid == 0) {
+            char c;
+            close(go[1]);
+            _exit(read(go[0], &c, 1) == 1 ? 0 : 1);
+        }
+        close(go[0]);
+        if (pid > 0) {
+            userns = map_ids(pid) == 0;
+            if (write(go[1], "g", 1) != 1) userns = 0;
+            while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+            }
+        }
+        close(go[1]);
     }
-    int ws = 0;
-    waitpid(pid, &ws, 0);
-    int userns = WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
     if (abi >= 2 && userns) printf("namespaces %d\n", abi);
     else if (abi >= 2) printf("landlock %d\n", abi);
     else printf("none %d %s\n", abi, abi == 1 ? "Landlock ABI 1 (no REFER)" : "no Landlock");
     return 0;
+}
+
+/* Start the command in new user, mount and PID namespaces (and a network namespace with
+ * --no-net): a child that is PID 1 there, whose id maps this process writes (so a refusal, as
+ * in another sandbox, leaves this process free to fall back to Landlock alone). The child makes
+ * the mounts, a fresh /proc, then runs the command and reaps everything; when it exits, the
+ * kernel kills whatever is left in the namespace. Returns the child, or -1 (no namespaces). */
+static pid_t in_namespaces(char **command, int abi, const char *here) {
+    int go[2];
+    if (pipe2(go, O_CLOEXEC) != 0) fail("pipe");
+    unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
+                          (no_net ? CLONE_NEWNET : 0) | SIGCHLD;
+    pid_t pid = (pid_t)syscall(SYS_clone, flags, 0, 0, 0, 0);
+    if (pid < 0) {
+        close(go[0]);
+        close(go[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        char c = 0;
+        close(go[1]);
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        if (read(go[0], &c, 1) != 1 || c != 'g') _exit(SETUP_FAILED);
+        close(go[0]);
+        mount_rules();
+        /* the working directory was looked up before the binds: look it up again, through
+         * them (else a relative path would reach the files under the read-only binds) */
+        if (chdir(here) != 0) fail("chdir");
+        if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0 &&
+            errno != EPERM && errno != EBUSY)
+            fail("mounting /proc");
+        if (no_net) loopback_up();
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        pid_t cmd = fork();
+        if (cmd < 0) fail("fork");
+        if (cmd == 0) exec_command(command, abi, 0);
+        child = cmd;
+        for (;;) { /* reap everything; the command's own status is the answer */
+            int ws;
+            pid_t p = wait(&ws);
+            if (p == cmd) _exit(status_of(ws));
+            if (p < 0 && errno != EINTR) _exit(SETUP_FAILED);
+        }
+    }
+    close(go[0]);
+    if (map_ids(pid) != 0) {
+        close(go[1]); /* (the child reads no go-ahead and leaves) */
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+        return -1;
+    }
+    if (write(go[1], "g", 1) != 1) fail("pipe");
+    close(go[1]);
+    return pid;
 }
 
 int main(int argc, char **argv) {
@@ -663,66 +735,32 @@ int main(int argc, char **argv) {
         if (fd >= 0) close(fd);
     }
     int abi = abi_version();
-    int use_ns = strcmp(tier, "landlock") != 0 && enter_namespaces() == 0;
-    if (!use_ns && strcmp(tier, "ns") == 0) fail("user namespaces");
-    if (!use_ns && abi < 2) {
-        errno = ENOSYS;
-        fail("no kernel tier on this machine (no user namespaces, no Landlock ABI 2)");
-    }
-
     char here[4096];
     if (!getcwd(here, sizeof here)) fail("getcwd");
-    if (use_ns) {
-        mount_rules();
-        /* the working directory was looked up before the binds: look it up again, through
-         * them (else a relative path would reach the files under the read-only binds) */
-        if (chdir(here) != 0) fail("chdir");
-    } else {
-        /* Landlock alone: keep track of every descendant, to kill what outlives the command */
-        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-        for (int k = 0; k < n_ro; k++) {
-            struct stat st;
-            if (lstat(ro[k], &st) != 0) {
-                char parent[4096];
-                existing_parent(ro[k], parent, sizeof parent);
-                if (!(root && parent[0] && within(parent, root) && strcmp(parent, root) != 0))
-                    add(absent, &n_absent, ro[k]);
-            }
-        }
-    }
-
+    plan_rules();
     signal(SIGTERM, forward);
     signal(SIGINT, forward);
     signal(SIGHUP, forward);
     signal(SIGQUIT, forward);
-    child = fork();
-    if (child < 0) fail("fork");
-    if (child == 0) {
-        if (use_ns) {
-            /* PID 1 of the new namespace: when it exits, the kernel kills every process left */
-            prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-            if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0 &&
-                errno != EPERM && errno != EBUSY)
-                fail("mounting /proc");
-            if (no_net) loopback_up();
-            prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-            pid_t cmd = fork();
-            if (cmd < 0) fail("fork");
-            if (cmd == 0) exec_command(command, abi, 0);
-            child = cmd;
-            signal(SIGTERM, forward);
-            signal(SIGINT, forward);
-            signal(SIGHUP, forward);
-            signal(SIGQUIT, forward);
-            for (;;) { /* reap everything; the command's own status is the answer */
-                int ws;
-                pid_t p = wait(&ws);
-                if (p == cmd) _exit(status_of(ws));
-                if (p < 0 && errno != EINTR) _exit(SETUP_FAILED);
-            }
+    int use_ns = 0;
+    if (strcmp(tier, "landlock") != 0) {
+        child = in_namespaces(command, abi, here);
+        use_ns = child > 0;
+    }
+    if (!use_ns) {
+        if (strcmp(tier, "ns") == 0) fail("user namespaces");
+        if (abi < 2) {
+            errno = ENOSYS;
+            fail("no kernel tier on this machine (no user namespaces, no Landlock ABI 2)");
         }
-        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-        exec_command(command, abi, 1);
+        /* Landlock alone: keep track of every descendant, to kill what outlives the command */
+        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        child = fork();
+        if (child < 0) fail("fork");
+        if (child == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+            exec_command(command, abi, 1);
+        }
     }
     int ws = 0, status;
     while (waitpid(child, &ws, 0) < 0 && errno == EINTR) {
