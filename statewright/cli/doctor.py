@@ -1,0 +1,64 @@
+"""CLI command: `statewright doctor [--json]`: what this machine and its hosts enforce.
+
+The report is a list of sections, each a function `(root) -> Section` in `SECTIONS`; a new
+concern (the kernel tier, the store) adds its own section there. A section never raises: what
+it cannot find out is said in its lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .app import ProjectOpt, app, console, json_option
+from .base import answer
+
+
+@dataclass
+class Section:
+    title: str
+    lines: list[str] = field(default_factory=list)
+    data: Any = None  # what --json prints for this section
+
+
+def hosts_section(root: Path) -> Section:
+    """Each host wired for this project or this user: its scope, file, hook form, and what
+    the host does when a hook fails (its fail-closed posture)."""
+    from ..hostwiring import wired_hosts
+
+    try:
+        wired = wired_hosts(root)
+    except Exception as exc:  # (a section never raises)
+        return Section("Hosts", [f"could not read the hosts' files: {exc}"], [])
+    if not wired:
+        return Section("Hosts", ["no host is wired: run `statewright install claude` (or codex, "
+                                 "gemini, copilot)"], [])
+    lines = []
+    for w in wired:
+        lines.append(f"{w['host']} ({w['scope']}, {w['form']}): {w['file']}")
+        lines.append(f"  when a hook fails: {w['posture']}")
+    return Section("Hosts", lines, wired)
+
+
+#: the report's sections, in order
+SECTIONS = [hosts_section]
+
+
+@app.command("doctor", help="What this machine enforces: the hosts wired, their hook forms "
+                            "and what each does when a hook fails.")
+def doctor_cmd(as_json: bool = json_option("the report"),
+               project: str | None = ProjectOpt) -> None:
+    from ..config import find_project_root
+
+    root = find_project_root(project)
+    sections = [make(root) for make in SECTIONS]
+    data = {s.title.lower(): s.data for s in sections}
+
+    def show() -> None:
+        for s in sections:
+            console.print(f"[bold]{s.title}[/bold]")
+            for line in s.lines:
+                console.print(f"  {line}", highlight=False, soft_wrap=True, markup=False)
+
+    answer(data, as_json, show)
