@@ -83,7 +83,7 @@ def plan_files(p: hw.HostPlan, uninstall: bool) -> list[tuple[Path, Any, bool, b
                                        "first")])
         new = hw.merge_json_server(new, keep)
     out.append((p.hooks_file, new, new != cur, uninstall and existed and new == {}))
-    if p.host == "codex" and p.form == "mcp" or p.host == "codex" and uninstall:
+    if p.host == "codex":  # (the proxy in both forms: its tools are how the agent moves on)
         assert p.servers_file is not None
         try:
             text = p.servers_file.read_text(encoding="utf-8")

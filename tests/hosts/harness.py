@@ -63,6 +63,9 @@ class HostProject:
         self.home = root.parent / f"{root.name}-home"
         root.mkdir(parents=True)
         self.home.mkdir()
+        # Codex runs lines in a login shell, which sets PATH anew: the user's profile puts
+        # statewright's programs on it, as a user with statewright installed has them
+        (self.home / ".bash_profile").write_text(f'export PATH="{VENV_BIN}:$PATH"\n')
         subprocess.run(["git", "init", "-q", str(root)], check=True)
         (root / "workflows").mkdir()
         for doc in (workflows or {}).values():
@@ -140,7 +143,9 @@ class HostProject:
         home = self.home / ".copilot"
         home.mkdir(exist_ok=True)
         (home / "settings.json").write_text(json.dumps({"trustedFolders": [str(self.root)]}))
-        return ([str(COPILOT), "-p", prompt, "--allow-all-tools"],
-                {"COPILOT_HOME": str(home), "COPILOT_OFFLINE": "true",
+        return ([str(COPILOT), "-p", prompt, "--allow-all"],
+                # (COPILOT_ALLOW_ALL: the folder counts as trusted, so its hooks load, as
+                # --dangerously-bypass-hook-trust does for Codex)
+                {"COPILOT_HOME": str(home), "COPILOT_OFFLINE": "true", "COPILOT_ALLOW_ALL": "true",
                  "COPILOT_PROVIDER_BASE_URL": url + "/v1", "COPILOT_PROVIDER_TYPE": "openai",
                  "COPILOT_MODEL": MODELS["copilot"], "COPILOT_PROVIDER_API_KEY": "dummy"})

@@ -271,7 +271,11 @@ class GeminiStandIn(_StandIn):
                 fr = part.get("functionResponse") if isinstance(part, dict) else None
                 if isinstance(fr, dict):
                     resp = fr.get("response")
-                    text = json.dumps(resp) if not isinstance(resp, str) else resp
+                    if isinstance(resp, dict) and isinstance(resp.get("output") or
+                                                             resp.get("error"), str):
+                        text = resp.get("output") or resp.get("error")
+                    else:
+                        text = json.dumps(resp) if not isinstance(resp, str) else resp
                     out.append((fr.get("name", ""), text))
         return out
 
