@@ -121,15 +121,11 @@ def host_of(args: list[str]) -> str | None:
 
 def adapter(host: str) -> Any:
     """The module of `host` (KeyError for a host statewright does not know)."""
-    if host == "codex":
-        from . import codex as mod
-    elif host == "gemini":
-        from . import gemini as mod
-    elif host == "copilot":
-        from . import copilot as mod
-    else:
+    if host not in HOSTS:
         raise KeyError(host)
-    return mod
+    import importlib
+
+    return importlib.import_module(f"{__package__}.{host}")
 
 
 def dump(obj: dict[str, Any]) -> str:
@@ -401,8 +397,9 @@ def arm_deadline(args: list[str], seconds: float = DEADLINE_S) -> None:
     """Refuse the call (in the host's form) and end the process if no answer is written
     within `seconds`: a store held by another writer, a resident server that stopped
     answering. Only a PreToolUse-like event refuses; the others end with nothing to say."""
-    import _signal
     import os
+
+    import _signal  # type: ignore[import-not-found]  # (the C module: `signal` imports enum)
 
     deny = fallback_deny(args[0][len(HOST_ARG):]) if host_event(args) in (
         None, "PreToolUse") else ""

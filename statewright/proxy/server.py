@@ -606,6 +606,6 @@ def _meta_dict(params: Any) -> dict[str, Any] | None:
     if meta is None:
         return None
     try:
-        return meta.model_dump(by_alias=True)  # type: ignore[no-any-return]
+        return meta.model_dump(by_alias=True)
     except Exception:
         return None
