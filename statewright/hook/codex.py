@@ -5,10 +5,10 @@ Codex's hook contract is Claude Code's: the same event names, `session_id`, `cwd
 `tool_name`, `tool_input`, `tool_use_id`, `agent_id` inside a sub-agent; a refusal is
 `hookSpecificOutput.permissionDecision: "deny"` with the reason the model reads; a rewritten
 input is `hookSpecificOutput.updatedInput` (beside an allow Codex requires: `rewrite`).
-Codex reports its shell tools as `Bash` with `{"command": ...}` and its patch tool as `apply_patch` with the patch in `command`
-(`statewright.hook.hosts.TOOL_MAP`). A hook that fails, hangs or is missing lets the call
-through (Codex fails open): the answer never depends on the process ending well, and
-`statewright doctor` says so.
+Codex reports its shell tools as `Bash` with `{"command": ...}` and its patch tool as
+`apply_patch` with the patch in `command` (`statewright.hook.hosts.TOOL_MAP`). A hook that
+fails, hangs or is missing lets the call through (Codex fails open): the answer never depends
+on the process ending well, and `statewright doctor` says so.
 """
 
 from __future__ import annotations

@@ -123,9 +123,11 @@ def adapter(host: str) -> Any:
     """The module of `host` (KeyError for a host statewright does not know)."""
     if host not in HOSTS:
         raise KeyError(host)
-    import importlib
+    import sys
 
-    return importlib.import_module(f"{__package__}.{host}")
+    name = f"{__package__}.{host}"
+    __import__(name)  # (not `importlib`: it costs the hook `warnings` and more)
+    return sys.modules[name]
 
 
 def dump(obj: dict[str, Any]) -> str:
@@ -397,9 +399,8 @@ def arm_deadline(args: list[str], seconds: float = DEADLINE_S) -> None:
     """Refuse the call (in the host's form) and end the process if no answer is written
     within `seconds`: a store held by another writer, a resident server that stopped
     answering. Only a PreToolUse-like event refuses; the others end with nothing to say."""
-    import os
-
     import _signal  # type: ignore[import-not-found]  # (the C module: `signal` imports enum)
+    import os
 
     deny = fallback_deny(args[0][len(HOST_ARG):]) if host_event(args) in (
         None, "PreToolUse") else ""
