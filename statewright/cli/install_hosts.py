@@ -120,6 +120,7 @@ def install_host_files(host: str, root: Path, scope: str = "project", form: str 
     for path, content, changed, remove in plan_files(p, uninstall):
         if remove:
             path.unlink()
+            _remove_empty_dirs(path.parent, root)
             report.append((path, "removed (it held only statewright's wiring)"))
         elif changed:
             if isinstance(content, str):
@@ -130,6 +131,18 @@ def install_host_files(host: str, root: Path, scope: str = "project", form: str 
         else:
             report.append((path, "not present in" if uninstall else "already up to date in"))
     return report
+
+
+def _remove_empty_dirs(d: Path, root: Path) -> None:
+    """The host's directories an uninstall left empty (`.codex`, `.gemini`, `.github/hooks`,
+    `.github`), in the project only."""
+    while d != root and root in d.parents and d.name in (".codex", ".gemini", "hooks",
+                                                          ".github"):
+        try:
+            d.rmdir()
+        except OSError:
+            return
+        d = d.parent
 
 
 def _command(host: str, scope: str, hooks: str | None, uninstall: bool,

@@ -69,6 +69,16 @@ def run() -> None:
     import os
 
     env = os.environ
+    if args and args[0].startswith("--host=") and not env.get("CLAUDE_PROJECT_DIR"):
+        # a host that does not name the project for its hooks (Codex) runs them in the
+        # session's directory: its project, as every decision would resolve it, names the
+        # resident server (Gemini CLI and Copilot CLI set CLAUDE_PROJECT_DIR themselves)
+        try:
+            from ..config import project_root_dir
+
+            env["CLAUDE_PROJECT_DIR"] = project_root_dir(None, os.getcwd())
+        except Exception:
+            pass
     # (`resident.endpoint` says when a server is used; these two of its conditions are asked
     # first only so that a hook with none does not even import it)
     if stdin is not None and env.get("CLAUDE_PROJECT_DIR") and env.get(RESIDENT_ENV) != "0":

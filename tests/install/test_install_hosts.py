@@ -11,7 +11,6 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
 from conftest import VENV_BIN, bin_path, clean_env
 
 pytestmark = pytest.mark.e2e
@@ -56,6 +55,7 @@ def test_project_scope_is_portable_idempotent_and_uninstalls_cleanly(dirs, host:
     sw(root, home, "install", host, "--uninstall")
     for rel in FILES[host]:
         assert not (root / rel).exists(), rel
+    assert sorted(p.name for p in root.iterdir()) == [".git"]  # no empty directory left
 
 
 def test_codex_hooks_and_the_proxy(dirs) -> None:
