@@ -640,7 +640,8 @@ def restricts(state: State) -> bool:
     """Whether a state has a rule a tool statewright cannot read could get around."""
     return bool(state.allowed_tools is not None or state.disallowed_tools
                 or state.allowed_commands is not None or state.blocked_env
-                or state.env_overrides or state.max_edit_lines or state.max_files_per_state)
+                or state.env_overrides or state.max_edit_lines or state.max_files_per_state
+                or state.read_only)
 
 
 def _account_denial(rt: Runtime, session: str, call: ToolCall, d: Decision) -> Decision:
