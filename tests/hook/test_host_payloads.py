@@ -99,7 +99,12 @@ def test_a_shell_line_is_rewritten_or_refused_in_the_hosts_form(proj: Project,
     rc, out = run(proj, host, event, data)
     assert rc == 0 and not deny_reason(host, out), out
     line = rewritten_line(host, out)
-    assert line is not None and "unset SECRET" in line and line.endswith("echo hello")
+    # rewritten: the blocked variable removed (by `unset`, or by the kernel tier's launcher
+    # where this machine has one), the line itself inside
+    assert line is not None and line != "echo hello" and "echo hello" in line, line
+    assert "unset SECRET" in line or "--unset SECRET" in line, line
+    if host == "gemini":  # (Gemini CLI refuses command substitution in a line)
+        assert "$(" not in line, line
     if host == "codex":  # (Codex applies updatedInput only beside an allow: see codex.py)
         assert out["hookSpecificOutput"]["permissionDecision"] == "allow"
     data[key]["command"] = "rm -rf workflows"
@@ -247,7 +252,7 @@ def test_codex_mcp_tool_payloads_through_the_hook_tool(proj: Project) -> None:
         params = json.loads((GOLDEN / "codex" / "mcp_tool-PreToolUse.json").read_text())
         args = dict(params["arguments"], cwd=str(proj.root))
         out = json.loads(tool.answer(args, params["_meta"]))
-        assert out["hookSpecificOutput"]["updatedInput"]["command"].endswith("echo hi")
+        assert "echo hi" in out["hookSpecificOutput"]["updatedInput"]["command"]
         args["tool_input"] = {"command": "rm -rf ."}
         out = json.loads(tool.answer(args, params["_meta"]))
         assert out["hookSpecificOutput"]["permissionDecision"] == "deny"

@@ -138,8 +138,12 @@ def test_one_workflow_governs_the_host(tmp_path: Path, host: str, form: str | No
 def test_codex_keeps_its_own_sandbox_for_a_rewritten_line(tmp_path: Path) -> None:
     """Codex takes a rewritten input only beside `permissionDecision: "allow"`: that allow
     grants nothing. Under Codex's read-only sandbox the rewritten line still cannot write."""
-    p = HostProject(tmp_path / "proj", "codex", workflows={"shell": SHELL_WF})
-    p.start("shell")
+    wf = {"id": "env", "initial": "work", "states": {
+        "work": {"allowed_tools": ["Bash"], "allowed_commands": ["echo"],
+                 "env_overrides": {"MODE": "test"}, "on": {"DONE": "end"}},
+        "end": {"type": "final"}}}
+    p = HostProject(tmp_path / "proj", "codex", workflows={"env": wf})
+    p.start("env")
     p.codex_sandbox = "read-only"
     s = p.run([shell("codex", "echo mode=$MODE > written.txt"), Text("finished")])
     assert s.returncode == 0, s.stderr[-3000:]
