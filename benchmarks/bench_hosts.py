@@ -10,12 +10,15 @@ hook) and, as the reference, in the same kind of project with no statewright at 
 wiring runs sessions of N and 4N shell calls, interleaved, R times; the marginal time per call
 is the difference of the medians over 3N calls, so every fixed cost (start, first request, exit)
 cancels. The process hooks talk to the project's resident hook server, which warm-up sessions
-start. Prints `name | value | unit | budget` rows; exits 1 when a figure is over its budget.
+start. A `floor` wiring, the process hooks' files with `python -c pass` as every hook's program,
+shows what any Python process hook costs per call in that host (the process form's floor).
+Prints `name | value | unit | budget` rows; exits 1 when a figure is over its budget.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import tempfile
@@ -39,7 +42,11 @@ WORKFLOW = {
 }
 #: host -> its wirings (None: no statewright; else the hook form `install` is given)
 WIRINGS: dict[str, tuple[str | None, ...]] = {
-    "codex": (None, "mcp", "process"), "gemini": (None, "process"), "copilot": (None, "process")}
+    "codex": (None, "mcp", "process", "floor"), "gemini": (None, "process", "floor"),
+    "copilot": (None, "process", "floor")}
+#: the file holding each host's hook commands (project scope)
+HOOK_FILES = {"codex": ".codex/hooks.json", "gemini": ".gemini/settings.json",
+              "copilot": ".github/hooks/statewright.json"}
 
 
 def shell(host: str, line: str) -> ToolUse:
@@ -51,9 +58,21 @@ def shell(host: str, line: str) -> ToolUse:
 
 
 def make_project(base: Path, host: str, form: str | None) -> HostProject:
+    install_form = "process" if form == "floor" else form
     p = HostProject(base / f"{host}-{form or 'none'}", host,
-                    workflows={"bench-hosts": WORKFLOW}, form=form if host == "codex" else None,
-                    install=form is not None)
+                    workflows={"bench-hosts": WORKFLOW},
+                    form=install_form if host == "codex" else None, install=form is not None)
+    if form == "floor":
+        f = p.root / HOOK_FILES[host]
+        doc = json.loads(f.read_text())
+        floor = f"{sys.executable} -c pass"
+        for groups in doc["hooks"].values():
+            for g in groups:
+                for h in g.get("hooks", [g]):
+                    for key in ("command", "bash"):
+                        if key in h:
+                            h[key] = floor
+        f.write_text(json.dumps(doc))
     p.start("bench-hosts")
     return p
 
@@ -96,9 +115,11 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
             for form in projects:
                 if form is None:
                     continue
-                label = "mcp_tool hooks" if form == "mcp" else "process hooks"
+                label = {"mcp": "mcp_tool hooks", "process": "process hooks",
+                         "floor": "python -c pass hooks"}[form]
                 rows.append((f"{host}: per call, {label} - none",
-                             round(per_call[form] - per_call[None], 1), "ms", "<=25"))
+                             round(per_call[form] - per_call[None], 1), "ms",
+                             "(info: the floor)" if form == "floor" else "<=25"))
     print(f"sessions of {n} and {big} shell calls, {args.runs} runs each, medians")
     print_rows(rows)
     return rows

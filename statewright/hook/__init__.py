@@ -126,8 +126,12 @@ def answer(out: str, args: list[str]) -> int:
     # A PreToolUse answer that cannot be delivered must still block the call (and so must an
     # answer whose event is unknown: it was a refusal).
     if args and args[0].startswith("--host="):  # another host (`statewright.hook.hosts`)
-        from .hosts import fallback_deny, host_event
+        from .hosts import claim_answer, fallback_deny, host_event
 
+        if not claim_answer():  # the deadline answered: the process is ending
+            import time
+
+            time.sleep(60)
         return emit(out, host_event(args) in (None, PRE_TOOL_USE),
                     fallback_deny(args[0][7:]) or FALLBACK_DENY)
     blocking = not args or normalize_event(args[0]) in (None, PRE_TOOL_USE)

@@ -395,27 +395,60 @@ DEADLINE_S = 20.0
 HOOK_TIMEOUT_S = 30
 
 
-def arm_deadline(args: list[str], seconds: float = DEADLINE_S) -> None:
-    """Refuse the call (in the host's form) and end the process if no answer is written
-    within `seconds`: a store held by another writer, a resident server that stopped
-    answering. Only a PreToolUse-like event refuses; the others end with nothing to say."""
-    import _signal  # type: ignore[import-not-found]  # (the C module: `signal` imports enum)
-    import os
+#: `STATEWRIGHT_HOOK_DEADLINE=S`: another deadline (tests; a host configured with a shorter
+#: timeout than the installer writes)
+DEADLINE_ENV = "STATEWRIGHT_HOOK_DEADLINE"
 
+
+def arm_deadline(args: list[str], seconds: float | None = None) -> None:
+    """Refuse the call (in the host's form) and end the process if no answer is written
+    within `seconds`: a store held by another writer (SQLite waits up to 30 s), a resident
+    server that stopped answering. A watchdog thread (`_thread`: no `threading` import) does
+    it, since the main thread may be blocked inside SQLite or a socket, where no signal
+    handler runs. Only a PreToolUse-like event refuses; the others end with nothing to say."""
+    import _thread
+    import os
+    import time
+
+    if seconds is None:
+        try:
+            seconds = float(os.environ.get(DEADLINE_ENV) or DEADLINE_S)
+        except ValueError:
+            seconds = DEADLINE_S
+        if not 0 < seconds <= DEADLINE_S:  # (never later than the default: nan, inf, 0 too)
+            seconds = DEADLINE_S
     deny = fallback_deny(args[0][len(HOST_ARG):]) if host_event(args) in (
         None, "PreToolUse") else ""
     text = (deny.replace("could not write its decision", "did not decide in time") + "\n"
             ).encode("ascii") if deny else b""
 
-    def expired(_signum: int, _frame: Any) -> None:
+    def watchdog() -> None:
+        time.sleep(seconds)
+        if not _ANSWER.acquire(False):
+            return  # the answer is being written
         try:
             if text:
                 os.write(1, text)
         finally:
             os._exit(0)
 
-    _signal.signal(_signal.SIGALRM, expired)
-    _signal.setitimer(_signal.ITIMER_REAL, seconds)
+    _thread.start_new_thread(watchdog, ())
+
+
+def claim_answer() -> bool:
+    """Called before the hook writes its answer: False when the deadline already answered
+    (the process is ending; write nothing)."""
+    return _ANSWER.acquire(False)
+
+
+def _new_lock() -> Any:
+    import _thread
+
+    return _thread.allocate_lock()
+
+
+#: held by whoever writes the answer: the hook, or the deadline's watchdog
+_ANSWER = _new_lock()
 
 
 _CWD_ARGS = ' --cwd-file "$__sw_c" --cwd-fd 3 -- '

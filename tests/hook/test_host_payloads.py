@@ -280,3 +280,27 @@ def test_the_map_names_only_tools_workflows_know() -> None:
         for raw, (name, renames) in table.items():
             assert name in known, (host, raw, name)
             assert all(isinstance(k, str) and isinstance(v, str) for k, v in renames.items())
+
+
+@pytest.mark.parametrize("host,event,name", [
+    ("gemini", "BeforeTool", "BeforeTool-run_shell_command.json"),
+    ("copilot", "preToolUse", "preToolUse-bash.json"),
+    ("codex", "PreToolUse", "PreToolUse-Bash.json"),
+])
+def test_a_hook_that_cannot_decide_in_time_refuses_before_the_host_gives_up(
+        proj: Project, host: str, event: str, name: str) -> None:
+    """Gemini CLI and Copilot CLI let a call through when its hook times out: with the store
+    held by another writer (SQLite would wait 30 s, the installed timeout), the hook's own
+    deadline answers a refusal in the host's form first, exit status 0."""
+    import sqlite3
+
+    db = sqlite3.connect(proj.root / ".statewright" / "state.db", isolation_level=None)
+    try:
+        db.execute("BEGIN EXCLUSIVE")
+        env = {**proj.env, "STATEWRIGHT_HOOK_DEADLINE": "2", "STATEWRIGHT_HOOK_RESIDENT": "0"}
+        rc, out, _err = proj.run_hook([f"--host={host}", event],
+                                      json.dumps(golden(host, name, proj.root)).encode(), env)
+    finally:
+        db.execute("ROLLBACK")
+        db.close()
+    assert rc == 0 and "did not decide in time" in deny_reason(host, json.loads(out)), out
