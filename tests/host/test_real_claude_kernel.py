@@ -119,6 +119,8 @@ def test_code_the_agent_wrote_cannot_get_out_and_the_shell_behaves(tmp_path: Pat
     assert not (host.root / "statewright.json").exists()
     assert host.status()["state"] == "green"
     assert SECRET not in s.everything_sent()
+    # the agent was told why (the launcher removed what the test made at a protected path)
+    assert "[STATEWRIGHT SANDBOX]" in s.everything_sent()
     # cd persists across calls, through a sandboxed line and a plain one alike
     assert r[3][2] is False
     assert r[4][1].strip().endswith("/sub"), r[4]
