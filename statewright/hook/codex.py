@@ -69,3 +69,8 @@ def stop(reason: str) -> str:
 def outcome(data: dict[str, Any], name: str) -> tuple[int, bool, int | None]:
     """(bytes the model got, failed, exit status): Codex reports the output only."""
     return response_size(data.get("tool_response")), False, None
+
+
+def printed(data: dict[str, Any]) -> Any:
+    """What a shell line printed, as Codex reports it (the output alone)."""
+    return data.get("tool_response")

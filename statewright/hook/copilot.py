@@ -92,3 +92,9 @@ def outcome(data: dict[str, Any], name: str) -> tuple[int, bool, int | None]:
             code = int(digits) if digits else None
         failed = failed or bool(code)
     return response_size(text if text is not None else res), failed, code
+
+
+def printed(data: dict[str, Any]) -> Any:
+    """What a shell line printed: the text the model reads (`toolResult.textResultForLlm`)."""
+    res = data.get("toolResult")
+    return res.get("textResultForLlm") if isinstance(res, dict) else res

@@ -103,3 +103,9 @@ def _exit_code(text: str, head: str) -> int | None:
             break
         digits += ch
     return int(digits) if digits else None
+
+
+def printed(data: dict[str, Any]) -> Any:
+    """What a shell line printed: the text the model reads (`tool_response.llmContent`)."""
+    resp = data.get("tool_response")
+    return resp.get("llmContent") if isinstance(resp, dict) else resp

@@ -272,7 +272,7 @@ def pre_tool_use(mod: Any, data: dict[str, Any], opener: Any) -> str:
 
 
 def post_tool_use(mod: Any, data: dict[str, Any], opener: Any) -> str:
-    from ..policy.types import ToolResult
+    from ..policy.types import OUTPUT_TAIL, ToolResult
     from . import POST_TOOL_USE
 
     _session, key = mod.session(data)
@@ -283,6 +283,9 @@ def post_tool_use(mod: Any, data: dict[str, Any], opener: Any) -> str:
         return ""
     size, failed, code = mod.outcome(data, m.name)
     cwd = mod.cwd(data)
+    # what a shell line printed: read for the kernel's refusals, which the agent is told about
+    printed = mod.printed(data) if m.name == "Bash" else None
+    output = printed[-OUTPUT_TAIL:] if isinstance(printed, str) else ""
     results = [(m.name, m.args)]
     if m.name == PATCH:
         from .patch import PatchError, patch_edits
@@ -294,7 +297,7 @@ def post_tool_use(mod: Any, data: dict[str, Any], opener: Any) -> str:
     messages: list[str] = []
     for i, (name, inp) in enumerate(results):
         outcome = rt.record(key, ToolResult(name, inp, size if i == 0 else 0, failed, cwd,
-                                            code if i == 0 else None))
+                                            code if i == 0 else None, output))
         messages += outcome.messages
     if not messages:
         return ""
