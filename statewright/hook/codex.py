@@ -23,6 +23,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from .hosts import Mapped
 
 NAME = "codex"
+#: tools whose line Codex may run in another directory than its hook input's `cwd` (the model's
+#: `workdir` is not in the hook input): the line is rewritten to run where it was judged
+PINNED_CWD_TOOLS = ("Bash",)
 EVENTS = {e: e for e in (PRE_TOOL_USE, POST_TOOL_USE, SESSION_START, USER_PROMPT_SUBMIT, STOP)}
 
 

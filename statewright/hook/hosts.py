@@ -238,7 +238,7 @@ def pre_tool_use(mod: Any, data: dict[str, Any], opener: Any) -> str:
     raw, original, mcp = mod.tool(data)
     m = map_tool(mod.NAME, raw, original, mcp)
     rt = opener(data)
-    cwd = mod.cwd(data)
+    cwd = call_cwd(mod.cwd(data), m)
     if rt.gated_by_proxy(m.name):
         if agent_key != session:
             _note_agent_call({**data, "session_id": session}, agent_key, m.name, m.args, opener)
@@ -261,6 +261,12 @@ def pre_tool_use(mod: Any, data: dict[str, Any], opener: Any) -> str:
     if not d.allowed:
         return mod.deny(d.reason or "statewright: refused")
     updated = with_caller_session(m.name, d.updated_input or m.args, key) or d.updated_input
+    if m.raw in getattr(mod, "PINNED_CWD_TOOLS", ()) and cwd is not None:
+        # the host may run the line elsewhere than the hook is told (Codex's `workdir` is not
+        # in its hook input): the line runs where it was judged, or not at all
+        base = updated if updated is not None else m.args
+        if isinstance(base.get("command"), str):
+            updated = {**base, "command": f"cd -- {_quote(cwd)} || exit 1\n{base['command']}"}
     if updated is None:
         return ""
     out = mod.rewrite(m, host_args(m, updated, original))
@@ -269,6 +275,21 @@ def pre_tool_use(mod: Any, data: dict[str, Any], opener: Any) -> str:
                         f"scrubbed or confined), and {mod.NAME} cannot take a rewritten "
                         f"`{raw}` call, so it is refused rather than run as written")
     return out
+
+
+def call_cwd(cwd: str | None, m: Mapped) -> str | None:
+    """The directory a call runs in: the host's working directory, or the one the call names
+    (Gemini CLI's `dir_path`, read as `cwd`), resolved against it."""
+    named = m.args.get("cwd") if m.name == "Bash" else None
+    if isinstance(named, str) and named.strip():
+        import os
+
+        return os.path.normpath(os.path.join(cwd or ".", named))
+    return cwd
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
 def post_tool_use(mod: Any, data: dict[str, Any], opener: Any) -> str:
@@ -282,7 +303,7 @@ def post_tool_use(mod: Any, data: dict[str, Any], opener: Any) -> str:
     if rt.gated_by_proxy(m.name):
         return ""
     size, failed, code = mod.outcome(data, m.name)
-    cwd = mod.cwd(data)
+    cwd = call_cwd(mod.cwd(data), m)
     # what a shell line printed: read for the kernel's refusals, which the agent is told about
     printed = mod.printed(data) if m.name == "Bash" else None
     output = printed[-OUTPUT_TAIL:] if isinstance(printed, str) else ""
