@@ -10,10 +10,10 @@ Invoked as `statewright-hook --host=NAME EVENT` (the host's own event name, or o
 through the proxy's hook tool with `"host": NAME` in its input (Codex's `mcp_tool` hooks).
 
 - A host tool the map does not know is refused in a state with rules it could get around,
-  with a reason naming the host (`Runtime.authorize_unnamed`); elsewhere it is decided (and
+  with a reason naming the host (`runtime.batch.authorize_unnamed`); elsewhere it is decided (and
   counted) by its own name.
 - A patch (`apply_patch`) is judged as the edits it makes (`statewright.hook.patch`), all or
-  nothing (`Runtime.authorize_all`), and its result is recorded per file (interrupts).
+  nothing (`runtime.batch.authorize_all`), and its result is recorded per file (interrupts).
 - A rewritten input (`Decision.updated_input`: blocked variables removed, `env_overrides`
   exported, the caller's session for the statewright CLI, the kernel tier's launcher) is
   passed back in the host's form, mapped back to the host's own argument names; a host (or a
@@ -245,8 +245,11 @@ def pre_tool_use(mod: Any, data: dict[str, Any], opener: Any) -> str:
         return ""
     key = agent_key
     if not m.known:
-        d = rt.authorize_unnamed(key, ToolCall(m.name, m.args, mod.NAME, cwd),
-                                 unknown_reason(mod.NAME, raw))
+        from ..runtime.batch import authorize_unnamed
+
+        d = authorize_unnamed(rt, rt.resolve_session(key), ToolCall(m.name, m.args, mod.NAME,
+                                                                     cwd),
+                              unknown_reason(mod.NAME, raw))
     elif m.name == PATCH:
         from .patch import PatchError, patch_edits
 
@@ -255,7 +258,10 @@ def pre_tool_use(mod: Any, data: dict[str, Any], opener: Any) -> str:
         except PatchError as exc:
             return mod.deny(f"statewright refused the {mod.NAME} patch: {exc}; it judges every "
                             "edit, and could not read this one")
-        d = rt.authorize_all(key, [ToolCall(n, a, mod.NAME, cwd) for n, a in edits])
+        from ..runtime.batch import authorize_all
+
+        d = authorize_all(rt, rt.resolve_session(key),
+                          [ToolCall(n, a, mod.NAME, cwd) for n, a in edits])
     else:
         d = rt.authorize(key, ToolCall(m.name, m.args, mod.NAME, cwd))
     if not d.allowed:
@@ -430,9 +436,10 @@ def arm_deadline(args: list[str], seconds: float | None = None) -> None:
     server that stopped answering. A watchdog thread (`_thread`: no `threading` import) does
     it, since the main thread may be blocked inside SQLite or a socket, where no signal
     handler runs. Only a PreToolUse-like event refuses; the others end with nothing to say."""
-    import _thread
     import os
     import time
+
+    from ..lean import start_thread
 
     if seconds is None:
         try:
@@ -456,7 +463,7 @@ def arm_deadline(args: list[str], seconds: float | None = None) -> None:
         finally:
             os._exit(0)
 
-    _thread.start_new_thread(watchdog, ())
+    start_thread(watchdog, ())
 
 
 def claim_answer() -> bool:
@@ -466,9 +473,9 @@ def claim_answer() -> bool:
 
 
 def _new_lock() -> Any:
-    import _thread
+    from ..lean import new_lock
 
-    return _thread.allocate_lock()
+    return new_lock()
 
 
 #: held by whoever writes the answer: the hook, or the deadline's watchdog

@@ -93,7 +93,7 @@ class HookTool:
         With `"host": NAME` in the arguments (a literal the installer writes), the event is
         another host's (`statewright.hook.hosts`: Codex's `mcp_tool` hooks)."""
         if isinstance(arguments, dict) and arguments.get("host") not in (None, "", "claude"):
-            return self.answer_host(arguments, meta if isinstance(meta, dict) else {})
+            return self.answer_host(arguments, meta_dict(meta))
         try:
             event, data = hook_data(arguments)
         except HookInputError as exc:
@@ -145,3 +145,15 @@ def not_served() -> StatewrightError:
     return StatewrightError(INVALID_ARGUMENTS,
                             f"unknown tool {HOOK_TOOL!r}: the hook tool answers only the host "
                             "that started `statewright serve` on stdio")
+
+
+def meta_dict(meta: Any) -> dict[str, Any]:
+    """A request's `_meta` (a dict, or the SDK's model of it: its extra keys included) as a
+    dict; {} for anything else. (Codex names the calling agent's thread there.)"""
+    if isinstance(meta, dict):
+        return meta
+    try:
+        out = meta.model_dump(by_alias=True) if meta is not None else {}
+    except Exception:
+        return {}
+    return out if isinstance(out, dict) else {}

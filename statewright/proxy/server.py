@@ -249,7 +249,7 @@ class Proxy:
         name = params.name
         args = params.arguments if params.arguments is not None else {}
         if name == HOOK_TOOL and self.serve_hook_tool:
-            return await self.answer_hook(args, _meta_dict(params))
+            return await self.answer_hook(args, getattr(params, "meta", None))
         if name in own.OWN_TOOLS:
             try:
                 return await self._own_tool(name, args)
@@ -286,8 +286,7 @@ class Proxy:
 
     def hook_answer(self, args: Any, meta: Any = None) -> str:
         """The hook's JSON answer. (A PostToolUse that moves the run -- an interrupt -- is
-        announced as a tool-list change by `watch_store`, like any other state change.)
-        `meta`: the request's `_meta` (Codex names the calling agent's thread there)."""
+        announced as a tool-list change by `watch_store`, like any other state change.)"""
         return self.hook_tool.answer(args, meta)
 
     async def _forward(self, route: Route, name: str, args: dict[str, Any]) -> types.CallToolResult:
@@ -598,14 +597,3 @@ def _name_filter(state: Any) -> Any:
 
     allowed, disallowed = state.allowed_tools, state.disallowed_tools
     return lambda name: tool_allowed(normalize_tool_name(name), allowed, disallowed)
-
-
-def _meta_dict(params: Any) -> dict[str, Any] | None:
-    """A request's `_meta` as a dict (its extra keys included), or None."""
-    meta = getattr(params, "meta", None)
-    if meta is None:
-        return None
-    try:
-        return meta.model_dump(by_alias=True)
-    except Exception:
-        return None

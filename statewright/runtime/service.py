@@ -566,16 +566,6 @@ class Runtime:
         """Decide a tool call and account it (DESIGN section 4). Never raises."""
         return _enforcement().authorize(self, self.resolve_session(session), call)
 
-    def authorize_all(self, session: str | None, calls: list[ToolCall]) -> Decision:
-        """Decide one call made of several edits, all or nothing, accounted once (a patch
-        that changes several files: `enforcement.authorize_all`). Never raises."""
-        return _enforcement().authorize_all(self, self.resolve_session(session), calls)
-
-    def authorize_unnamed(self, session: str | None, call: ToolCall, why: str) -> Decision:
-        """Decide a tool its front end cannot name as workflows do: refused with `why` in a
-        state with rules it could get around (`enforcement.authorize_unnamed`)."""
-        return _enforcement().authorize_unnamed(self, self.resolve_session(session), call, why)
-
     def explain(self, session: str | None,
                 call: ToolCall) -> tuple[Decision, Run | None, CompiledWorkflow | None]:
         """`authorize` as a dry run: nothing is accounted (`statewright check`)."""

@@ -47,7 +47,7 @@ def test_a_host_event_adds_only_its_adapter(tmp_path: Path, host: str, event: st
     ours = {m for m in mods if m.split(".")[0] == "statewright"}
     expected = CORE | {"statewright.hook.hosts", f"statewright.hook.{host}"}
     if host == "codex":
-        expected |= {"statewright.hook.patch"}
+        expected |= {"statewright.hook.patch", "statewright.runtime.batch"}
     assert ours == expected, {"added": sorted(ours - expected),
                               "missing": sorted(expected - ours)}
     other = mods - ours - {m for m in mods if m.endswith("._binding")}

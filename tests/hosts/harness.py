@@ -125,7 +125,15 @@ class HostProject:
             f'[projects."{self.root}"]\ntrust_level = "trusted"\n')
         return ([str(CODEX), "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
                  "--json", "-s", self.codex_sandbox, "--enable", "multi_agent_v2", prompt],
-                {"CODEX_HOME": str(home), "CODEX_API_KEY": "dummy"})
+                # (TMPDIR elsewhere: Codex makes the helpers its own sandbox runs only in a
+                # CODEX_HOME outside the temp directory)
+                {"CODEX_HOME": str(home), "CODEX_API_KEY": "dummy",
+                 "TMPDIR": str(self._tmpdir())})
+
+    def _tmpdir(self) -> Path:
+        d = self.home / "tmp"
+        d.mkdir(exist_ok=True)
+        return d
 
     def _gemini(self, url: str, prompt: str) -> tuple[list[str], dict[str, str]]:
         settings = self.home / ".gemini" / "settings.json"

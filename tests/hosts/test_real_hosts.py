@@ -218,11 +218,11 @@ def test_a_codex_subagent_works_its_fork_branch_under_its_rules(tmp_path: Path,
 
 @pytest.mark.parametrize("host", ["codex", "gemini"])
 def test_a_line_runs_where_it_was_judged(tmp_path: Path, host: str) -> None:
-    """A shell call may name another directory than the session's: Gemini CLI's `dir_path`
-    is in its hook input (the line is judged there); Codex's `workdir` is not (the line is
-    rewritten to run where it was judged). Either way a line that reads the store from its
-    own directory is not let through. (`sandbox: off`: the analysis alone, as on a machine
-    with no kernel tier.)"""
+    """A shell call may name another directory than the session's (Codex's `workdir`,
+    Gemini CLI's `dir_path`): the line is judged in that directory and runs there (Codex
+    reports the directory as the hook's `cwd`, and the line is pinned to it), so a line that
+    reads the store from its own directory is refused. (`sandbox: off`: the analysis alone, as
+    on a machine with no kernel tier.)"""
     wf = {"id": "cat", "initial": "work", "states": {
         "work": {"allowed_tools": ["Bash"], "allowed_commands": ["cat", "pwd"],
                  "sandbox": "off", "on": {"DONE": "end"}},
@@ -240,10 +240,6 @@ def test_a_line_runs_where_it_was_judged(tmp_path: Path, host: str) -> None:
     assert s.returncode == 0, s.stderr[-3000:]
     texts = [t for _n, t in s.results()]
     assert len(texts) == 2, texts
-    assert "SQLite format" not in texts[0]
-    if host == "codex":  # run in the session's directory, where it was judged
-        assert "No such file" in texts[0], texts[0]
-        assert texts[1].rstrip().endswith(str(p.root)), texts[1]
-    else:  # judged in the directory it names: the store
-        assert refused(texts[0]), texts[0]
-        assert texts[1].rstrip().endswith("workflows") or "/workflows" in texts[1], texts[1]
+    assert "SQLite format" not in texts[0] and refused(texts[0]), texts[0]
+    where = ".statewright" if host == "codex" else "workflows"
+    assert f"{p.root}/{where}" in texts[1], texts[1]  # it ran where it was judged
