@@ -8,6 +8,9 @@ NPM_STAMP := $(NPM_DIR)/node_modules/.statewright-installed
 # the real Claude Code CLI (pinned), which tests/host drives offline with a scripted model
 HOST_DIR   := tests/host/npm
 HOST_STAMP := $(HOST_DIR)/node_modules/.statewright-installed
+# the real Codex, Gemini CLI and Copilot CLI (pinned), which tests/hosts drives offline
+HOSTS_DIR   := tests/hosts/npm
+HOSTS_STAMP := $(HOSTS_DIR)/node_modules/.statewright-installed
 # Node 22 (shipped inside an npm package) with the official MCP Inspector and conformance suite
 MCP_TOOLS_DIR   := tests/npm-node22
 MCP_TOOLS_STAMP := $(MCP_TOOLS_DIR)/node_modules/.statewright-installed
@@ -33,6 +36,11 @@ $(HOST_STAMP): $(HOST_DIR)/package.json $(HOST_DIR)/package-lock.json
 	cd $(HOST_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	touch $(HOST_STAMP)
 
+# each host ships its binary as an optional dependency: nothing downloads at install
+$(HOSTS_STAMP): $(HOSTS_DIR)/package.json $(HOSTS_DIR)/package-lock.json
+	cd $(HOSTS_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $(HOSTS_STAMP)
+
 # --ignore-scripts: no package here needs an install script (the Inspector's postinstall
 # only prepares its web client)
 $(MCP_TOOLS_STAMP): $(MCP_TOOLS_DIR)/package.json $(MCP_TOOLS_DIR)/package-lock.json
@@ -40,7 +48,7 @@ $(MCP_TOOLS_STAMP): $(MCP_TOOLS_DIR)/package.json $(MCP_TOOLS_DIR)/package-lock.
 	touch $(MCP_TOOLS_STAMP)
 
 venv: $(STAMP)
-node: $(NPM_STAMP) $(HOST_STAMP)
+node: $(NPM_STAMP) $(HOST_STAMP) $(HOSTS_STAMP)
 mcp-tools: $(MCP_TOOLS_STAMP)
 
 ## make chromium: Debian's chromium for the web page's end-to-end tests (Playwright drives the
@@ -74,7 +82,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 ## make test: set up, lint, then run every test (unit, property-based, end-to-end)
-test: lint $(NPM_STAMP) $(HOST_STAMP) $(MCP_TOOLS_STAMP) chromium host-sandbox postgres
+test: lint $(NPM_STAMP) $(HOST_STAMP) $(HOSTS_STAMP) $(MCP_TOOLS_STAMP) chromium host-sandbox postgres
 	$(PY) -m pytest -n auto --dist loadgroup -q
 
 ## make screenshots: retake docs/images/ui-*.png from the browser test (make test leaves them)
@@ -82,8 +90,8 @@ screenshots: $(STAMP) chromium
 	UPDATE_SCREENSHOTS=1 $(PY) -m pytest tests/ui/test_browser.py -q
 
 ## make bench: run the benchmarks of docs/design.md section 8 and print a table of ratios
-bench: $(STAMP) $(NPM_STAMP) $(HOST_STAMP) postgres
+bench: $(STAMP) $(NPM_STAMP) $(HOST_STAMP) $(HOSTS_STAMP) postgres
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) $(NPM_DIR)/node_modules $(HOST_DIR)/node_modules $(MCP_TOOLS_DIR)/node_modules .pytest_cache .hypothesis
+	rm -rf $(VENV) $(NPM_DIR)/node_modules $(HOST_DIR)/node_modules $(HOSTS_DIR)/node_modules $(MCP_TOOLS_DIR)/node_modules .pytest_cache .hypothesis

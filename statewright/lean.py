@@ -597,3 +597,4 @@ def _environ_getter() -> Callable[[str], object]:
 
 #: `environ_get(key)`: the value (bytes on POSIX, None when unset); see the docstring
 environ_get = _environ_getter()
+start_thread, new_lock = _thread.start_new_thread, _thread.allocate_lock  # (no `threading`)

@@ -19,9 +19,11 @@ COMMANDS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
     ("Set up", (
         ("init", "init", "Start here: a starter workflow in workflows/ and the Claude Code "
                          "wiring, in one go."),
-        ("install", "install", "Wire statewright into an agent host (install claude)."),
+        ("install", "install", "Wire statewright into an agent host (install claude|codex|"
+                               "gemini|copilot)."),
         ("doctor", "doctor", "What this machine enforces: the kernel tier sandboxed lines run "
-                             "under, the hosts wired and their hook forms."),
+                             "under, the hosts wired, their hook forms and what each does when "
+                             "a hook fails."),
         ("schema", "schema_cmd", "Print (or --output) the published JSON schema of "
                                  "workflows (--config: of statewright.json)."),
     )),

@@ -34,8 +34,27 @@ def kernel_section(root: Path) -> Section:
     return Section("Kernel", lines, data)
 
 
+def hosts_section(root: Path) -> Section:
+    """Each host wired for this project or this user: its scope, file, hook form, and what
+    the host does when a hook fails (its fail-closed posture)."""
+    from ..hostwiring import wired_hosts
+
+    try:
+        wired = wired_hosts(root)
+    except Exception as exc:  # (a section never raises)
+        return Section("Hosts", [f"could not read the hosts' files: {exc}"], [])
+    if not wired:
+        return Section("Hosts", ["no host is wired: run `statewright install claude` (or codex, "
+                                 "gemini, copilot)"], [])
+    lines = []
+    for w in wired:
+        lines.append(f"{w['host']} ({w['scope']}, {w['form']}): {w['file']}")
+        lines.append(f"  when a hook fails: {w['posture']}")
+    return Section("Hosts", lines, wired)
+
+
 #: the report's sections, in order
-SECTIONS = [kernel_section]
+SECTIONS = [kernel_section, hosts_section]
 
 
 @app.command("doctor", help="What this machine enforces: the kernel tier sandboxed lines run "

@@ -240,3 +240,7 @@ def install_claude(
                       "clone without statewright and without a store works as before). Claude "
                       "Code asks each user once to approve the project's MCP server.",
                       highlight=False, soft_wrap=True)
+
+
+# the other hosts' commands (`install codex|gemini|copilot`) live in their own module
+from . import install_hosts  # noqa: E402,F401

@@ -52,6 +52,15 @@ def run() -> None:
     one (`resident.ask`), else `main` decides here; then the process ends at once
     (`lean.exit_now`), skipping the interpreter's teardown."""
     args = sys.argv[1:]
+    if args and args[0].startswith("--host="):
+        # a host that lets a call through when its hook hangs: refuse it before the host
+        # gives up waiting (`hosts.arm_deadline`)
+        try:
+            from .hosts import arm_deadline
+
+            arm_deadline(args)
+        except Exception:
+            pass
     try:
         stdin = sys.stdin.buffer.read()
     except BaseException:
@@ -60,6 +69,16 @@ def run() -> None:
     import os
 
     env = os.environ
+    if args and args[0].startswith("--host=") and not env.get("CLAUDE_PROJECT_DIR"):
+        # a host that does not name the project for its hooks (Codex) runs them in the
+        # session's directory: its project, as every decision would resolve it, names the
+        # resident server (Gemini CLI and Copilot CLI set CLAUDE_PROJECT_DIR themselves)
+        try:
+            from ..config import project_root_dir
+
+            env["CLAUDE_PROJECT_DIR"] = project_root_dir(None, os.getcwd())
+        except Exception:
+            pass
     # (`resident.endpoint` says when a server is used; these two of its conditions are asked
     # first only so that a hook with none does not even import it)
     if stdin is not None and env.get("CLAUDE_PROJECT_DIR") and env.get(RESIDENT_ENV) != "0":
@@ -106,6 +125,15 @@ def answer(out: str, args: list[str]) -> int:
         return 0
     # A PreToolUse answer that cannot be delivered must still block the call (and so must an
     # answer whose event is unknown: it was a refusal).
+    if args and args[0].startswith("--host="):  # another host (`statewright.hook.hosts`)
+        from .hosts import claim_answer, fallback_deny, host_event
+
+        if not claim_answer():  # the deadline answered: the process is ending
+            import time
+
+            time.sleep(60)
+        return emit(out, host_event(args) in (None, PRE_TOOL_USE),
+                    fallback_deny(args[0][7:]) or FALLBACK_DENY)
     blocking = not args or normalize_event(args[0]) in (None, PRE_TOOL_USE)
     return emit(out, blocking)
 
@@ -117,7 +145,7 @@ FALLBACK_DENY = ('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permis
 EXIT_BLOCK = 2  # Claude Code: exit 2 on PreToolUse blocks the call and shows stderr to Claude
 
 
-def emit(out: str, blocking: bool) -> int:
+def emit(out: str, blocking: bool, fallback: str = FALLBACK_DENY) -> int:
     """Write the answer; the exit status to return.
 
     If the answer cannot be written (any error, including text that does not encode), a
@@ -135,7 +163,7 @@ def emit(out: str, blocking: bool) -> int:
         return 0
     if sent[0] == 0:
         try:
-            _write(FALLBACK_DENY + "\n", sent)
+            _write(fallback + "\n", sent)
             return 0
         except BaseException:
             pass

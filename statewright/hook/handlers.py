@@ -41,7 +41,18 @@ class HookInputError(Exception):
 
 def handle(args: list[str], raw: bytes | None, opener=None) -> str:
     """One hook invocation: returns the text to print on stdout ('' for nothing).
-    `opener` as for `dispatch` (the resident hook server passes its own)."""
+    `opener` as for `dispatch` (the resident hook server passes its own). `--host=NAME`
+    first: another host's hook (`statewright.hook.hosts`)."""
+    if args and args[0].startswith("--host="):
+        from .hosts import adapter
+        from .hosts import handle as host_handle
+
+        try:
+            adapter(args[0][7:])
+        except KeyError:
+            return deny_json(f"statewright-hook: unknown host {args[0][7:]!r} (expected codex, "
+                             "gemini or copilot); the call is refused (fail closed)")
+        return host_handle(args[0][7:], args[1:], raw, opener)
     data, problem = parse_input(raw)
     if args:
         event = normalize_event(args[0])
@@ -84,7 +95,12 @@ def dispatch(event: str, data: dict, opener=None) -> str:
 
 
 def crash_output(args: list[str], raw: bytes | None, exc: BaseException) -> str:
-    """Used by `main` when even `handle` failed: a refusal in the PreToolUse shape."""
+    """Used by `main` when even `handle` failed: a refusal in the PreToolUse shape (of the
+    host `--host=NAME` names, if any)."""
+    if args and args[0].startswith("--host="):
+        from .hosts import fallback_deny
+
+        return fallback_deny(args[0][7:]) or failure_output(PRE_TOOL_USE, exc, None)
     event = normalize_event(args[0]) if args else PRE_TOOL_USE
     return failure_output(event or PRE_TOOL_USE, exc, None)
 

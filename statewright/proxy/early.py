@@ -101,7 +101,7 @@ class EarlyLane:
         if method == "tools/call" and params.get("name") == HOOK_TOOL and \
                 isinstance(params.get("arguments", {}), dict):
             self.answered = True
-            text = self.hook_tool.answer(params.get("arguments") or {})
+            text = self.hook_tool.answer(params.get("arguments") or {}, params.get("_meta"))
             result = {"content": [{"type": "text", "text": text}], "isError": False}
             return self._reply(rid, result), False
         if method == "server/discover" and modern:

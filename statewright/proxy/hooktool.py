@@ -88,8 +88,12 @@ class HookTool:
             rt = self._runtimes[root] = Runtime.open(project=root)
         return rt
 
-    def answer(self, arguments: Any) -> str:
-        """The hook's JSON answer as text; `{}` when there is nothing to say. Never raises."""
+    def answer(self, arguments: Any, meta: Any = None) -> str:
+        """The hook's JSON answer as text; `{}` when there is nothing to say. Never raises.
+        With `"host": NAME` in the arguments (a literal the installer writes), the event is
+        another host's (`statewright.hook.hosts`: Codex's `mcp_tool` hooks)."""
+        if isinstance(arguments, dict) and arguments.get("host") not in (None, "", "claude"):
+            return self.answer_host(arguments, meta_dict(meta))
         try:
             event, data = hook_data(arguments)
         except HookInputError as exc:
@@ -103,7 +107,53 @@ class HookTool:
         return out or "{}"
 
 
+    def answer_host(self, arguments: dict[str, Any], meta: dict[str, Any]) -> str:
+        from ..hook.hosts import adapter, dispatch
+
+        host = arguments.get("host")
+        try:
+            mod = adapter(host if isinstance(host, str) else "")
+        except KeyError:
+            return failure_output(PRE_TOOL_USE, HookInputError(
+                f"the hook tool got an unknown host {host!r}"), None, self.open) or "{}"
+        data: dict[str, Any] = {}
+        problem: Exception | None = None
+        for key, value in arguments.items():
+            if key == "host" or value == "" or value is None:
+                continue
+            if key in JSON_FIELDS and isinstance(value, str):
+                try:
+                    value = loads(value)
+                except ValueError:
+                    if key == "tool_input":
+                        problem = HookInputError(f"{key} is not JSON text")
+            elif key == "stop_hook_active" and isinstance(value, str):
+                value = value.strip().lower() == "true"
+            data[key] = value
+        # Codex cannot interpolate `agent_id` (a field only sub-agents' events have), but names
+        # the calling thread in the request's `_meta`: a sub-agent's thread is its agent id
+        thread = meta.get("threadId")
+        if isinstance(thread, str) and thread and "agent_id" not in data and \
+                thread != data.get("session_id"):
+            data["agent_id"] = thread
+        name = data.get("hook_event_name")
+        out = dispatch(mod.NAME, name, None if problem else data, problem, self.open)
+        return out or "{}"
+
+
 def not_served() -> StatewrightError:
     return StatewrightError(INVALID_ARGUMENTS,
                             f"unknown tool {HOOK_TOOL!r}: the hook tool answers only the host "
                             "that started `statewright serve` on stdio")
+
+
+def meta_dict(meta: Any) -> dict[str, Any]:
+    """A request's `_meta` (a dict, or the SDK's model of it: its extra keys included) as a
+    dict; {} for anything else. (Codex names the calling agent's thread there.)"""
+    if isinstance(meta, dict):
+        return meta
+    try:
+        out = meta.model_dump(by_alias=True) if meta is not None else {}
+    except Exception:
+        return {}
+    return out if isinstance(out, dict) else {}

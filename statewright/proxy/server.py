@@ -249,7 +249,7 @@ class Proxy:
         name = params.name
         args = params.arguments if params.arguments is not None else {}
         if name == HOOK_TOOL and self.serve_hook_tool:
-            return await self.answer_hook(args)
+            return await self.answer_hook(args, getattr(params, "meta", None))
         if name in own.OWN_TOOLS:
             try:
                 return await self._own_tool(name, args)
@@ -275,19 +275,19 @@ class Proxy:
                 ctx, lambda progress: self.forward_raw(route, name, args, progress=progress)))
         return await self._forward(route, name, args)
 
-    async def answer_hook(self, args: dict[str, Any]) -> types.CallToolResult:
+    async def answer_hook(self, args: dict[str, Any], meta: Any = None) -> types.CallToolResult:
         """A hook-tool call (SDK lane); the stdio fast path answers it with `hook_answer`."""
-        return types.CallToolResult(content=[_text(self.hook_answer(args))])
+        return types.CallToolResult(content=[_text(self.hook_answer(args, meta))])
 
     def server_meta(self) -> dict[str, Any]:
         """The `_meta` of a 2026-era result: who answered (as the SDK writes it)."""
         return {"io.modelcontextprotocol/serverInfo": {"name": self.server.name,
                                                        "version": self.server.version}}
 
-    def hook_answer(self, args: Any) -> str:
+    def hook_answer(self, args: Any, meta: Any = None) -> str:
         """The hook's JSON answer. (A PostToolUse that moves the run -- an interrupt -- is
         announced as a tool-list change by `watch_store`, like any other state change.)"""
-        return self.hook_tool.answer(args)
+        return self.hook_tool.answer(args, meta)
 
     async def _forward(self, route: Route, name: str, args: dict[str, Any]) -> types.CallToolResult:
         return types.CallToolResult.model_validate(await self.forward_raw(route, name, args))
