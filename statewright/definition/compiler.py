@@ -76,6 +76,10 @@ def _state(name: str, s: StateModel) -> State:
         max_files_per_state=s.max_files_per_state,
         context_budget_bytes=s.context_budget_bytes,
         safe_next=s.safe_next,
+        read_only=tuple(s.read_only or ()),
+        sandbox=s.sandbox or "auto",
+        network=True if s.network is None else s.network,
+        unix_sockets=bool(s.unix_sockets),
         on={e: _transition(e, t) for e, t in (s.on or {}).items()},
     )
 
