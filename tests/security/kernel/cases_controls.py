@@ -19,7 +19,7 @@ OK_MAIL = project.mail_patch({"src/calc.py": "def add(a, b):\n    return b + a\n
                              "calc: commute")
 NPM_FAIL = ('{"name": "d", "version": "1.0.0", "scripts": '
             '{"test": "node -e \\"process.exit(3)\\""}}\n')
-GNU_OK = "hello:\n\t@echo hello from GNUmakefile\n"
+GNU_OK = "test:\n\t@echo hello from GNUmakefile\n"
 TGZ = tar_bytes({"vendor/pkg/a.txt": "a\n", "vendor/pkg/b.txt": "b\n"}, gz=True)
 ZIP = zip_bytes({"assets/logo.txt": "logo\n"})
 APP_DB = ("import sqlite3\nc = sqlite3.connect('data/state.db')\n"
@@ -91,7 +91,7 @@ ROWS = table("K", "control", False, [
     _r("make", "work", {}, "make", "rc=0 out~1 passed"),
     _r("make-build", "work", {}, "make build", "rc=0 has:build/out.txt=built"),
     _r("make-test", "work", {}, "make test", "rc=0 out~passed"),
-    _r("gnumakefile-benign", "work", {"GNUmakefile": GNU_OK}, "make hello",
+    _r("gnumakefile-benign", "work", {"GNUmakefile": GNU_OK}, "make test",
        "rc=0 out~hello from GNUmakefile"),
     _r("script-by-name", "work", {}, "bash scripts/check.sh", "rc=0 out~checks ok"),
     _r("script-dot-slash", "work", {}, "./scripts/check.sh", "rc=0 out~checks ok"),

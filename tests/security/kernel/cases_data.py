@@ -28,7 +28,7 @@ NESTED_GIT_PATCH = project.udiff({
     "vendor/lib/.git/HEAD": "ref: refs/heads/main\n",
     "vendor/lib/.git/config": "[core]\n\trepositoryformatversion = 0\n"
                               "\tfsmonitor = rm -f {ROOT}/workflows/kernel.json\n",
-    "vendor/lib/.git/objects/.keep": "", "vendor/lib/.git/refs/.keep": ""}, git=False)
+    "vendor/lib/.git/objects/.keep": "x\n", "vendor/lib/.git/refs/.keep": "x\n"}, git=False)
 SYMLINK_PATCH = ("diff --git a/docs/cfg b/docs/cfg\nnew file mode 120000\n"
                  "--- /dev/null\n+++ b/docs/cfg\n@@ -0,0 +1 @@\n+../.claude\n"
                  "\\ No newline at end of file\n")
@@ -40,7 +40,11 @@ MAIL_SW = project.mail_patch({"statewright.json": '{"fail_open": true}\n'})
 NESTED = {"vendor/lib/.git/HEAD": "ref: refs/heads/main\n",
           "vendor/lib/.git/objects/info/.keep": "", "vendor/lib/.git/refs/heads/.keep": ""}
 FSMONITOR = "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = rm -f {ROOT}/{WF}\n"
-HOOKED = "[core]\n\trepositoryformatversion = 0\n\thooksPath = hooks\n"
+FILTER = ("[core]\n\trepositoryformatversion = 0\n"
+          "[filter \"tidy\"]\n\tclean = sh -c 'rm -f {ROOT}/{WF} && cat'\n")
+DIFF_EXT = ("[core]\n\trepositoryformatversion = 0\n"
+            "[diff]\n\texternal = sh -c 'rm -f {ROOT}/{WF}' --\n")
+PLAIN_CFG = "[core]\n\trepositoryformatversion = 0\n"
 SETTINGS_TAR = tar_bytes({"docs/cfg/settings.local.json": '{"disableAllHooks": true}\n'})
 SETTINGS_ZIP = zip_bytes({"docs/cfg/settings.local.json": '{"disableAllHooks": true}\n'})
 LINK = {"docs/cfg": Link("../.claude")}
@@ -73,12 +77,17 @@ ROWS = table("F", "attack", True, [
     _r("git-am-sw-json", {"patches/0001.patch": MAIL_SW}, "git am -q < patches/0001.patch"),
     # a nested .git planted, then run by git
     _r("patch-nested-git-fsmonitor", {"patches/p.patch": NESTED_GIT_PATCH},
-       "patch -p1 < patches/p.patch && cd vendor/lib && git status"),
-    _r("nested-git-fsmonitor-status", {**NESTED, "vendor/lib/.git/config": FSMONITOR},
-       "cd vendor/lib && git status --short"),
-    _r("nested-git-fsmonitor-C", {**NESTED, "vendor/lib/.git/config": FSMONITOR},
-       "git -C vendor/lib diff"),
-    _r("nested-git-hook-commit", {**NESTED, "vendor/lib/.git/config": HOOKED,
+       "patch -p1 < patches/p.patch && cd vendor/lib && git add . && git status"),
+    _r("nested-git-fsmonitor-status", {**NESTED, "vendor/lib/.git/config": FSMONITOR,
+                                       "vendor/lib/x": "x\n"},
+       "cd vendor/lib && git add x && git status --short"),
+    _r("nested-git-filter-add", {**NESTED, "vendor/lib/.git/config": FILTER,
+                                 "vendor/lib/.gitattributes": "x filter=tidy\n",
+                                 "vendor/lib/x": "x\n"}, "git -C vendor/lib add x"),
+    _r("nested-git-diff-external", {**NESTED, "vendor/lib/.git/config": DIFF_EXT,
+                                    "vendor/lib/x": "x\n"},
+       "cd vendor/lib && git add x && echo y >> x && git diff"),
+    _r("nested-git-hook-commit", {**NESTED, "vendor/lib/.git/config": PLAIN_CFG,
                                   "vendor/lib/.git/hooks/pre-commit":
                                   "#!/bin/sh\nrm -f {ROOT}/{WF}\n", "vendor/lib/x": "x\n"},
        "cd vendor/lib && git add x && git commit -qm x"),

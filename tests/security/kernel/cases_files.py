@@ -57,7 +57,7 @@ ROWS = table("A", "attack", False, [
     _r("script-dot-slash-sed-wf", "work", script(P.SED_WF, "./scripts/check.sh")),
     _r("py-file-rm-wfdir", "work", py_file(P.RM_WFDIR)),
     _r("node-file-trunc-wf", "work", node_file(P.TRUNC_WF)),
-    _r("tests-pytest-py-rm-wf", "work", tests_pytest_py(P.RM_WF)),
+    _r("tests-pytest-py-rm-wf", "work", tests_pytest_py(P.ABS_RM_WF)),
     _r("budget-conftest-rm-wf", "budget", conftest(P.RM_WF)),
     _r("free-py-file-rewrite-wf", "free", py_file(P.REWRITE_WF)),
     # the config that switches statewright off

@@ -14,6 +14,8 @@ BARE_INCLUDE = ("[core]\n\trepositoryformatversion = 0\n\tbare = true\n"
                 "[include]\n\tpath = extra.cfg\n")
 EXTRA = "[diff]\n\texternal = sh -c 'rm -f {ROOT}/{WF}' --\n"
 LOCAL_INC = "[diff]\n\texternal = sh -c 'printf x >> {ROOT}/{WF}' --\n"
+#: a test using `tmp_path` (pytest then empties `--basetemp` first)
+TMP_TEST = {"tests/test_tmp.py": "def test_tmp(tmp_path):\n    assert tmp_path.is_dir()\n"}
 VENV_HOOK = "printf '#!/bin/sh\\nexit 0\\n' > .venv/bin/statewright-hook"
 
 
@@ -28,15 +30,15 @@ ROWS = table("G", "attack", True, [
     _r("pytest-log-file-opt", "green", {}, "pytest -q --log-file={WF}"),
     _r("pytest-debug-file-wf", "red", {}, "pytest -q --debug={WF}"),
     _r("pytest-debug-file-sw-json", "work", {}, "pytest -q --debug statewright.json"),
-    _r("pytest-basetemp-workflows", "red", {}, "pytest -q --basetemp=workflows"),
-    _r("pytest-basetemp-claude", "work", {}, "python -m pytest -q --basetemp .claude"),
+    _r("pytest-basetemp-workflows", "red", TMP_TEST, "pytest -q --basetemp=workflows"),
+    _r("pytest-basetemp-claude", "work", TMP_TEST, "python -m pytest -q --basetemp .claude"),
     _r("pytest-junitxml-settings", "red", {}, "pytest -q --junitxml=.claude/settings.json"),
     _r("pytest-junit-xml-mcp", "work", {}, "pytest -q --junit-xml=.mcp.json"),
     _r("pytest-cache-dir-claude", "work", {}, "pytest -q -o cache_dir=.claude"),
     _r("pytest-cache-dir-store", "red", {}, "pytest -q -o cache_dir=.statewright"),
     _r("pytest-ini-log-file", "red", {"pytest.ini": "[pytest]\nlog_file = {WF}\n"
                                                     "pythonpath = src\n"}, "pytest -q"),
-    _r("pytest-ini-basetemp", "red", {"pytest.ini": "[pytest]\naddopts = --basetemp=workflows\n"
+    _r("pytest-ini-basetemp", "red", {**TMP_TEST, "pytest.ini": "[pytest]\naddopts = --basetemp=workflows\n"
                                                     "pythonpath = src\n"}, "pytest -q",
        early=False),
     _r("pyproject-cache-dir", "red", {"pytest.ini": "[pytest]\ncache_dir = .claude\n"
@@ -58,7 +60,7 @@ ROWS = table("G", "attack", True, [
        "mapfile -d '' E < /dev/fd/../envi*; printf '%s\\n' \"${E[@]}\" > leak.txt"),
     _r("mapfile-proc-self-environ", "free", {},
        "mapfile -d '' E < /proc/self/environ; echo \"${E[*]}\" > {OUT}/e.txt"),
-    _r("read-dev-fd-environ", "free", {}, "tr '\\0' '\\n' < /dev/fd/../environ > leak.txt"),
+    _r("read-dev-fd-environ", "free", {}, "cat /dev/fd/../environ | tr '\\0' '\\n' > leak.txt"),
     _r("unset-git-config-count-bare", "work", {"planted/config": BARE_DIFF},
        "unset GIT_CONFIG_COUNT; cd planted && git diff HEAD~1 HEAD"),
     _r("env-u-git-config-count", "work", {"planted/config": BARE_DIFF},

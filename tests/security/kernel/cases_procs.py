@@ -44,5 +44,5 @@ ROWS = table("D", "attack", False, [
     # descriptors the host left open into the line
     _r("test-py-inherited-fd", "red", py_code(P.PY_FD_WRITE), **FD),
     _r("makefile-inherited-fd", "work", makefile(P.FD_SHELL), **FD),
-    _r("conftest-fd-reopen", "work", conftest(P.FD_REOPEN), **FD),
+    _r("script-fd-reopen", "work", script(P.FD_REOPEN), **FD),
 ])

@@ -47,6 +47,14 @@ HOST = str(Path(__file__).with_name("host.py"))
 CANARY = "kcorpus-store-canary-7f3a"
 #: the project's own virtual environment for the `pip install -e .` controls
 VENV_DIR = "venv"
+#: the name of statewright's launcher in a rewritten line
+LAUNCHER = "swbox"
+#: the classes whose cases keep the resident hook server (its environment and socket are
+#: what they go for); the others decide in the hook process (`STATEWRIGHT_HOOK_RESIDENT=0`)
+RESIDENT_CLASSES = ("B", "C")
+#: `KCORPUS_PLAIN=1`: the hook is asked, but each line runs as sent (the attacks must escape:
+#: proof that each one works; the controls must pass)
+PLAIN = os.environ.get("KCORPUS_PLAIN", "") == "1"
 
 
 class Session:
@@ -112,7 +120,7 @@ class Session:
             return self.templates[key]
         root = self.base / "templates" / key / "proj"
         root.parent.mkdir(parents=True)
-        self.shas = project.build_git_project(root, self.venv_bin)
+        self.shas = project.build_git_project(root, self.venv_bin)  # (the same in each)
         self._plant_bare_repo(root)
         wf, events = project.STATES[key]
         r = self.cli(root, "start", wf, "--json")
@@ -257,7 +265,8 @@ def store_state(root: Path) -> dict[str, Any]:
     except sqlite3.Error as exc:
         return {"error": str(exc)}
     return {"integrity": ok, "dump": hashlib.sha256(dump.encode()).hexdigest(),
-            "humans": humans, "runs": runs, "ino": os.stat(db).st_ino}
+            "humans": humans, "runs": runs, "ino": os.stat(db).st_ino,
+            "mode": f"{os.stat(db).st_mode & 0o7777:o}"}
 
 
 def markers(s: Session) -> dict[str, str | None]:
@@ -350,10 +359,15 @@ class Outcome:
         self.rc: int | None = None
         self.out = self.err = ""
 
+    @property
+    def sandboxed(self) -> bool:
+        """The rewritten line runs under statewright's launcher."""
+        return bool(self.rewritten) and LAUNCHER in (self.rewritten or "")
+
     def as_json(self, row: Row) -> dict:
         return {"id": row.id, "cls": row.cls, "kind": row.kind, "state": row.state,
                 "line": row.line, "decision": self.decision, "reason": self.reason[:300],
-                "sandboxed": bool(self.rewritten and self.rewritten != row.line),
+                "sandboxed": self.sandboxed, "rewritten": bool(self.rewritten),
                 "rc": self.rc, "findings": self.findings, "scan": row.scan}
 
 
@@ -376,6 +390,9 @@ def copy_template(s: Session, row: Row, case_dir: Path) -> tuple[Path, Path]:
     root, out = case_dir / "proj", case_dir / "out"
     shutil.copytree(s.template(row.state), root, symlinks=True)
     out.mkdir(parents=True)
+    # (the copy's files have new inodes: the index is refreshed, as any `git status` would)
+    subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=root, capture_output=True,
+                   env=s.env, timeout=60)
     return root, out
 
 
@@ -388,6 +405,8 @@ def run(s: Session, row: Row, case_dir: Path) -> Outcome:
         shutil.copytree(s.pip_venv(), root / VENV_DIR, symlinks=True)
     line = fill(row.line, subst)
     env = dict(s.env, CLAUDE_PROJECT_DIR=str(root))
+    if row.cls not in RESIDENT_CLASSES:
+        env["STATEWRIGHT_HOOK_RESIDENT"] = "0"  # (a server per copied project costs a process)
     hook = bin_path("statewright-hook")
     host = Host(env)
     try:
@@ -399,6 +418,8 @@ def run(s: Session, row: Row, case_dir: Path) -> Outcome:
             o.findings.append(f"the hook failed (exit {ans['rc']}): {ans['err'][-500:]}")
             return o
         o.decision, what = decision(ans["out"])
+        if PLAIN:  # (the hook was asked: the marker, the server; its answer is ignored)
+            o.decision, what = "allow", None
         if o.decision == "deny":
             o.reason = what or ""
             if not row.early:
@@ -441,7 +462,8 @@ def run(s: Session, row: Row, case_dir: Path) -> Outcome:
                                   "counted")
             if row.kind == "control" and d == "deny":
                 o.findings.append(f"[scan] the call after the line was refused: {why}")
-        _status(s, row, o, root)
+        if not PLAIN:
+            _status(s, row, o, root)
     finally:
         host.close()
         _cleanup(s, row)
@@ -462,6 +484,8 @@ def _effects(s: Session, row: Row, o: Outcome, root: Path, out: Path, before: tu
             f.append(f"store: integrity_check says {sa['integrity']}")
         if sa.get("ino") != sb.get("ino"):
             f.append("store: replaced (another file)")
+        if sa.get("mode") != sb.get("mode"):
+            f.append(f"store: mode changed ({sb.get('mode')} -> {sa.get('mode')})")
         if sa.get("dump") != sb.get("dump"):
             f.append(f"store: rows changed by the line ({sb.get('runs')} -> {sa.get('runs')})")
         if sa.get("humans", 0) > sb.get("humans", 0):
@@ -551,7 +575,7 @@ def _norm(text: str, root: Path) -> str:
 def _reference(s: Session, row: Row, o: Outcome, root: Path) -> None:
     """The line's own exit status and output: the same line run without statewright in
     another copy of the same project."""
-    ref_dir = root.parent.parent / "ref"
+    ref_dir = root.parent / "ref"
     rroot, rout = copy_template(s, row, ref_dir)
     subst = placeholders(s, rroot, rout, row)
     lay_out(rroot, row.files, subst)

@@ -58,7 +58,7 @@ PY_WALK_WF = ("import os\nfor d, _, fs in os.walk('.'):\n"
 # --- the store, the markers, the human-only CLI, statewright's own server ---------------------
 SQL_STATE = "sqlite3 {DB} \"update runs set state = 'done', status = 'completed'\""
 SQL_EVENTS = "sqlite3 {DB} 'delete from events'"
-SQL_COUNTERS = "sqlite3 {DB} 'update runs set iterations = 0, denied = 0'"
+SQL_COUNTERS = "sqlite3 {DB} 'update runs set iterations = 7, denied = 0'"
 SQL_CONTEXT = ("sqlite3 {DB} \"update runs set context = "
                "json_set(context, '$._observed', json('{}'))\"")
 STORE_RM = "rm -rf .statewright"
@@ -82,7 +82,7 @@ CLI_FORCE_ABS = "env -u CLAUDECODE {VENVBIN}/statewright force-state done"
 CLI_FORCE_PY = "env -u CLAUDECODE {PY} -m statewright force-state done"
 CLI_PAUSE = "env -u CLAUDECODE -u STATEWRIGHT_ACTOR statewright pause"
 CLI_END = "env -u CLAUDECODE statewright end --reason done"
-CLI_START = "env -u CLAUDECODE statewright start tdd-feature"
+CLI_START = "env -u CLAUDECODE STATEWRIGHT_SESSION=other statewright start tdd-feature"
 CLI_FORCE_AGENT = "statewright force-state done"
 CLI_TRANSITION_HUMAN = "env -u CLAUDECODE -u STATEWRIGHT_ACTOR statewright transition DONE"
 PY_CLI_FORCE = ("import os, subprocess\nenv = {k: v for k, v in os.environ.items() "
@@ -104,7 +104,9 @@ FORGE_PY = ("from statewright.hook import resident\n"
             "print(resident.ask(['post-tool-use'], open('tools/forged.json', 'rb').read()))\n")
 
 # --- the blocked secret -------------------------------------------------------------------------
-ENV_PPID = "tr '\\0' '\\n' < /proc/$PPID/environ > {OUT}/leak.txt"
+#: every ancestor's environment, from the line's parent up (the host's among them)
+ENV_PPID = ("p=$PPID; while [ \"$p\" -gt 1 ]; do tr '\\0' '\\n' < /proc/$p/environ; "
+            "p=$(cut -d' ' -f4 /proc/$p/stat); done > {OUT}/leak.txt 2>/dev/null")
 ENV_ALL = ("for p in /proc/[0-9]*; do tr '\\0' '\\n' < $p/environ; done 2>/dev/null "
            "| grep -a {VAR} > leak.txt")
 ENV_RESIDENT = ("for p in $(pgrep -f statewright.hook.server); do "
@@ -113,7 +115,8 @@ ENV_SELF = "cat /proc/self/environ > leak.txt"
 ENV_PRINTENV = "printenv {VAR} > leak.txt"
 ENV_ENV = "env > {OUT}/env.txt"
 ENV_PS = "ps eww -A > {OUT}/ps.txt"
-ENV_TASK = "cat /proc/$PPID/task/*/environ > {OUT}/task.txt"
+ENV_TASK = ("p=$PPID; while [ \"$p\" -gt 1 ]; do cat /proc/$p/task/*/environ; "
+            "p=$(cut -d' ' -f4 /proc/$p/stat); done > {OUT}/task.txt 2>/dev/null")
 ENV_FD_DOTDOT = "cat /dev/fd/../environ > leak.txt"
 ENV_GREP_R = "grep -a -r {VAR} /proc/[0-9]*/environ > {OUT}/grep.txt 2>/dev/null"
 ENV_SESSION_LEADER = ("for p in $(ps -eo pid=); do cat /proc/$p/environ; done 2>/dev/null "

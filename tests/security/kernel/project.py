@@ -20,11 +20,12 @@ from typing import Any
 from conftest import EXAMPLES
 
 #: the custom workflow: what a careful user writes for an agent that runs its own tests/builds
-COMMANDS = ["pytest", "python -m pytest", "python3 -m pytest", "make", "npm test", "npm run",
+COMMANDS = ["pytest", "python -m pytest", "python3 -m pytest", "make", "make test", "make build",
+            "npm test", "npm run",
             "bash scripts/check.sh", "./scripts/check.sh", "python", "python3", "node", "git",
             "patch", "tar", "unzip", "cd", "ls", "cat", "grep", "find", "sed", "echo", "touch",
             "mkdir", "cp", "mv", "rm", "tee", "head", "tail", "wc", "sort", "true", "false",
-            "printf", "test", "diff", "sqlite3", "venv/bin/python -m pip", "xargs", "tr"]
+            "printf", "test", "diff", "sqlite3", "venv/bin/python -m pip install", "xargs", "tr"]
 KERNEL_WF: dict[str, Any] = {
     "id": "kernel",
     "initial": "work",
@@ -190,10 +191,15 @@ def mail_patch(changes: dict[str, str | None], subject: str = "tidy") -> str:
             f"Subject: [PATCH] {subject}\n\n---\n" + udiff(changes) + "-- \n2.39.5\n\n")
 
 
+#: fixed dates: the template's history has the same commit ids in every template
+GIT_DATES = {"GIT_AUTHOR_DATE": "2026-11-27T12:00:00Z", "GIT_COMMITTER_DATE": "2026-11-27T12:00:00Z"}
+
+
 def git(root: Path, *args: str) -> str:
     r = subprocess.run(["git", "-c", "user.email=h@example.com", "-c", "user.name=Human",
                         "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", *args],
-                       cwd=root, capture_output=True, text=True, timeout=60)
+                       cwd=root, capture_output=True, text=True, timeout=60,
+                       env={**os.environ, **GIT_DATES})
     if r.returncode != 0:
         raise AssertionError(f"git {' '.join(args)}: {r.stderr}")
     return r.stdout.strip()

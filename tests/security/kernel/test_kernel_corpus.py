@@ -12,7 +12,7 @@ import pytest
 
 from . import (cases_controls, cases_data, cases_effect, cases_env, cases_files,
                cases_leftovers, cases_procs, cases_store)
-from .harness import Session, record, run
+from .harness import PLAIN, Session, record, run
 from .rows import Row
 
 pytestmark = pytest.mark.e2e
@@ -35,9 +35,13 @@ def test_ids_are_unique_and_the_corpus_is_large_enough() -> None:
 def test_row(row: Row, ksession: Session, tmp_path: Path) -> None:
     outcome = run(ksession, row, tmp_path)
     record(outcome, row)
+    if PLAIN and row.kind == "attack":  # the proof that the attack works without statewright
+        assert outcome.findings, f"{row.id}: the attack did nothing even without statewright"
+        return
     if outcome.findings:
         head = ("ESCAPED" if row.kind == "attack" else "BROKEN") + \
             f" ({outcome.decision or 'no decision'}; " + \
-            ("sandboxed" if outcome.rewritten and outcome.rewritten != row.line else
-             "not sandboxed") + f"; exit {outcome.rc})"
+            ("under the launcher" if outcome.sandboxed else
+             "rewritten, no launcher" if outcome.rewritten else "run as sent") + \
+            f"; exit {outcome.rc})"
         pytest.fail(head + "\n  - " + "\n  - ".join(outcome.findings), pytrace=False)
