@@ -19,6 +19,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: shell lines longer than this are analysed every time rather than kept in the caches
 CACHE_MAX_LINE = 4096
+#: how much of a shell line's output a front end hands to `record` (`ToolResult.output`)
+OUTPUT_TAIL = 4096
 
 _EMPTY: frozenset = frozenset()
 _NO_ARG = object()
@@ -135,17 +137,18 @@ class ToolResult(Record):
     """What happened after an allowed call ran (PostToolUse / proxy after forwarding)."""
 
     __slots__ = __match_args__ = _fields = ("tool_name", "tool_input", "output_bytes", "is_error",
-                                            "cwd", "exit_code")
+                                            "cwd", "exit_code", "output")
     tool_name: str
     tool_input: dict[str, Any]
     output_bytes: int
     is_error: bool
     cwd: str | None
     exit_code: int | None
+    output: str
 
     def __init__(self, tool_name: str, tool_input: dict[str, Any], output_bytes: int = 0,
                  is_error: bool = False, cwd: str | None = None,
-                 exit_code: int | None = None) -> None:
+                 exit_code: int | None = None, output: str = "") -> None:
         set_field(self, "tool_name", tool_name)
         set_field(self, "tool_input", tool_input)
         set_field(self, "output_bytes", output_bytes)  # size of the result the agent received
@@ -154,6 +157,9 @@ class ToolResult(Record):
         # a shell line's exit status as the host reported it (0 for a plain success); None when
         # the result does not say (a background job, a tool that reports none)
         set_field(self, "exit_code", exit_code)
+        # the end of what a shell line printed (`OUTPUT_TAIL` characters), where the front end
+        # has it: read for the kernel's refusals, which the agent is then told about
+        set_field(self, "output", output)
 
 
 class Counters(Record):
@@ -211,10 +217,10 @@ class GateContext(Record):
 
 class Decision(Record):
     __match_args__ = _fields = ("allowed", "reason", "rule", "code", "explanation", "files",
-                                "updated_input", "counts_iteration")
+                                "updated_input", "counts_iteration", "sandboxed")
     # (`explanation` is read through `_explanation`: see the property)
     __slots__ = ("_explanation", "allowed", "code", "counts_iteration", "files", "reason", "rule",
-                 "updated_input")
+                 "sandboxed", "updated_input")
     allowed: bool
     reason: str
     rule: str
@@ -223,11 +229,12 @@ class Decision(Record):
     files: tuple[str, ...]
     updated_input: dict[str, Any] | None
     counts_iteration: bool
+    sandboxed: bool
 
     def __init__(self, allowed: bool, reason: str = "", rule: str = "", code: str = "",
                  explanation: tuple[str, ...] = (), files: tuple[str, ...] = (),
                  updated_input: dict[str, Any] | None = None,
-                 counts_iteration: bool = True) -> None:
+                 counts_iteration: bool = True, sandboxed: bool = False) -> None:
         # (one is built for every decision: each field is stored through its own slot
         # descriptor, as `lean.field_setters` gives them)
         _d_allowed(self, allowed)
@@ -238,6 +245,9 @@ class Decision(Record):
         _d_files(self, files)  # project-relative files this call would edit
         _d_updated_input(self, updated_input)  # rewritten tool_input (blocked_env removal)
         _d_counts_iteration(self, counts_iteration)  # statewright_* tools do not count
+        # the rewritten line runs under the kernel sandbox (`policy.confine`): what it changes
+        # is counted by effect after the call
+        _d_sandboxed(self, sandboxed)
 
     @property
     def explanation(self) -> tuple[str, ...]:
@@ -262,8 +272,8 @@ class Decision(Record):
 
 
 (_d_allowed, _d_reason, _d_rule, _d_code, _d_explanation, _d_files, _d_updated_input,
- _d_counts_iteration) = (getattr(Decision, "_" + f if f == "explanation" else f).__set__
-                        for f in Decision._fields)
+ _d_counts_iteration, _d_sandboxed) = (
+    getattr(Decision, "_" + f if f == "explanation" else f).__set__ for f in Decision._fields)
 
 
 def finish_trace(items: Any) -> tuple[str, ...]:
@@ -280,7 +290,8 @@ _DecisionTwin = mutable_twin(Decision)
 
 def new_decision(allowed: bool, reason: str, rule: str, code: str,
                  explanation: tuple[str, ...] | list[Any], files: tuple[str, ...],
-                 updated_input: dict[str, Any] | None, counts_iteration: bool) -> Decision:
+                 updated_input: dict[str, Any] | None, counts_iteration: bool,
+                 sandboxed: bool = False) -> Decision:
     """`Decision(allowed, reason, ...)` with every field given, built as a twin
     (`mutable_twin`): one per decision."""
     d = new_record(_DecisionTwin)
@@ -292,6 +303,7 @@ def new_decision(allowed: bool, reason: str, rule: str, code: str,
     d.files = files
     d.updated_input = updated_input
     d.counts_iteration = counts_iteration
+    d.sandboxed = sandboxed
     d.__class__ = Decision
     return d
 

@@ -49,14 +49,42 @@ def argv(profile: Profile, helper: str = HELPER) -> list[str]:
     return out
 
 
+_HEAD = '__sw_c="${TMPDIR:-/tmp}/.statewright-cwd.$$.$RANDOM"; { __sw_d=$('
+_OPEN = ' -c "$(declare -f; alias -p)"$\'\\n\''
+_CLOSE = " 3>&1 1>&4 4>&-); } 4>&1; "
+_TAIL = ('__sw_s=$?; [ -z "$__sw_d" ] || cd -- "$__sw_d" 2>/dev/null; '
+         '[ "$__sw_s" = 0 ] || (exit "$__sw_s")')
+
+
+def unwrap(text: str) -> str | None:
+    """The line `wrap` put inside `text`, after what a front end put before it (`export
+    STATEWRIGHT_SESSION=...` lines); None: `text` is not a line `wrap` made (only the
+    launcher's own, ending as `wrap` ends it: never a look-alike that runs another program or
+    whose status comes from elsewhere)."""
+    at = 0 if text.startswith(_HEAD) else text.find("\n" + _HEAD) + 1
+    if at < 0 or (at == 0 and not text.startswith(_HEAD)) or not text.endswith(_TAIL):
+        return None
+    body = text[at + len(_HEAD):]
+    if not body.startswith((quote(HELPER) + " ", HELPER + " ")) or _OPEN not in body:
+        return None
+    start = body.index(_OPEN) + len(_OPEN)
+    end = body.rfind(_CLOSE)
+    if end < start or len(body) - end != len(_CLOSE) + len(_TAIL):
+        return None
+    word = body[start:end]
+    if not (len(word) >= 2 and word.startswith("'") and word.endswith("'")):
+        return None
+    inner = word[1:-1].replace("'\"'\"'", "'")
+    if not inner.startswith(_PROLOGUE):
+        return None
+    return text[:at] + inner[len(_PROLOGUE):]
+
+
 def wrap(profile: Profile, line: str, helper: str = HELPER) -> str:
     """The shell text that runs `line` under `profile` as the host's shell would run `line`."""
     head = " ".join(quote(a) for a in argv(profile, helper)[:-1])
     inner = _PROLOGUE + line
     return (
-        '__sw_c="${TMPDIR:-/tmp}/.statewright-cwd.$$.$RANDOM"; '
-        f'{{ __sw_d=$({head} --cwd-file "$__sw_c" --cwd-fd 3 -- {SHELL} -c '
-        f'"$(declare -f; alias -p)"$\'\\n\'{quote(inner)} 3>&1 1>&4 4>&-); }} 4>&1; '
-        '__sw_s=$?; [ -z "$__sw_d" ] || cd -- "$__sw_d" 2>/dev/null; '
-        '[ "$__sw_s" = 0 ] || (exit "$__sw_s")'
+        f'{_HEAD}{head} --cwd-file "$__sw_c" --cwd-fd 3 -- {SHELL}'
+        f'{_OPEN}{quote(inner)}{_CLOSE}{_TAIL}'
     )
