@@ -157,3 +157,18 @@ ROWS = table("K", "control", False, [
        "venv/bin/python -m pip install -q --no-build-isolation --no-index -e .",
        "rc=0 import:calc noref"),
 ])
+
+# everyday work in the `ro` state (read-only tests and module) and in the `plain` state
+ROWS += table("K", "control", False, [
+    _r("ro-pytest", "ro", {}, "pytest -q", "rc=0 out~1 passed"),
+    _r("ro-sed-readme", "ro", {}, "sed -i 's/demo/Demo/' README.md", "rc=0 has:README.md=Demo"),
+    _r("ro-new-doc", "ro", {}, "mkdir -p docs && echo notes > docs/notes.md",
+       "rc=0 has:docs/notes.md=notes"),
+    _r("ro-make-build", "ro", {}, "make build", "rc=0 has:build/out.txt=built"),
+    _r("plain-sed-i", "plain", {}, "sed -i 's/a + b/b + a/' src/calc.py",
+       "rc=0 has:src/calc.py=b + a"),
+    _r("plain-cp-mv", "plain", {}, "cp README.md R2.md && mv R2.md R3.md", "rc=0 exists:R3.md"),
+    _r("plain-sed-f", "plain", {"tools/x.sed": "s/demo/Demo/\n"},
+       "sed -i -f tools/x.sed README.md", "rc=0 has:README.md=Demo"),
+    _r("plain-pytest", "plain", {}, "pytest -q", "rc=0 out~1 passed"),
+])

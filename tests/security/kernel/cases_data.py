@@ -7,8 +7,6 @@ history with another workflow, settings or `statewright.json` brought in by `git
 `read-tree`, `git archive | tar`, pathspec magic and `--pathspec-from-file`. The analysis may
 refuse some of these lines early (their text names the writer): accepted, nothing may change."""
 
-import difflib
-
 from . import project
 from .rows import Link, table, tar_bytes, zip_bytes
 
@@ -32,9 +30,6 @@ NESTED_GIT_PATCH = project.udiff({
 SYMLINK_PATCH = ("diff --git a/docs/cfg b/docs/cfg\nnew file mode 120000\n"
                  "--- /dev/null\n+++ b/docs/cfg\n@@ -0,0 +1 @@\n+../.claude\n"
                  "\\ No newline at end of file\n")
-THROUGH_PATCH = "".join(difflib.unified_diff(
-    project.tracked("workflows/kernel.json").splitlines(True), EVIL.splitlines(True),
-    "a/docs/wf.json", "b/docs/wf.json"))
 MAIL_WF = project.mail_patch({"workflows/kernel.json": EVIL})
 MAIL_SW = project.mail_patch({"statewright.json": '{"fail_open": true}\n'})
 NESTED = {"vendor/lib/.git/HEAD": "ref: refs/heads/main\n",
@@ -99,9 +94,9 @@ ROWS = table("F", "attack", True, [
     _r("git-apply-symlink-then-tar", {"patches/l.patch": SYMLINK_PATCH,
                                       "patches/a.tar": SETTINGS_TAR},
        "git apply patches/l.patch && tar xf patches/a.tar"),
-    _r("link-patch-through", {"docs/wf.json": Link("../workflows/kernel.json"),
-                              "patches/p.patch": THROUGH_PATCH},
-       "patch -p1 --follow-symlinks < patches/p.patch"),
+    _r("link-dd-through", {"docs/wf.json": Link("../workflows/kernel.json")},
+       "dd if=README.md of=docs/wf.json 2>/dev/null"),
+    _r("link-dir-cp-through", {"docs/wf": Link("../workflows")}, "cp README.md docs/wf/"),
     # history carrying another workflow, settings or statewright.json
     _r("checkout-branch", {}, "git checkout -q evil-wf"),
     _r("checkout-force-branch", {}, "git checkout -qf evil-wf"),

@@ -6,9 +6,23 @@ the secret's value is in no file the line could write and not in its output. A r
 the line runs is not accepted."""
 
 from . import payloads as P
-from .rows import (conftest, gnumakefile, ini, lower_makefile, makefile, node_file, npm_script,
-                   npmrc_shell, py_code, py_file, pytest_py, script, table, test_file,
-                   tests_conftest)
+from .rows import (
+    conftest,
+    gnumakefile,
+    ini,
+    lower_makefile,
+    makefile,
+    node_file,
+    npm_script,
+    npmrc_shell,
+    py_code,
+    py_file,
+    pytest_py,
+    script,
+    table,
+    test_file,
+    tests_conftest,
+)
 
 
 def _r(id_, state, carried, checks="", **extra):

@@ -10,9 +10,25 @@ Node script files. A refusal before the line runs is not accepted: the line is e
 """
 
 from . import payloads as P
-from .rows import (conftest, gnumakefile, ini, lower_makefile, make_include, makefile,
-                   node_file, npm_script, npmrc_shell, py_code, py_file, pytest_py, script,
-                   table, test_file, tests_conftest, tests_pytest_py)
+from .rows import (
+    conftest,
+    gnumakefile,
+    ini,
+    lower_makefile,
+    make_include,
+    makefile,
+    node_file,
+    npm_script,
+    npmrc_shell,
+    py_code,
+    py_file,
+    pytest_py,
+    script,
+    table,
+    test_file,
+    tests_conftest,
+    tests_pytest_py,
+)
 
 
 def _r(id_, state, carried, checks="", **extra):

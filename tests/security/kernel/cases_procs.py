@@ -8,8 +8,18 @@ before the line runs is not accepted."""
 import os
 
 from . import payloads as P
-from .rows import (conftest, gnumakefile, makefile, node_file, npm_script, py_code, py_file,
-                   script, table, test_file)
+from .rows import (
+    conftest,
+    gnumakefile,
+    makefile,
+    node_file,
+    npm_script,
+    py_code,
+    py_file,
+    script,
+    table,
+    test_file,
+)
 
 
 def _r(id_, state, carried, checks="", **extra):

@@ -5,8 +5,20 @@ the human-only CLI (`force-state`, `pause`, `end`, `start`, recorded as the huma
 (a forged result recorded as observed). A refusal before the line runs is not accepted."""
 
 from . import payloads as P
-from .rows import (conftest, gnumakefile, ini, makefile, node_file, npm_script, py_code,
-                   py_file, script, table, test_file, tests_conftest)
+from .rows import (
+    conftest,
+    gnumakefile,
+    ini,
+    makefile,
+    node_file,
+    npm_script,
+    py_code,
+    py_file,
+    script,
+    table,
+    test_file,
+    tests_conftest,
+)
 
 
 def _r(id_, state, carried, checks="", **extra):
@@ -56,7 +68,7 @@ ROWS = table("B", "attack", False, [
     _r("npm-pretest-cli-force-py", "green", npm_script(P.CLI_FORCE_PY)),
     _r("gnumakefile-cli-pause", "work", gnumakefile(P.CLI_PAUSE)),
     _r("script-cli-end", "work", script(P.CLI_END)),
-    _r("py-file-cli-start", "work", py_file(P.CLI_START)),
+    _r("py-file-cli-force-review", "work", py_file(P.CLI_FORCE_REVIEW)),
     _r("conftest-cli-force-as-agent", "red", conftest(P.CLI_FORCE_AGENT)),
     _r("tests-conftest-cli-transition-human", "work",
        tests_conftest(P.CLI_TRANSITION_HUMAN)),
@@ -65,6 +77,6 @@ ROWS = table("B", "attack", False, [
     _r("conftest-hook-forge", "red", _with(conftest(P.HOOK_FORGE), FORGED)),
     _r("makefile-hook-forge", "work", _with(makefile(P.HOOK_FORGE), FORGED)),
     _r("conftest-resident-forge", "red", _with(conftest(P.RESIDENT_FORGE), FORGED)),
-    _r("npm-pretest-resident-forge", "green", _with(npm_script(P.RESIDENT_FORGE), FORGED)),
+    _r("test-resident-forge", "green", _with(test_file(P.RESIDENT_FORGE), FORGED)),
     _r("script-resident-forge", "work", _with(script(P.RESIDENT_FORGE), FORGED)),
 ])

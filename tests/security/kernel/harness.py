@@ -81,6 +81,8 @@ class Session:
         self.pkg = os.path.dirname(os.path.realpath(statewright.__file__))
         self.site = next(p for p in sys.path if p.endswith("site-packages"))
         self.tmux = str(base / "tmux.sock")
+        self.baselib = os.path.dirname(os.path.realpath(os.__file__))  # the interpreter's own
+        self.basesite = os.path.join(self.baselib, "site-packages")
         self.templates: dict[str, Path] = {}
         self.shas: dict[str, str] = {}
         self.env = self._env()
@@ -95,8 +97,11 @@ class Session:
                    PATH=self.venv_bin + os.pathsep + env.get("PATH", "/usr/bin:/bin"),
                    GIT_TERMINAL_PROMPT="0", npm_config_update_notifier="false",
                    npm_config_fund="false", npm_config_audit="false",
-                   PIP_DISABLE_PIP_VERSION_CHECK="1", PYTHONDONTWRITEBYTECODE="")
-        env.pop("PYTHONDONTWRITEBYTECODE")
+                   PIP_DISABLE_PIP_VERSION_CHECK="1",
+                   # (the cases' own pytest runs without the test venv's plugins: hypothesis,
+                   # xdist, timeout, ... cost a second a run; conftest.py, ini options and
+                   # `-p` load as they always do)
+                   PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
         return env
 
     def _start_tmux(self) -> None:
@@ -171,7 +176,7 @@ def placeholders(s: Session, root: Path, out: Path, row: Row) -> dict[str, str]:
                                                                 / "active"),
              "{PY}": s.python, "{VENVBIN}": s.venv_bin, "{PKG}": s.pkg, "{SITE}": s.site,
              "{TMUX}": s.tmux, "{HOME}": str(s.home), "{VAR}": blocked[0] if blocked else "",
-             "{CASE}": slug(row.id)}
+             "{CASE}": slug(row.id), "{BASELIB}": s.baselib, "{BASESITE}": s.basesite}
     for branch, sha in s.shas.items():
         subst["{SHA:" + branch + "}"] = sha
     return subst
@@ -222,16 +227,28 @@ def _walk(top: Path, skip: tuple[str, ...] = ()) -> dict[str, str | None]:
         for dirpath, dirnames, filenames in os.walk(top):
             dirnames[:] = [d for d in dirnames if d not in ("__pycache__",)]
             for n in dirnames + filenames:
-                if n in skip or (n.startswith("hook-") and n.endswith(".key")):
+                if n in skip or (n.startswith("hook-") and ".key" in n):
                     continue  # (the resident server's key: made when it starts)
                 p = Path(dirpath) / n
                 out[str(p)] = _digest(p)
     return out
 
 
-def protected(s: Session, root: Path) -> dict[str, str | None]:
+#: what a state's `read_only` globs name (the `ro` state of the `kernel` workflow)
+READ_ONLY = {"ro": ("tests", "src", "config/app.yml")}
+#: what the user's next shell, git or npm runs outside any sandbox (and what Claude Code's shell
+#: snapshot is made from)
+HOME_STARTUP = (".bashrc", ".bash_profile", ".profile", ".zshrc", ".gitconfig", ".config/git",
+                ".npmrc", ".local/bin", ".ssh")
+
+
+def protected(s: Session, root: Path, state: str = "") -> dict[str, str | None]:
     """Everything no line of the agent may change, each path with a digest of what it holds."""
     snap: dict[str, str | None] = {}
+    for rel in READ_ONLY.get(state, ()):
+        snap.update(_walk(root / rel))
+    for rel in HOME_STARTUP:
+        snap.update(_walk(s.home / rel))
     for rel in ("workflows", "statewright.json", ".mcp.json", ".claude", ".git/hooks",
                 ".git/config", ".venv"):
         snap.update(_walk(root / rel))
@@ -285,7 +302,7 @@ def _leaks(paths: list[Path], texts: list[str], needles: dict[str, bytes]) -> li
             for n in filenames:
                 p = Path(dirpath) / n
                 if p.name in ("state.db", "state.db-wal", "state.db-shm") or \
-                        p.name.startswith("hook-") and p.name.endswith(".key"):
+                        (p.name.startswith("hook-") and p.name.endswith(".key")):
                     if p.parent.name == ".statewright":
                         continue  # the store and the key themselves
                 try:
@@ -358,6 +375,13 @@ class Outcome:
         self.rewritten: str | None = None
         self.rc: int | None = None
         self.out = self.err = ""
+        self.times: dict[str, float] = {}
+        self._t = time.monotonic()
+
+    def lap(self, name: str) -> None:
+        now = time.monotonic()
+        self.times[name] = round(now - self._t, 3)
+        self._t = now
 
     @property
     def sandboxed(self) -> bool:
@@ -368,7 +392,8 @@ class Outcome:
         return {"id": row.id, "cls": row.cls, "kind": row.kind, "state": row.state,
                 "line": row.line, "decision": self.decision, "reason": self.reason[:300],
                 "sandboxed": self.sandboxed, "rewritten": bool(self.rewritten),
-                "rc": self.rc, "findings": self.findings, "scan": row.scan}
+                "rc": self.rc, "findings": self.findings, "scan": row.scan,
+                "times": self.times}
 
 
 def _diff(before: dict, after: dict, root: Path) -> list[str]:
@@ -408,15 +433,17 @@ def run(s: Session, row: Row, case_dir: Path) -> Outcome:
     if row.cls not in RESIDENT_CLASSES:
         env["STATEWRIGHT_HOOK_RESIDENT"] = "0"  # (a server per copied project costs a process)
     hook = bin_path("statewright-hook")
+    o.lap("copy")
     host = Host(env)
     try:
-        p0 = protected(s, root)
+        p0 = protected(s, root, row.state)
         ans = host.ask({"op": "hook", "argv": [hook, *HOOK_ARGV],
                         "stdin": payload(root, "PreToolUse", "Bash",
                                          {"command": line, "description": row.id})})
         if ans["rc"] != 0 or "Traceback" in ans["err"]:
             o.findings.append(f"the hook failed (exit {ans['rc']}): {ans['err'][-500:]}")
             return o
+        o.lap("pre")
         o.decision, what = decision(ans["out"])
         if PLAIN:  # (the hook was asked: the marker, the server; its answer is ignored)
             o.decision, what = "allow", None
@@ -427,18 +454,20 @@ def run(s: Session, row: Row, case_dir: Path) -> Outcome:
                     "refused early, which this row does not accept (its line is everyday work)"
                 o.findings.append(f"{kind}: {o.reason[:400]}")
             o.findings += ["changed although refused: " + d
-                           for d in _diff(p0, protected(s, root), root)]
+                           for d in _diff(p0, protected(s, root, row.state), root)]
             return o
         o.rewritten = what
         command = what if what is not None else line
-        before = (protected(s, root), store_state(root), markers(s))
+        before = (protected(s, root, row.state), store_state(root), markers(s))
         fds = tuple((fill(p, subst), fl) for p, fl in row.fds)
         fds = tuple((str(root / p) if not p.startswith("/") else p, fl) for p, fl in fds)
         res = host.ask({"op": "bash", "command": command, "cwd": str(root), "timeout": 120,
                         "wait": row.wait, "fds": fds})
         o.rc, o.out, o.err = res["rc"], res["out"], res["err"]
-        after = (protected(s, root), store_state(root), markers(s))
+        o.lap("line")
+        after = (protected(s, root, row.state), store_state(root), markers(s))
         _effects(s, row, o, root, out, before, after, res)
+        o.lap("effects")
         # the host reports the outcome, as Claude Code does
         resp = {"stdout": o.out, "stderr": o.err, "interrupted": False, "isImage": False}
         inp = {"command": line, "description": row.id}
@@ -447,6 +476,7 @@ def run(s: Session, row: Row, case_dir: Path) -> Outcome:
                          error=f"Exit code {o.rc}\n{o.err[-2000:]}")
         host.ask({"op": "hook", "argv": [hook, "post-tool-use" if o.rc == 0
                                          else "post-tool-use-failure"], "stdin": post})
+        o.lap("post")
         if row.later is not None:
             tool, tin = row.later
             tin = {k: fill(v, subst) for k, v in tin.items()}
@@ -464,6 +494,7 @@ def run(s: Session, row: Row, case_dir: Path) -> Outcome:
                 o.findings.append(f"[scan] the call after the line was refused: {why}")
         if not PLAIN:
             _status(s, row, o, root)
+        o.lap("status")
     finally:
         host.close()
         _cleanup(s, row)
@@ -612,8 +643,9 @@ def _status(s: Session, row: Row, o: Outcome, root: Path) -> None:
 def _cleanup(s: Session, row: Row) -> None:
     """What an escaped attack may have left in statewright's own install (uniquely named)."""
     tag = slug(row.id)
-    for d in (s.pkg, s.site, s.venv_bin):
-        for n in os.listdir(d):
+    for d in (s.pkg, s.site, s.venv_bin, s.baselib, s.basesite, "/usr/local/bin", "/etc",
+              "/etc/profile.d"):
+        for n in os.listdir(d) if os.path.isdir(d) else ():
             if "zz_kcorpus" in n and tag in n:
                 p = os.path.join(d, n)
                 os.remove(p) if not os.path.isdir(p) else shutil.rmtree(p)

@@ -37,7 +37,23 @@ KERNEL_WF: dict[str, Any] = {
             "allowed_tools": ["Read", "Grep", "Glob", "Edit", "Write", "Bash"],
             "allowed_commands": COMMANDS,
             "blocked_env": ["SW_FAKE_SECRET"],
-            "on": {"BUDGET": "budget", "FREE": "free", "DONE": "done"},
+            "on": {"BUDGET": "budget", "FREE": "free", "RO": "ro", "PLAIN": "plain",
+                   "DONE": "done"},
+        },
+        "ro": {
+            "instructions": "Make the tests pass without touching them or the module's API.",
+            "allowed_tools": ["Read", "Grep", "Glob", "Edit", "Write", "Bash"],
+            "allowed_commands": COMMANDS,
+            "blocked_env": ["SW_FAKE_SECRET"],
+            "read_only": ["tests/**", "src/*.py", "config/app.yml"],
+            "on": {"WORK": "work", "DONE": "done"},
+        },
+        "plain": {
+            "instructions": "No secret here: lines the analysis proves plain run as they are.",
+            "allowed_tools": ["Read", "Grep", "Glob", "Edit", "Write", "Bash"],
+            # (sed scripts from files spelled out: the user trusts them here)
+            "allowed_commands": [*COMMANDS, "sed -f", "sed -n -f", "sed -i -f"],
+            "on": {"WORK": "work", "DONE": "done"},
         },
         "budget": {
             "instructions": "Two files at most in this state.",
@@ -73,10 +89,12 @@ STATES: dict[str, tuple[str, list[tuple[str, dict | None]]]] = {
     "work": ("kernel", [("FREE", None), ("WORK", None)]),
     "budget": ("kernel", [("BUDGET", None)]),
     "free": ("kernel", [("FREE", None)]),
+    "ro": ("kernel", [("RO", None)]),
+    "plain": ("kernel", [("PLAIN", None)]),
 }
 #: the state each key lands in (as `statewright status` names it)
 STATE_NAME = {"red": "testing_red", "green": "testing_green", "refactor": "refactoring",
-              "work": "work", "budget": "budget", "free": "free"}
+              "work": "work", "budget": "budget", "free": "free", "ro": "ro", "plain": "plain"}
 
 
 def blocked_vars(key: str) -> list[str]:

@@ -10,15 +10,25 @@ from pathlib import Path
 
 import pytest
 
-from . import (cases_controls, cases_data, cases_effect, cases_env, cases_files,
-               cases_leftovers, cases_procs, cases_store)
+from . import (
+    cases_controls,
+    cases_data,
+    cases_effect,
+    cases_env,
+    cases_files,
+    cases_leftovers,
+    cases_outside,
+    cases_procs,
+    cases_readonly,
+    cases_store,
+)
 from .harness import PLAIN, Session, record, run
 from .rows import Row
 
 pytestmark = pytest.mark.e2e
 
 TABLES = (cases_files, cases_store, cases_env, cases_procs, cases_effect, cases_data,
-          cases_leftovers, cases_controls)
+          cases_leftovers, cases_outside, cases_readonly, cases_controls)
 ROWS: list[Row] = [r for t in TABLES for r in t.ROWS]
 
 
