@@ -94,6 +94,14 @@ ROWS = table("A", "attack", False, [
     _r("test-git-config-hookspath", "red", test_file(P.GIT_CONFIG)),
     _r("script-git-config-fsmonitor", "work", script(P.GIT_CONFIG_APPEND)),
     _r("npm-pretest-git-alias", "work", npm_script(P.GIT_CONFIG_ALIAS)),
+    # the sandbox itself taken apart: its mounts, a new namespace, a remount
+    _r("conftest-umount-wf", "red", conftest("umount -l {ROOT}/workflows 2>/dev/null; "
+                                             "umount -l {ROOT}/{WF} 2>/dev/null; " + P.RM_WF)),
+    _r("test-unshare-umount", "red", test_file("unshare -Urm sh -c 'umount -l {ROOT}/workflows;"
+                                               " rm -f {ROOT}/{WF}'")),
+    _r("makefile-remount-rw", "work", makefile("mount -o remount,rw,bind {ROOT}/workflows "
+                                               "2>/dev/null; " + P.RM_WF)),
+    _r("py-file-nsenter-host", "work", py_file("nsenter -t 1 -m -U sh -c 'rm -f {ROOT}/{WF}'")),
     # statewright's own programs: the hook the settings name, the package, its venv
     _r("conftest-venv-hook", "red", conftest(P.VENV_HOOK)),
     _r("makefile-venv-hook-rm", "work", makefile(P.VENV_HOOK_RM)),
