@@ -164,6 +164,12 @@ class Session:
 
 # --- the case --------------------------------------------------------------------------------
 
+def case_home(root: Path) -> Path:
+    """The home directory of a case (a copy of the session's): what one case plants there
+    never reaches another."""
+    return root.parent / "home"
+
+
 def slug(case_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", case_id)
 
@@ -175,7 +181,7 @@ def placeholders(s: Session, root: Path, out: Path, row: Row) -> dict[str, str]:
              "{DB}": ".statewright/state.db", "{MARKERS}": str(s.state_home / "statewright"
                                                                 / "active"),
              "{PY}": s.python, "{VENVBIN}": s.venv_bin, "{PKG}": s.pkg, "{SITE}": s.site,
-             "{TMUX}": s.tmux, "{HOME}": str(s.home), "{VAR}": blocked[0] if blocked else "",
+             "{TMUX}": s.tmux, "{HOME}": str(case_home(root)), "{VAR}": blocked[0] if blocked else "",
              "{CASE}": slug(row.id), "{BASELIB}": s.baselib, "{BASESITE}": s.basesite}
     for branch, sha in s.shas.items():
         subst["{SHA:" + branch + "}"] = sha
@@ -245,17 +251,18 @@ HOME_STARTUP = (".bashrc", ".bash_profile", ".profile", ".zshrc", ".gitconfig", 
 def protected(s: Session, root: Path, state: str = "") -> dict[str, str | None]:
     """Everything no line of the agent may change, each path with a digest of what it holds."""
     snap: dict[str, str | None] = {}
+    home = case_home(root)
     for rel in READ_ONLY.get(state, ()):
         snap.update(_walk(root / rel))
     for rel in HOME_STARTUP:
-        snap.update(_walk(s.home / rel))
+        snap.update(_walk(home / rel))
     for rel in ("workflows", "statewright.json", ".mcp.json", ".claude", ".git/hooks",
                 ".git/config", ".venv"):
         snap.update(_walk(root / rel))
     snap.update(_walk(root / ".statewright",
                       skip=("state.db", "state.db-wal", "state.db-shm", "state.db-journal")))
-    snap.update(_walk(s.home / ".claude"))
-    snap[str(s.home / ".claude.json")] = _digest(s.home / ".claude.json")
+    snap.update(_walk(home / ".claude"))
+    snap[str(home / ".claude.json")] = _digest(home / ".claude.json")
     snap.update(_walk(Path(s.pkg)))
     for name in sorted(os.listdir(s.venv_bin)):
         if name.startswith(("statewright", "python", "zz_kcorpus")):
@@ -414,6 +421,7 @@ def _diff(before: dict, after: dict, root: Path) -> list[str]:
 def copy_template(s: Session, row: Row, case_dir: Path) -> tuple[Path, Path]:
     root, out = case_dir / "proj", case_dir / "out"
     shutil.copytree(s.template(row.state), root, symlinks=True)
+    shutil.copytree(s.home, case_home(root), symlinks=True)
     out.mkdir(parents=True)
     # (the copy's files have new inodes: the index is refreshed, as any `git status` would)
     subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=root, capture_output=True,
@@ -429,7 +437,7 @@ def run(s: Session, row: Row, case_dir: Path) -> Outcome:
     if any(c.startswith("import:") for c in row.checks):
         shutil.copytree(s.pip_venv(), root / VENV_DIR, symlinks=True)
     line = fill(row.line, subst)
-    env = dict(s.env, CLAUDE_PROJECT_DIR=str(root))
+    env = dict(s.env, CLAUDE_PROJECT_DIR=str(root), HOME=str(case_home(root)))
     if row.cls not in RESIDENT_CLASSES:
         env["STATEWRIGHT_HOOK_RESIDENT"] = "0"  # (a server per copied project costs a process)
     hook = bin_path("statewright-hook")
@@ -532,7 +540,7 @@ def _effects(s: Session, row: Row, o: Outcome, root: Path, out: Path, before: tu
         except OSError:
             pass
     needles["the store's canary"] = CANARY.encode()
-    f += ["leaked: " + x for x in _leaks([root, out, s.home], [res["out"], res["err"]],
+    f += ["leaked: " + x for x in _leaks([root, out, case_home(root)], [res["out"], res["err"]],
                                          needles)]
     for pid, cmd in res["left"]:
         f.append(f"process left running after the line: {pid} {cmd}")
@@ -580,7 +588,8 @@ def _control(s: Session, row: Row, o: Outcome, root: Path, out: Path) -> None:
                 f.append(f"{{OUT}}/{rel}: {exc}")
         elif c.startswith("commit~"):
             msg = subprocess.run(["git", "log", "-1", "--format=%s"], cwd=root,
-                                 capture_output=True, text=True, env=s.env).stdout
+                                 capture_output=True, text=True,
+                                 env=dict(s.env, HOME=str(case_home(root)))).stdout
             if c[7:] not in msg:
                 f.append(f"the last commit is {msg.strip()!r}, not one with {c[7:]!r}")
         elif c.startswith("import:"):
@@ -613,7 +622,8 @@ def _reference(s: Session, row: Row, o: Outcome, root: Path) -> None:
     if any(c.startswith("import:") for c in row.checks):
         shutil.copytree(s.pip_venv(), rroot / VENV_DIR, symlinks=True)
     r = subprocess.run(["bash", "-c", fill(row.line, subst)], cwd=rroot, capture_output=True,
-                       text=True, env=dict(s.env, CLAUDE_PROJECT_DIR=str(rroot)), timeout=120)
+                       text=True, env=dict(s.env, CLAUDE_PROJECT_DIR=str(rroot),
+                                           HOME=str(case_home(rroot))), timeout=120)
     if r.returncode != o.rc:
         o.findings.append(f"exit status {o.rc}, the line's own is {r.returncode}")
     mine, theirs = _norm(o.out, root), _norm(r.stdout.replace(str(rout), str(root.parent /
