@@ -20,6 +20,8 @@ COMMANDS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
         ("init", "init", "Start here: a starter workflow in workflows/ and the Claude Code "
                          "wiring, in one go."),
         ("install", "install", "Wire statewright into an agent host (install claude)."),
+        ("doctor", "doctor", "What this machine enforces: the kernel tier sandboxed lines run "
+                             "under, the hosts wired and their hook forms."),
         ("schema", "schema_cmd", "Print (or --output) the published JSON schema of "
                                  "workflows (--config: of statewright.json)."),
     )),

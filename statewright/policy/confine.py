@@ -31,7 +31,7 @@ from ..sandbox.launcher import wrap
 from ..sandbox.probe import tier
 from ..sandbox.profile import Profile
 from .protect.scope import HOOK_DIRS
-from .protect.store import CONFIG_FILES, HOME_CONFIG_FILES, program_paths
+from .protect.store import CONFIG_FILES, HOME_CONFIG_FILES, markers_of, program_paths
 from .types import line_memo
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -89,11 +89,22 @@ def _sed_script_file(word: str) -> bool:
 plain_line = line_memo(_plain)
 
 
-def needs_sandbox(analysis: ShellAnalysis, state: State) -> bool:
-    """Whether an allowed line must run under the sandbox in `state`."""
+def needs_sandbox(analysis: ShellAnalysis, state: State, ctx: GateContext | None = None
+                  ) -> bool:
+    """Whether an allowed line must run under the sandbox in `state`. A line that mentions
+    the store (`cat data/state.db`, a commit message naming it) is never plain: the kernel
+    hides the store from it, so no text rule has to guess what the mention reaches."""
     if state.sandbox == "off":
         return False
-    return bool(state.blocked_env) or not plain_line(analysis)
+    if state.blocked_env or not plain_line(analysis):
+        return True
+    return ctx is not None and markers_of(ctx.store_dir).search(analysis.source)
+
+
+def binds(analysis: ShellAnalysis, state: State, ctx: GateContext) -> bool:
+    """Whether the kernel will bind this line: it needs the sandbox and this machine has
+    one (then the analysis keeps only its early, explained refusals)."""
+    return needs_sandbox(analysis, state, ctx) and tier().available
 
 
 def profile_for(state: State, ctx: GateContext) -> Profile:

@@ -114,8 +114,8 @@ class _Call(PathResolver):
     It is also the decision's `PathResolver` (`c.resolve`): one object per decision rather
     than two, each path resolved once and only for this decision."""
 
-    __slots__ = ("analysis", "args", "command", "cwd", "files", "fulls", "may_write", "memo",
-                 "name", "raw", "shell_key", "trace", "tree", "write")
+    __slots__ = ("analysis", "args", "command", "cwd", "files", "fulls", "kernel", "may_write",
+                 "memo", "name", "raw", "shell_key", "trace", "tree", "write")
 
     def __init__(self, raw: str, name: str, args: dict[str, Any], cwd: str | None,
                  trace: list[str], may_write: bool, write: bool, tree: bool,
@@ -140,6 +140,8 @@ class _Call(PathResolver):
         self.shell_key: str | None = None  # the argument holding a shell line
         self.command: str | None = None  # that line
         self.analysis: ShellAnalysis | None = None  # and its analysis
+        # the line will run under the kernel sandbox, which binds what text rules approximate
+        self.kernel = False
         self.files: list[str] = []  # project-relative files the call would edit
 
     @property
@@ -179,7 +181,8 @@ def _read_shell_line(c: _Call, key: str, state: State, ctx: GateContext) -> Deci
         return _deny("invalid", c.what, f"the `{key}` argument holds a NUL byte", state, ctx,
                      c.trace, shell=True)
     c.command = command
-    c.analysis = _sh.shell.analyze(command)
+    c.analysis = analysis = _sh.shell.analyze(command)
+    c.kernel = c.name == "Bash" and _sh.confine.binds(analysis, state, ctx)
     return None
 
 
@@ -188,7 +191,7 @@ def _read_shell_line(c: _Call, key: str, state: State, ctx: GateContext) -> Deci
 def _self_protection(c: _Call, state: State, counters: Counters, ctx: GateContext
                      ) -> Decision | None:
     if c.analysis is not None:
-        problems = _sh.line.shell_violations(c.analysis, ctx, c.resolve, c.cwd)
+        problems = _sh.line.shell_violations(c.analysis, ctx, c.resolve, c.cwd, c.kernel)
     else:
         problems = _argument_problems(c, ctx)
     if problems:
@@ -281,6 +284,17 @@ def _write_scope(c: _Call, state: State, counters: Counters, ctx: GateContext
                 c.trace.append(f"self_protection: {why}")
                 return _deny("self_protection", c.what, why, state, ctx, c.trace)
     return None
+
+
+def _read_only(c: _Call, state: State, counters: Counters, ctx: GateContext
+               ) -> Decision | None:
+    """The state's `read_only` globs, for what the call writes (`protect.readonly`)."""
+    from .protect import readonly
+
+    why = readonly.call_problem(c, state.read_only, ctx)
+    c.trace.append(f"read_only: {why or 'ok'}")
+    return None if why is None else _deny("read_only", c.what, why, state, ctx, c.trace,
+                                          shell=c.analysis is not None)
 
 
 # -- other tools and channels (escape class 6) ---------------------------------------------------
@@ -445,6 +459,7 @@ _CHECKS: tuple[tuple[_Check, tuple[str, ...], str | None], ...] = (
     (_self_protection, _EVERY_KIND, None),
     (_final_state, _EVERY_KIND, "final"),
     (_write_scope, ("edit",), None),
+    (_read_only, _EVERY_KIND, "read_only"),
     (_allowed_tools, _EVERY_KIND, None),
     (_channels, _EVERY_KIND, None),
     (_max_iterations, _EVERY_KIND, "max_iterations"),
@@ -472,7 +487,7 @@ def _allow(c: _Call, state: State, ctx: GateContext) -> Decision:
                                           {**dict(items), **state.env_overrides})
             c.trace.append(note)
         confine = _sh.confine
-        if c.name == "Bash" and confine.needs_sandbox(c.analysis, state):
+        if c.name == "Bash" and confine.needs_sandbox(c.analysis, state, ctx):
             try:
                 confined = confine.confined_line(line, state, ctx)
             except confine.Unconfinable as exc:
@@ -582,8 +597,8 @@ class _StateMemo:
 
 def _applies(field: str, value: object) -> bool:
     """Whether a check that needs State `field` can do anything: exactly the condition on which
-    that check returns at once (`_final_state`: a false `final`; the limits: None)."""
-    return bool(value) if field == "final" else value is not None
+    that check returns at once (`_final_state`: a false `final`, `_read_only`: no globs)."""
+    return bool(value) if field in ("final", "read_only") else value is not None
 
 
 def _memo_of(state: State) -> _StateMemo:

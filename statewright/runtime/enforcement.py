@@ -396,10 +396,13 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
 
 def _sandbox_note(state: State, line: str, output: str) -> str | None:
     """The agent's explanation of a kernel refusal in a sandboxed line's output."""
-    from ..policy.confine import refusal_note
     from ..sandbox.launcher import unwrap
 
-    return refusal_note(state, output) if unwrap(line) is not None else None
+    if unwrap(line) is None:
+        return None
+    from ..policy.confine import refusal_note
+
+    return refusal_note(state, output)
 
 
 def look_at_files(rt: Runtime, tx: Any, session: str, run: Run, wf: CompiledWorkflow,
