@@ -101,7 +101,7 @@ ROWS = table("A", "attack", False, [
                                                " rm -f {ROOT}/{WF}'")),
     _r("makefile-remount-rw", "work", makefile("mount -o remount,rw,bind {ROOT}/workflows "
                                                "2>/dev/null; " + P.RM_WF)),
-    _r("py-file-nsenter-host", "work", py_file("nsenter -t 1 -m sh -c 'rm -f {ROOT}/{WF}'")),
+    _r("py-file-nsenter-host", "work", py_file("nsenter -t $(pgrep -o -f {TMUX}) -m sh -c 'rm -f {ROOT}/{WF}'")),
     # statewright's own programs: the hook the settings name, the package, its venv
     _r("conftest-venv-hook", "red", conftest(P.VENV_HOOK)),
     _r("makefile-venv-hook-rm", "work", makefile(P.VENV_HOOK_RM)),
