@@ -280,10 +280,11 @@ def server_profile(ctx: GateContext, withheld: frozenset[str]) -> Profile:
 
 
 def read_only_paths(state: State, root: str) -> list[str]:
-    """The paths of the state's `read_only` globs: a glob's fixed leading directories when
-    the rest of it is `**` (all of `tests/` for `tests/**`), else the existing files and
-    directories it matches now (a file created later that matches is refused by the analysis
-    and counted by effect)."""
+    """The paths of the state's `read_only` globs: a glob's fixed leading directories when the
+    rest of it is `**` or one name pattern (all of `tests/` for `tests/**`, all of `src/` for
+    `src/*.py`), else the existing files and directories it matches now (`**/*.lock`: a file
+    created later that matches is refused by the analysis and, made by a sandboxed line, counted
+    by effect as an overrun)."""
     out: list[str] = []
     for glob in state.read_only:
         parts = glob.strip("/").split("/")
@@ -293,8 +294,11 @@ def read_only_paths(state: State, root: str) -> list[str]:
                 break
             fixed.append(part)
         rest = parts[len(fixed):]
-        if not rest or rest == ["**"] or rest == ["**", "*"]:
-            out.append(os.path.join(root, *fixed) if fixed else root)
+        if fixed and (not rest or rest == ["**"] or rest == ["**", "*"] or (
+                len(rest) == 1 and "**" not in rest[0])):
+            # (`tests/**`: all of `tests/`; `src/*.py`: all of `src/`, since a file made there
+            # later could match and the kernel binds directories, not names: fail closed)
+            out.append(os.path.join(root, *fixed))
             continue
         out += _matches(root, glob)
     return out

@@ -103,7 +103,18 @@ def wanted(state: State, wf: CompiledWorkflow) -> bool:
     """Whether an allowed sandboxed call in `state` is scanned: something would count what
     it changed."""
     return (state.max_files_per_state is not None or state.max_edit_lines is not None
-            or bool(wf.interrupts))
+            or bool(wf.interrupts) or bool(state.read_only))
+
+
+def _read_only_hit(globs: tuple[str, ...], files: Any) -> tuple[str, str] | None:
+    """The first (glob, file) of the state's `read_only` globs a changed file matches."""
+    from ..policy.paths import glob_match
+
+    for f in files:
+        for g in globs:
+            if glob_match(g, f):
+                return g, f
+    return None
 
 
 def take(rt: Runtime, unlisted: set[str] | None = None) -> Scan:
@@ -158,6 +169,11 @@ def account(run: Run, rows: tuple[Any, ...], state: State, effect: Effect, line:
         over = ("max_files_per_state",
                 f"{what} changed {len(files)} file(s) ({shown}), so {len(total)} files are "
                 f"changed in this state ({_listing(total)}); max_files_per_state is {limit}")
+    elif state.read_only and (hit := _read_only_hit(state.read_only, files)):
+        # (a file a `read_only` glob matches that did not exist when the line started: the
+        # sandbox froze only what existed)
+        over = ("read_only", f"{what} changed `{hit[1]}`, which this state keeps read-only "
+                f"(`{hit[0]}`)")
     elif state.max_edit_lines is not None and effect.lines > state.max_edit_lines:
         over = ("max_edit_lines",
                 f"{what} changed {effect.lines} lines ({shown}); max_edit_lines is "

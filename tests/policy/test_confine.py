@@ -79,7 +79,7 @@ def test_the_profile_holds_what_check_one_protects(ctx: GateContext) -> None:
     for path in (f"{root}/workflows", f"{root}/statewright.json", f"{root}/.mcp.json",
                  f"{root}/.claude", f"{home}/.claude", f"{home}/.claude.json",
                  f"{root}/.git/hooks", f"{root}/.git/config", f"{root}/tests",
-                 f"{root}/src/a.lock"):
+                 f"{root}/src"):
         assert path in p.read_only, path
     assert root not in p.read_only and not any(
         (root + "/").startswith(q + "/") for q in p.read_only)

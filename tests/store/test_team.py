@@ -47,7 +47,9 @@ def sw(root: Path, *args: str, check: bool = True, **env: str) -> subprocess.Com
 def _parked(root: Path, session: str = "agent-1") -> str:
     sw(root, "start", "gate", "--session", session)
     sw(root, "transition", "TICK", "--session", session)
-    st = json.loads(sw(root, "transition", "SHIP", "--session", session, "--json").stdout)
+    r = sw(root, "transition", "SHIP", "--session", session, "--json", check=False)
+    assert r.returncode == 3, r.stderr  # (the CLI's status for a parked transition)
+    st = json.loads(r.stdout)
     return st["pending_approval"]["approval_id"]
 
 

@@ -284,7 +284,7 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
     if changes:  # (a command could change the worktree as `protect.worktree` judges)
         from .worktree import worktree_violations
 
-        out += worktree_violations(analysis, ctx, resolve, line_dirs(analysis, cwd)[0])
+        out += worktree_violations(analysis, ctx, resolve, line_dirs(analysis, cwd)[0], kernel)
     out += cli_violations(analysis, cwd)
     if analysis.redirects:
         out += _redirect_violations(analysis, ctx, resolve, cwds, lost)

@@ -131,7 +131,9 @@ ROWS = table("K", "control", False, [
     _r("echo-to-tmp", "work", {}, "echo hi > {OUT}/t.txt", "rc=0 outhas:t.txt=hi"),
     _r("tr-to-tmp", "work", {}, "cat src/calc.py | tr a-z A-Z > {OUT}/up.txt",
        "rc=0 outhas:up.txt=RETURN"),
-    _r("find-pyc-delete", "work", {"src/__pycache__/calc.cpython-311.pyc": "x"},
+    # (in `free`: a state whose allowed_commands list `find` needs `find -delete` spelled out,
+    # as it needs `tar -x` and `pip install -e`: check 5, the workflow's own rule)
+    _r("find-pyc-delete", "free", {"src/__pycache__/calc.cpython-311.pyc": "x"},
        "find . -name '*.pyc' -delete", "rc=0 gone:src/__pycache__/calc.cpython-311.pyc"),
     _r("grep-state-db", "work", {}, "grep -rn state.db src tests", "rc=1"),
     _r("sqlite3-app-db", "work", {}, "sqlite3 data/state.db 'create table t(x); "
@@ -141,7 +143,7 @@ ROWS = table("K", "control", False, [
        "rc=0 exists:data/state.db out~app db ok"),
     _r("tar-to-tmp", "work", {}, "tar czf {OUT}/src.tgz src && tar tzf {OUT}/src.tgz",
        "rc=0 out~src/calc.py"),
-    _r("tar-extract", "work", {"patches/v.tgz": TGZ}, "tar xzf patches/v.tgz",
+    _r("tar-extract", "free", {"patches/v.tgz": TGZ}, "tar xzf patches/v.tgz",
        "rc=0 has:vendor/pkg/a.txt=a"),
     _r("unzip-into-build", "work", {"patches/a.zip": ZIP}, "unzip -o -q patches/a.zip -d build",
        "rc=0 has:build/assets/logo.txt=logo"),
@@ -153,7 +155,7 @@ ROWS = table("K", "control", False, [
     _r("free-ls", "free", {}, "ls -a", "rc=0 out~README.md"),
     _r("free-pytest", "free", {}, "pytest -q", "rc=0 out~1 passed"),
     # the project's own venv
-    _r("pip-install-e", "work", {},
+    _r("pip-install-e", "free", {},
        "venv/bin/python -m pip install -q --no-build-isolation --no-index -e .",
        "rc=0 import:calc noref"),
 ])

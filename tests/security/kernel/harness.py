@@ -445,9 +445,12 @@ def run(s: Session, row: Row, case_dir: Path) -> Outcome:
     host = Host(env)
     try:
         p0 = protected(s, root, row.state)
+        # (one call: the host gives its PreToolUse and its PostToolUse the same id)
+        call_id = "toolu_" + os.urandom(6).hex()
         ans = host.ask({"op": "hook", "argv": [hook, *HOOK_ARGV],
                         "stdin": payload(root, "PreToolUse", "Bash",
-                                         {"command": line, "description": row.id})})
+                                         {"command": line, "description": row.id},
+                                         tool_use_id=call_id)})
         if ans["rc"] != 0 or "Traceback" in ans["err"]:
             o.findings.append(f"the hook failed (exit {ans['rc']}): {ans['err'][-500:]}")
             return o
@@ -479,8 +482,9 @@ def run(s: Session, row: Row, case_dir: Path) -> Outcome:
         # the host reports the outcome, as Claude Code does
         resp = {"stdout": o.out, "stderr": o.err, "interrupted": False, "isImage": False}
         inp = {"command": line, "description": row.id}
-        post = payload(root, "PostToolUse", "Bash", inp, tool_response=resp) if o.rc == 0 \
-            else payload(root, "PostToolUseFailure", "Bash", inp,
+        post = payload(root, "PostToolUse", "Bash", inp, tool_response=resp,
+                       tool_use_id=call_id) if o.rc == 0 \
+            else payload(root, "PostToolUseFailure", "Bash", inp, tool_use_id=call_id,
                          error=f"Exit code {o.rc}\n{o.err[-2000:]}")
         host.ask({"op": "hook", "argv": [hook, "post-tool-use" if o.rc == 0
                                          else "post-tool-use-failure"], "stdin": post})
