@@ -62,7 +62,7 @@ def command_problem(c: Any, state: State, ctx: GateContext) -> tuple[str, str] |
     analysis, command = c.analysis, c.command
     cwds = line_dirs(analysis, c.cwd or ctx.project_root)[0]
     # (the files the redirects write, as check 8 names them, found with their problems)
-    problems = redirect_problems(analysis, ctx, c.resolve, cwds, c.files)
+    problems = redirect_problems(analysis, ctx, c.resolve, cwds, c.files, c.kernel)
     for f in worktree_changes(analysis, ctx, c.resolve, cwds):
         if f not in c.files:
             c.files.append(f)
@@ -450,7 +450,8 @@ def cd_problem(c: Command, ctx: GateContext, resolve: Resolve, cwd: str) -> str 
 
 
 def redirect_problems(analysis: ShellAnalysis, ctx: GateContext, resolve: Resolve,
-                      cwds: list[str], files: list[str] | None = None) -> list[str]:
+                      cwds: list[str], files: list[str] | None = None,
+                      kernel: bool = False) -> list[str]:
     """Output redirects (and files options say a command writes) may write inside the project
     only, never into git metadata, Claude settings, the store or a protected file. `files`:
     a list to add the files they write to, as check 8 names them (project-relative, else
@@ -484,7 +485,9 @@ def redirect_problems(analysis: ShellAnalysis, ctx: GateContext, resolve: Resolv
                 out.append(f"`{r.op} {v}` writes outside the project and the temp directory")
                 refused = True
                 continue
-            why = sensitive(rel, full, ctx) or holds_protected(full, ctx)
+            # (a directory written whole, `tar -x -C .`: under the kernel, what it holds that
+            # statewright protects stays read-only, so only the directory itself is judged)
+            why = sensitive(rel, full, ctx) or (None if kernel else holds_protected(full, ctx))
             if why:
                 out.append(f"`{r.op} {v}`: {why}")
                 refused = True

@@ -158,6 +158,10 @@ class Session:
             v = self.base / "pipvenv"
             subprocess.run([sys.executable, "-m", "venv", str(v)], check=True, timeout=300,
                            capture_output=True)
+            # (a setuptools that builds an editable wheel by itself: the venv's bundled one
+            # needs `wheel`, and the control installs with --no-build-isolation --no-index)
+            subprocess.run([str(v / "bin" / "python"), "-m", "pip", "install", "-q",
+                            "setuptools>=70.1"], check=True, timeout=300, capture_output=True)
             self._pip_venv = v
         return self._pip_venv
 
