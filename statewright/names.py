@@ -39,6 +39,10 @@ PAGE_FILE = "ui.json"
 
 RESERVED_PREFIX = "_"
 OBSERVED = "_observed"
+#: the outcomes of the checks statewright ran itself (DESIGN section 2)
+CHECKS = "_checks"
+#: the fingerprints of the checks' frozen paths, taken when a run starts
+FROZEN = "_frozen"
 #: host tools that run code in a language statewright cannot analyse: refused in any state
 #: that restricts commands or the environment (DESIGN section 4)
 CODE_TOOLS = frozenset({"PowerShell"})

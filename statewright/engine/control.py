@@ -69,7 +69,7 @@ def force_state(compiled: CompiledWorkflow, run: Run, state: str, context: Any =
     base = run.with_(status=RUNNING if run.status != PAUSED else PAUSED,
                      context={**run.context, **clean},
                      child_run=None, invoke=None, interrupt=None, interrupt_return=None,
-                     interrupt_queue=())
+                     interrupt_queue=(), interrupt_counters=None)
     new = enter(compiled, base, state, now).with_(version=run.version + 1)
     events = [Event("forced", actor, {"from": run.state, "to": state, "context": clean,
                                       "previous_status": run.status})]

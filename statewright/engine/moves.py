@@ -57,6 +57,24 @@ def state_entered(context: dict[str, Any]) -> dict[str, Any]:
     return {**context, OBSERVED: {**obs, "files_changed": []}}
 
 
+def saved_counters(run: Run) -> dict[str, Any]:
+    """The counters of `run`'s state, kept while an interrupt handler is active."""
+    return {"iterations": run.iterations, "files_edited": list(run.files_edited),
+            "bytes_read": run.bytes_read, "denied": run.denied}
+
+
+def returned_counters(handler: Run, back: Run) -> Run:
+    """`back` (the run entering the interrupted state again through `$return`) with that
+    state's counters as they were when it was interrupted, plus what the handler used: a round
+    trip through a handler never refills a budget (DESIGN section 3)."""
+    saved = handler.interrupt_counters or {}
+    files = set(saved.get("files_edited") or ()).union(handler.files_edited)
+    return back.with_(iterations=int(saved.get("iterations") or 0) + handler.iterations,
+                      files_edited=tuple(sorted(files)),
+                      bytes_read=int(saved.get("bytes_read") or 0) + handler.bytes_read,
+                      denied=int(saved.get("denied") or 0), interrupt_counters=None)
+
+
 def status_after_entry(compiled: CompiledWorkflow, run: Run) -> str:
     st = state_of(compiled, run)
     if run.branch_terminal is not None and run.state == run.branch_terminal:
@@ -110,6 +128,8 @@ def apply_target(compiled: CompiledWorkflow, run: Run, event: str, target: str,
     new = new.with_(
         context={**new.context, **data}, version=run.version + 1,
         interrupt=new_interrupt, interrupt_return=new_return)
+    if kind == "returned":
+        new = returned_counters(run, new)
     payload: dict[str, Any] = {"event": event, "from": run.state, "to": target, "data": data}
     if via:
         payload["via"] = via

@@ -18,6 +18,7 @@ from ..engine.run import AGENT, FINISHED, HUMAN, PAUSED, RUNNING, Run
 from ..errors import (
     INVALID_ARGUMENTS,
     NO_ACTIVE_RUN,
+    STALE_VERSION,
     NO_PENDING_APPROVAL,
     TOOL_DENIED,
     UNKNOWN_RUN,
@@ -25,7 +26,7 @@ from ..errors import (
     StatewrightError,
 )
 from ..lean import TYPE_CHECKING
-from ..names import STORE_FILE
+from ..names import FROZEN, STORE_FILE
 from ..store import Store, Tx
 from .answer import answer_for_run, definition_status, ended_answer, run_summary, state_answer
 from .chain import DEFAULT_SESSION, active_chain, chain_of, effective_in, session_top, top_of
@@ -41,9 +42,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from .enforcement import RecordOutcome
 
     Chain = list[tuple[Run, CompiledWorkflow]]
+    CheckProgress = Callable[[str, float, float, str], None]
 
 
 AGENT_CALL_TTL_S = 120.0  # how long the proxy honours the hook's note of a sub-agent's call
+
+
+def _frozen_of(run: Run, check: str) -> dict[str, str] | None:
+    """The fingerprint of `check`'s frozen paths that `run` took when it started, if any."""
+    kept = run.context.get(FROZEN)
+    got = kept.get(check) if isinstance(kept, dict) else None
+    return got if isinstance(got, dict) else None
 
 
 def new_id(prefix: str) -> str:
@@ -220,10 +229,16 @@ class Runtime:
               actor: str = HUMAN) -> dict[str, Any]:
         session = self.resolve_session(session)
         compiled = self.load_definition(name)
+        frozen = None
+        if any(c.read_only for c in compiled.checks.values()):
+            from .checks import fingerprints
+
+            frozen = fingerprints(self.root_dir, compiled)
         now = self.clock()
         with self.store.transaction() as tx:
             self._refuse_if_running(tx, session)
-            out = engine.start(compiled, new_id("run"), session, now, input, actor)
+            out = engine.start(compiled, new_id("run"), session, now, input, actor,
+                               frozen=frozen)
             if not out.accepted:
                 raise out.error()
             start_run(tx, out, compiled, now)
@@ -278,23 +293,31 @@ class Runtime:
 
     # -- moving the run ---------------------------------------------------------------------
     def transition(self, session: str | None, event: str, data: Any = None,
-                   expected_version: int | None = None, actor: str = AGENT) -> dict[str, Any]:
+                   expected_version: int | None = None, actor: str = AGENT,
+                   progress: CheckProgress | None = None) -> dict[str, Any]:
+        """Fire `event`. When its transition names checks, statewright runs them first (outside
+        the store's lock; `runtime.checks`) and the engine records their outcomes before it
+        evaluates guards. `progress(check, elapsed_s, timeout_s, last_line)` is called while a
+        check runs."""
         session = self.resolve_session(session)
         if expected_version is not None and (isinstance(expected_version, bool)
                                              or not isinstance(expected_version, int)):
             raise StatewrightError(INVALID_ARGUMENTS, "expected_version must be an integer")
+        ran = self._run_checks(session, event, expected_version, progress)
         now = self.clock()
         with self.store.transaction() as tx:
-            top, chain = active_chain(tx, session)
-            if top.status == PAUSED:
-                raise StatewrightError(NO_ACTIVE_RUN, f"run {top.run_id} is paused; resume it with "
-                                       f"`statewright resume {top.workflow}`",
-                                       state=state_answer(tx, chain, top))
-            i, checked_version = engine.event_target([r for r, _ in chain], event, expected_version)
-            target, target_c = chain[i]
+            top, chain, target, target_c, checked_version = self._event_target(
+                tx, session, event, expected_version)
+            outcomes = None
+            if ran is not None:
+                run_id, version, outcomes = ran
+                if target.run_id != run_id or target.version != version:
+                    raise StatewrightError(STALE_VERSION, f"run {target.run_id} moved while the "
+                                           f"checks of '{event}' ran; send the event again",
+                                           state=state_answer(tx, chain, top))
             out = engine.fire(target_c, target, event, data, now=now, actor=actor,
                               expected_version=checked_version, new_id=new_id,
-                              resolve=self.load_definition)
+                              resolve=self.load_definition, checks=outcomes)
             apply_outcome(tx, target, out, now)
             if target is top and not out.children and not (
                     out.run.parent_run and out.run.status in FINISHED):
@@ -309,6 +332,55 @@ class Runtime:
         if out.parked:
             answer["advice"] = self._decide_where(out.message, out.run.run_id)
         return answer
+
+    def _event_target(self, tx: Tx, session: str, event: str,
+                      expected_version: int | None) -> tuple[Run, Chain, Run, CompiledWorkflow,
+                                                             int | None]:
+        """(top run, chain, the run `event` is for, its definition, the version to check)."""
+        top, chain = active_chain(tx, session)
+        if top.status == PAUSED:
+            raise StatewrightError(NO_ACTIVE_RUN, f"run {top.run_id} is paused; resume it with "
+                                   f"`statewright resume {top.workflow}`",
+                                   state=state_answer(tx, chain, top))
+        i, checked_version = engine.event_target([r for r, _ in chain], event, expected_version)
+        target, target_c = chain[i]
+        return top, chain, target, target_c, checked_version
+
+    def _run_checks(self, session: str, event: str, expected_version: int | None,
+                    progress: CheckProgress | None,
+                    ) -> tuple[str, int, dict[str, dict[str, Any]]] | None:
+        """Run the checks `event` needs now, outside any store transaction: (the run they were
+        run for, its version, the outcomes by name), or None when it needs none."""
+        if not self.has_store():
+            return None
+        with self.store.read() as tx:
+            try:
+                top, _chain, target, target_c, checked = self._event_target(
+                    tx, session, event, expected_version)
+            except StatewrightError:
+                return None  # refused in the write transaction, with its answer
+            needed = engine.checks_needed(target_c, target, event, checked)
+        if not needed:
+            return None
+        from . import checks as _checks
+
+        outcomes: dict[str, dict[str, Any]] = {}
+        for check in needed:
+            frozen = _frozen_of(target, check.name)
+            if frozen is None:
+                frozen = _frozen_of(top, check.name)
+            prefix, kind = _checks.sandbox_prefix(self.root_dir, check, self.store_dir)
+            report = None
+            if progress is not None:
+                name = check.name
+
+                def report(elapsed: float, total: float, line: str, name: str = name) -> None:
+                    progress(name, elapsed, total, line)
+
+            outcomes[check.name] = _checks.run_check(
+                check, self.root_dir, frozen=frozen, prefix=prefix, sandbox=kind,
+                progress=report, clock=self.clock)
+        return target.run_id, target.version, outcomes
 
     def pause(self, session: str | None = None, actor: str = AGENT) -> dict[str, Any]:
         """Pause the session's top run. A human may always; the agent only when every workflow
