@@ -378,7 +378,7 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
             run, wf = eff
             state = enforced_state(run, wf) or state
         current = tx.save_with_events(run, *_observed(run, state, result, line, nbytes, files,
-                                                      now), now)
+                                                      now, rt.root_dir), now)
         if files and wf.interrupts:
             fire_for_files(rt, tx, session, wf, files, now, interrupts, messages)
         if not interrupts:
@@ -444,13 +444,42 @@ def fire_for_files(rt: Runtime, tx: Any, session: str, wf: CompiledWorkflow, fil
         messages.append(interrupt_message(info, answer))
 
 
+def config_changed(run: Run, globs: tuple[str, ...], files: list[str], root: str) -> bool:
+    """Whether the agent changed, in this state, a file of the configuration `globs` name: an
+    edit this state counted (`_observed.files_changed`, this call's files), or a file whose
+    inode changed (ctime: no tool can set it back) since the run's last move."""
+    if not globs:
+        return False
+    from ..names import OBSERVED
+    from ..policy.paths import glob_match
+    from .watch import take_marks
+
+    obs = run.context.get(OBSERVED)
+    seen = obs.get("files_changed") if isinstance(obs, dict) else None
+    changed = set(files).union(seen if isinstance(seen, list) else ())
+    if any(glob_match(g, f) for g in globs for f in changed if isinstance(f, str)):
+        return True
+    since = run.updated_at
+    for rel in take_marks(root, globs):
+        try:
+            if os.stat(os.path.join(root, rel)).st_ctime > since:
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def _observed(run: Run, state: State, result: ToolResult, line: str | None, nbytes: int,
-              files: list[str], now: float) -> tuple[Run, tuple[Any, ...]]:
+              files: list[str], now: float, root: str = "") -> tuple[Run, tuple[Any, ...]]:
     """The run with this result accounted (bytes, evidence), and the history row that records a
     command's exit status (when the line credits an `allowed_commands` entry)."""
     evidence = _evidence()
     entries = _credited(evidence, line, state.allowed_commands) if (
         line is not None and state.allowed_commands) else ()
+    if entries and line is not None and not result.is_error and result.exit_code == 0:
+        partial, config = evidence.not_evidence_of_a_pass(line)
+        if partial is not None or config_changed(run, config, files, root):
+            entries = ()  # a pass of a part of the suite, or under changed config: no evidence
     ctx = evidence.observe(run.context, tool=result.tool_name, is_error=result.is_error,
                   exit_code=result.exit_code, entries=entries, files=files, at=now)
     new = run.with_(bytes_read=run.bytes_read + nbytes, context=ctx)
