@@ -133,10 +133,50 @@ def transition(event: str, data: str | None = None, expected_version: int | None
                as_json: bool = False, session: str | None = None,
                project: str | None = None) -> None:
     payload = object_option(data, "--data")
-    state = _runtime(project).transition(session, event, payload,
-                                         expected_version=expected_version,
-                                         actor=transition_actor())
+    progress = CheckProgressBar()
+    try:
+        state = _runtime(project).transition(session, event, payload,
+                                             expected_version=expected_version,
+                                             actor=transition_actor(), progress=progress)
+    finally:
+        progress.close()
     answer(state, as_json, lambda: render_state(state, f"{event} -> {state['state']}"))
+
+
+class CheckProgressBar:
+    """The progress of the checks a transition runs, on stderr: a bar (elapsed against the
+    check's timeout) with the last line of its output, redrawn in place on a terminal; a line
+    every few seconds elsewhere (a log, an agent's shell)."""
+
+    def __init__(self, stream: Any = None, width: int = 24) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.width = width
+        try:
+            self.tty = bool(self.stream.isatty())
+        except (AttributeError, ValueError):
+            self.tty = False
+        self.shown = False
+        self.last_plain = -10.0
+
+    def __call__(self, check: str, elapsed: float, total: float, line: str) -> None:
+        frac = min(1.0, elapsed / total) if total > 0 else 0.0
+        filled = int(frac * self.width)
+        bar = "#" * filled + "-" * (self.width - filled)
+        text = f"check {check} [{bar}] {elapsed:5.1f}s / {total:g}s  {line[:60]}"
+        if self.tty:
+            self.stream.write("\r\x1b[K" + text)
+            self.shown = True
+        elif elapsed - self.last_plain >= 5.0:
+            self.stream.write(text + "\n")
+            self.last_plain = elapsed
+        else:
+            return
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
 
 
 def serve_stdio(session: str | None = None, project: str | None = None,

@@ -327,6 +327,8 @@ class Runtime:
             answer = answer_for_run(tx, top_now)
         if not out.accepted:  # raised after COMMIT: the `rejected` history row is kept
             raise StatewrightError(out.code, out.message, state=answer)
+        if ran is not None:
+            answer["checks"] = ran[2]  # what statewright's own runs of the checks answered
         if out.advice:
             answer["advice"] = out.advice
         if out.parked:
