@@ -595,6 +595,16 @@ def _timeout_checks(m: WorkflowModel) -> list[Diagnostic]:
             out.append(error(sp + pointer("on_timeout"), "unknown-event",
                              f"on_timeout {st.on_timeout!r} is not an event of this state's "
                              f"'on' (events: {evs})"))
+        else:
+            t = (st.on or {})[st.on_timeout]
+            entries = _transition_entries(t)
+            if isinstance(t, (InvokeTransition, ForkTransition)) or any(
+                    e.checks for e, _ in entries) or (entries and has_guards(entries[-1][0])) \
+                    or (isinstance(t, GuardedTransition) and t.requires_approval):
+                out.append(error(sp + pointer("on", st.on_timeout), "timeout-may-not-move",
+                                 f"the transition of on_timeout {st.on_timeout!r} must always "
+                                 "move: a target, or branches ending in a default; no checks, "
+                                 "no approval, no invoke or fork"))
     return out
 
 

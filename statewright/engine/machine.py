@@ -11,6 +11,7 @@ are in `fork` and `invoke` (and what a parent does when they end in `children`),
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any
 
 from ..definition.compiled import (
@@ -42,6 +43,7 @@ from .moves import (
     saved_counters,
     settled_events,
     state_of,
+    timeout_due,
     what_next,
 )
 from .outcome import (
@@ -273,6 +275,23 @@ def _returned(compiled: CompiledWorkflow, run: Run, out: Outcome, now: float) ->
     if queued is None:
         return Outcome(True, out.run.with_(interrupt_queue=()), out.events, advice=out.advice)
     return Outcome(True, queued.run, out.events + queued.events, advice=out.advice)
+
+
+# -- state timeouts --------------------------------------------------------------------------
+
+def fire_timeout(compiled: CompiledWorkflow, run: Run, *, now: float,
+                 new_id: IdFactory | None = None,
+                 resolve: Resolver | None = None) -> Outcome | None:
+    """Fire the state's `on_timeout` event as statewright (actor `system`) when the run has
+    been `timeout_s` in its state; None when nothing is due. A guard that refuses it leaves the
+    run where it is (the refusal is recorded, and it is tried again at the next look)."""
+    event = timeout_due(compiled, run, now)
+    if event is None:
+        return None
+    out = fire(compiled, run, event, {}, now=now, actor=SYSTEM, new_id=new_id, resolve=resolve)
+    note = Event("timed_out", SYSTEM, {"state": run.state, "event": event,
+                                       "timeout_s": compiled.states[run.state].timeout_s})
+    return replace(out, events=(note, *out.events))
 
 
 # -- interrupts ------------------------------------------------------------------------------

@@ -217,7 +217,7 @@ _FIELDS = (
     "files_edited", "bytes_read", "denied", "stop_reminders", "transition_count",
     "interrupt_return", "interrupt", "pending_approval", "fork", "child_run", "invoke",
     "parent_run", "branch", "branch_terminal", "created_at", "updated_at", "interrupt_queue",
-    "interrupt_counters")
+    "interrupt_counters", "entered_at")
 _FIELD_SET = frozenset(_FIELDS)
 
 
@@ -248,6 +248,7 @@ class Run(Record):
     updated_at: float
     interrupt_queue: tuple[tuple[str, str], ...]
     interrupt_counters: dict[str, Any] | None
+    entered_at: float | None
 
     __slots__ = _fields = _FIELDS
 
@@ -262,7 +263,8 @@ class Run(Record):
                  branch: str | None = None, branch_terminal: str | None = None,
                  created_at: float = 0.0, updated_at: float = 0.0,
                  interrupt_queue: tuple[tuple[str, str], ...] = (),
-                 interrupt_counters: dict[str, Any] | None = None) -> None:
+                 interrupt_counters: dict[str, Any] | None = None,
+                 entered_at: float | None = None) -> None:
         s = set_field
         s(self, "run_id", run_id)  # "run_" + 12 hex
         s(self, "workflow", workflow)  # workflow id
@@ -294,6 +296,9 @@ class Run(Record):
         # while a handler is active: the interrupted state's counters when it was interrupted
         # (`$return` carries them on: a round trip never refills a budget)
         s(self, "interrupt_counters", interrupt_counters)
+        # when the run entered a state that times out (`timeout_s`), else None: statewright
+        # fires `on_timeout` once `timeout_s` has passed (paused time does not count)
+        s(self, "entered_at", entered_at)
 
     # long: one line per field, spelled out (a loop over them costs three times as much)
     def with_(self, **changes: Any) -> Run:
@@ -334,6 +339,7 @@ class Run(Record):
         n.interrupt_queue = c["interrupt_queue"] if "interrupt_queue" in c else self.interrupt_queue
         n.interrupt_counters = (c["interrupt_counters"] if "interrupt_counters" in c
                                 else self.interrupt_counters)
+        n.entered_at = c["entered_at"] if "entered_at" in c else self.entered_at
         if n.context is None:
             n.context = {}
         n.__class__ = Run

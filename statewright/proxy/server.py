@@ -21,6 +21,8 @@ import weakref
 from typing import Any
 
 import anyio
+import anyio.from_thread
+import anyio.to_thread
 import mcp_types as types
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
@@ -201,6 +203,10 @@ class Proxy:
         version (one small SQLite read) and announce changes."""
         while True:
             await anyio.sleep(POLL_INTERVAL)
+            try:  # state timeouts fire here while no call comes (DESIGN section 2)
+                await anyio.to_thread.run_sync(self.rt.fire_due_timeouts)
+            except Exception as exc:
+                log.debug("timeouts could not be fired: %s", exc)
             try:
                 await self.check_state_change()
             except Exception as exc:
@@ -252,6 +258,12 @@ class Proxy:
             return await self.answer_hook(args)
         if name in own.OWN_TOOLS:
             try:
+                meta = params.meta
+                if name == "statewright_transition" and meta is not None and \
+                        meta.get("progress_token") is not None:
+                    # the checks statewright runs report progress to this caller
+                    return await call_with_progress(
+                        ctx, lambda progress: self._own_tool(name, args, progress))
                 return await self._own_tool(name, args)
             finally:
                 await self.check_state_change()
@@ -465,7 +477,8 @@ class Proxy:
         return None
 
     # ---- statewright_* tools ----------------------------------------------------------------
-    async def _own_tool(self, name: str, args: dict[str, Any]) -> types.CallToolResult:
+    async def _own_tool(self, name: str, args: dict[str, Any],
+                        progress: Any = None) -> types.CallToolResult:
         problem = self._check_size(args)
         if problem is None:
             args = own.drop_nulls(name, args)
@@ -490,8 +503,7 @@ class Proxy:
                                           branch=args.get("branch"), input=args.get("input"),
                                           actor="agent")
             elif name == "statewright_transition":
-                answer = rt.transition(session, args["event"], data=args.get("data"),
-                                       expected_version=args.get("expected_version"), actor="agent")
+                answer = await self._transition(session, args, progress)
             elif name == "statewright_pause":
                 answer = rt.pause(session, actor="agent")
             elif name == "statewright_resume":
@@ -508,6 +520,23 @@ class Proxy:
         except Exception as exc:
             return self._error("INTERNAL", f"{name} failed: {describe(exc)}")
         return _json_result(self._with_downstream(dict(answer)))
+
+    async def _transition(self, session: str, args: dict[str, Any],
+                          progress: Any) -> dict[str, Any]:
+        """`statewright_transition`, in a worker thread: the checks statewright runs may take
+        minutes, and the proxy keeps answering meanwhile. Each check's progress goes to
+        `progress(elapsed_s, timeout_s, message)` (MCP progress notifications)."""
+        report = None
+        if progress is not None:
+            def report(check: str, elapsed: float, total: float, line: str) -> None:
+                message = f"check {check}: {elapsed:.0f} s" + (f" | {line}" if line else "")
+                anyio.from_thread.run_sync(progress, round(elapsed, 1), total, message)
+
+        rt = self.rt
+        return await anyio.to_thread.run_sync(
+            lambda: rt.transition(session, args["event"], data=args.get("data"),
+                                  expected_version=args.get("expected_version"), actor="agent",
+                                  progress=report))
 
     def _with_downstream(self, answer: dict[str, Any]) -> dict[str, Any]:
         if self.downstream.servers:

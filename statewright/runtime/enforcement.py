@@ -237,6 +237,12 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
             # their interrupts first: this call is then decided under the handler's rules
             if look_at_files(rt, tx, session, eff[0], eff[1], rt.clock()):
                 eff = effective_in(tx, session)
+        if eff is not None and eff[0].entered_at is not None:
+            timed = rt.fire_timeout_in(tx, eff[0].run_id, rt.clock())
+            if timed is not None:
+                # the state's rules changed under the agent: this call is refused, and says why
+                return Decision.deny(timeout_message(timed), rule="state_timeout",
+                                     counts_iteration=False)
         state = enforced_state(*eff) if eff is not None else None
         if state is None:
             replaced = marker.replaced_store(store_file, session,
@@ -299,6 +305,14 @@ def _with_notices(tx: Any, run_id: str, d: Decision) -> Decision:
         return d
     tx.put_marks(run_id, marks or {}, [])
     return d.replace(reason="\n".join([*notices, d.reason]))
+
+
+def timeout_message(timed: dict[str, Any]) -> str:
+    """What the agent is told when statewright fired a state's timeout."""
+    return (f"[STATEWRIGHT TIMEOUT] state '{timed['state']}' timed out after "
+            f"{timed['timeout_s']:g} s: statewright fired {timed['event']} and the run is now in "
+            f"state '{timed['to']}'. Read the state (statewright_get_state or `statewright "
+            "status`) and go on under its rules.")
 
 
 def _no_run() -> Decision:

@@ -88,6 +88,9 @@ class Runtime:
         # its calls leave out the per-call comparison of file marks (`runtime.watch`)
         self.watching: str | None = None
         self.gate_facts: Any = None  # the last call's gate facts (`enforcement.gate_context`)
+        # `fire_due_timeouts`: the store's change mark at the last look, and the next deadline
+        self._timeouts_seen: int | None = None
+        self._next_due: float | None = None
 
     @classmethod
     def open(cls, project: str | os.PathLike[str] | None = None,
@@ -565,6 +568,55 @@ class Runtime:
                 answer["queued"] = {"interrupt": i.name, "file": relpath}
             return answer
         return None
+
+    # -- state timeouts ---------------------------------------------------------------------
+    def fire_due_timeouts(self, limit: int = 500) -> list[dict[str, Any]]:
+        """Fire `on_timeout` on every running run that has been `timeout_s` in its state (any
+        session): what the resident servers and `statewright serve` do while they wait. One
+        read when nothing changed since the last look and no deadline passed. Returns
+        `{run_id, state, event, to}` for each timeout fired."""
+        if not self.has_store():
+            return []
+        now = self.clock()
+        with self.store.read() as tx:
+            mark = tx.last_event_seq()
+            if mark == self._timeouts_seen and (self._next_due is None or now < self._next_due):
+                return []
+            due: list[str] = []
+            next_due: float | None = None
+            for r in tx.list_runs(None, limit):
+                if r.status != RUNNING or r.entered_at is None:
+                    continue
+                st = tx.definition_of(r.run_id).states.get(r.state)
+                if st is None or st.timeout_s is None:
+                    continue
+                at = r.entered_at + st.timeout_s
+                if at <= now:
+                    due.append(r.run_id)
+                else:
+                    next_due = at if next_due is None else min(next_due, at)
+            self._timeouts_seen, self._next_due = mark, next_due
+        fired = []
+        for rid in due:
+            with self.store.transaction() as tx:
+                got = self.fire_timeout_in(tx, rid, self.clock())
+            if got is not None:
+                fired.append(got)
+        return fired
+
+    def fire_timeout_in(self, tx: Tx, run_id: str, now: float) -> dict[str, Any] | None:
+        """Inside a write transaction: fire run `run_id`'s timeout when it is due; what fired
+        (`{run_id, state, event, to, timeout_s}`), else None."""
+        run = tx.get_run(run_id)
+        if run is None or run.entered_at is None:
+            return None
+        c = tx.definition_of(run_id)
+        out = engine.fire_timeout(c, run, now=now, new_id=new_id, resolve=self.load_definition)
+        if out is None or not out.accepted:
+            return None
+        apply_outcome(tx, run, out, now)
+        return {"run_id": run_id, "state": run.state, "event": c.states[run.state].on_timeout,
+                "to": out.run.state, "timeout_s": c.states[run.state].timeout_s}
 
     # -- listing ----------------------------------------------------------------------------
     def list_runs(self, session: str | None = None) -> list[dict[str, Any]]:

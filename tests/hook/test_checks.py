@@ -314,3 +314,43 @@ def test_the_cli_shows_progress_while_a_check_runs(proj: CheckProject) -> None:
     r = proj.send("GO")
     moved(r, "b")
     assert "check c [" in r.stderr and "s / 60s" in r.stderr and "step" in r.stderr
+
+
+# -- state timeouts: statewright fires them itself ------------------------------------------------
+
+TIMED = {
+    "id": "timed", "initial": "waiting",
+    "states": {"waiting": {"timeout_s": 2, "on_timeout": "EXPIRE", "allowed_tools": ["Read"],
+                           "on": {"EXPIRE": "expired", "GO": "done"}},
+               "expired": {"allowed_tools": ["Read"], "on": {"RETRY": "waiting"}},
+               "done": {"type": "final"}},
+}
+
+
+def test_the_next_hook_call_fires_a_due_timeout_and_says_so(proj: CheckProject) -> None:
+    proj.write_workflow(TIMED)
+    proj.cli("start", "timed", "--session", "other", human=True)  # (no resident server yet)
+    started = proj.start("timed")
+    assert started["timeout"]["on_timeout"] == "EXPIRE"
+    assert "times out in" in proj.cli("status", human=True).stdout
+    time.sleep(2.5)
+    out = proj.pre("Read", {"file_path": proj.path("src/calc.py")})
+    assert out is not None
+    reason = out["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "[STATEWRIGHT TIMEOUT]" in reason and "'expired'" in reason
+    assert proj.status()["state"] == "expired"
+    allowed(proj.pre("Read", {"file_path": proj.path("src/calc.py")}))  # now expired's rules
+    moved(proj.send("RETRY"), "waiting")
+    # the timer starts afresh on entering the state again
+    assert proj.status()["timeout"]["deadline"] > time.time() + 1
+
+
+def test_a_resident_server_fires_a_timeout_with_no_agent_call(proj: CheckProject) -> None:
+    proj.write_workflow(TIMED)
+    proj.start("timed")
+    allowed(proj.pre("Read", {"file_path": proj.path("src/calc.py")}))  # the server starts
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proj.status()["state"] != "expired":
+        time.sleep(0.2)
+    assert proj.status()["state"] == "expired"
+    assert any(h["kind"] == "timed_out" and h["actor"] == "system" for h in proj.history())

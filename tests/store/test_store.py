@@ -399,6 +399,7 @@ def _changed_fields():
         "branch_terminal": "z", "interrupt_queue": (("env", ".env"),),
         "interrupt_counters": {"iterations": 2, "files_edited": ["a.py"], "bytes_read": 5,
                                "denied": 1},
+        "entered_at": 4.5,
     }
 
 
