@@ -127,8 +127,10 @@ def explain(rt: Runtime, session: str, call: ToolCall) -> tuple[Decision, Run | 
         state = enforced_state(run, wf)
         if state is None:
             return _not_running(run), run, wf
-        return _gate()(state, counters_of(run), call,
-                       gate_context(rt, state, tool_name=call.tool_name)), run, wf
+        d = _gate()(state, counters_of(run), call, gate_context(rt, state, tool_name=call.tool_name))
+        if d.allowed and run.interrupt is not None:
+            d = interrupted_state_decides(rt, run, wf, call, d, None)
+        return d, run, wf
     except BaseException as exc:
         return failure_decision(rt, exc), None, None
 
@@ -151,6 +153,31 @@ def record_is_quiet(run: Run, wf: CompiledWorkflow) -> bool:
     answer before recording.)"""
     state = enforced_state(run, wf)
     return state is None or not has_budget(state)
+
+
+def interrupted_state_decides(rt: Runtime, run: Run, wf: CompiledWorkflow, call: ToolCall,
+                              d: Decision, protected: Set[str] | None) -> Decision:
+    """While an interrupt handler is active, a call the handler allows must also pass the
+    interrupted state's rules (with that state's counters plus the handler's): a handler never
+    grants what the interrupted state refused, unless its interrupt says `widen: true`."""
+    it = next((i for i in wf.interrupts if i.name == run.interrupt), None)
+    if it is not None and it.widen:
+        return d
+    base = wf.states.get(run.interrupt_return or "")
+    if base is None or base.final:
+        return d
+    saved = run.interrupt_counters or {}
+    counters = Counters(
+        iterations=int(saved.get("iterations") or 0) + run.iterations,
+        files_edited=frozenset(saved.get("files_edited") or ()).union(run.files_edited),
+        bytes_read=int(saved.get("bytes_read") or 0) + run.bytes_read,
+        denied=int(saved.get("denied") or 0))
+    d2 = _gate()(base, counters, call, gate_context(rt, base, protected, call.tool_name))
+    if d2.allowed:
+        return d
+    return Decision.deny(f"while the interrupt handler '{run.state}' runs, the rules of the "
+                         f"interrupted state '{base.name}' still apply, and they refuse this: "
+                         f"{d2.reason}", rule=d2.rule, counts_iteration=False)
 
 
 def counters_of(run: Run) -> Counters:
@@ -252,8 +279,11 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
             return _no_run() if eff is None else _not_running(eff[0])
         run = eff[0]  # type: ignore[index]
         marker.ensure_marker(store_file, session, run.run_id)
-        ctx = gate_context(rt, state, tx.source_paths_in_use(), call.tool_name)
+        protected = tx.source_paths_in_use()
+        ctx = gate_context(rt, state, protected, call.tool_name)
         d = gate(state, counters_of(run), call, ctx)  # counters read under the write lock
+        if d.allowed and run.interrupt is not None:
+            d = interrupted_state_decides(rt, run, eff[1], call, d, protected)  # type: ignore[index]
         if d.allowed and not d.counts_iteration:
             return d  # statewright's own tools: not counted, nothing written
         if not d.allowed:
