@@ -14,13 +14,15 @@ MCP_TOOLS_STAMP := $(MCP_TOOLS_DIR)/node_modules/.statewright-installed
 
 .PHONY: demo test lint bench screenshots venv node mcp-tools chromium clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml statewright/sandbox/swbox.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
 	@# the hook starts a process per tool call: ship it byte-compiled even where the
 	@# environment sets PYTHONDONTWRITEBYTECODE (stale .pyc files are rechecked by mtime)
 	$(PY) -m compileall -q statewright
+	@# the sandbox launcher (the editable install built it; again here when only its source changed)
+	$(PY) hatch_build.py
 	touch $(STAMP)
 
 $(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json

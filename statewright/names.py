@@ -55,3 +55,10 @@ def state_dir_str(root: str | os.PathLike[str], environ: Mapping[str, str] | Non
     if home:
         return os.path.realpath(os.path.expanduser(home))
     return os.path.join(os.fspath(root), STATE_DIR)
+
+
+def run_dir(environ: Mapping[str, str]) -> str:
+    """The private directory of this user's resident hook servers (short: a socket's path is
+    limited to about 100 bytes). No process of a sandboxed line may change it."""
+    base = environ.get("XDG_RUNTIME_DIR") or "/tmp"
+    return os.path.join(base, f"statewright-{os.getuid()}")

@@ -26,6 +26,9 @@ RETURN_TARGET = "$return"
 BRANCH_DONE_PREFIX = "BRANCH_DONE:"
 GUARD_OPS = ("eq", "neq", "gt", "gte", "lt", "lte", "in", "contains", "exists", "not_exists")
 TRANSITION_KINDS = ("simple", "guarded", "branched", "invoke", "fork")
+#: a state's `sandbox` setting: kernel-bound where the machine allows ("auto", the default),
+#: lines that need the kernel refused where it is unavailable ("required"), analysis alone ("off")
+SANDBOX_MODES = ("auto", "required", "off")
 
 # The classes below are immutable records (see `statewright._record`): no dataclasses, so the
 # hook can import them cheaply. The class-level annotations only tell type checkers the fields.
@@ -136,7 +139,8 @@ class State(Record):
     __slots__ = __match_args__ = _fields = (
         "name", "final", "instructions", "allowed_tools", "disallowed_tools", "allowed_commands",
         "blocked_env", "env_overrides", "max_iterations", "max_edit_lines", "max_files_per_state",
-        "context_budget_bytes", "safe_next", "on", "timeout_s", "on_timeout")
+        "context_budget_bytes", "safe_next", "on", "read_only", "sandbox", "network",
+        "unix_sockets", "timeout_s", "on_timeout")
     name: str
     final: bool
     instructions: str | None
@@ -151,6 +155,10 @@ class State(Record):
     context_budget_bytes: int | None
     safe_next: str | None
     on: dict[str, Transition]
+    read_only: tuple[str, ...]
+    sandbox: str
+    network: bool
+    unix_sockets: bool
     timeout_s: float | None
     on_timeout: str | None
 
@@ -162,7 +170,9 @@ class State(Record):
                  max_iterations: int | None = None, max_edit_lines: int | None = None,
                  max_files_per_state: int | None = None, context_budget_bytes: int | None = None,
                  safe_next: str | None = None, on: dict[str, Transition] | None = None,
-                 timeout_s: float | None = None, on_timeout: str | None = None) -> None:
+                 read_only: tuple[str, ...] = (), sandbox: str = "auto", network: bool = True,
+                 unix_sockets: bool = False, timeout_s: float | None = None,
+                 on_timeout: str | None = None) -> None:
         set_field(self, "name", name)
         set_field(self, "final", final)
         set_field(self, "instructions", instructions)
@@ -178,6 +188,11 @@ class State(Record):
         set_field(self, "context_budget_bytes", context_budget_bytes)
         set_field(self, "safe_next", safe_next)
         set_field(self, "on", {} if on is None else on)
+        # globs of project paths no tool and no code may change in this state
+        set_field(self, "read_only", read_only)
+        set_field(self, "sandbox", sandbox)  # one of SANDBOX_MODES
+        set_field(self, "network", network)  # sandboxed lines may use the network
+        set_field(self, "unix_sockets", unix_sockets)  # sandboxed lines may create Unix sockets
         # statewright fires `on_timeout` itself once the run has been `timeout_s` in the state
         set_field(self, "timeout_s", timeout_s)
         set_field(self, "on_timeout", on_timeout)
@@ -348,6 +363,10 @@ def _state_to_dict(s: State) -> dict[str, Any]:
         "context_budget_bytes": s.context_budget_bytes,
         "safe_next": s.safe_next,
         "on": {e: _transition_to_dict(t) for e, t in s.on.items()},
+        "read_only": list(s.read_only),
+        "sandbox": s.sandbox,
+        "network": s.network,
+        "unix_sockets": s.unix_sockets,
         **({"timeout_s": s.timeout_s, "on_timeout": s.on_timeout}
            if s.timeout_s is not None else {}),
     }
@@ -369,6 +388,11 @@ def _state_from_dict(name: str, d: dict[str, Any]) -> State:
         context_budget_bytes=d.get("context_budget_bytes"),
         safe_next=d.get("safe_next"),
         on={e: _transition_from_dict(e, t) for e, t in (d.get("on") or {}).items()},
+        # (a definition compiled before these fields existed gets their defaults)
+        read_only=tuple(d.get("read_only") or ()),
+        sandbox=d.get("sandbox") or "auto",
+        network=d.get("network", True) is not False,
+        unix_sockets=d.get("unix_sockets") is True,
         timeout_s=d.get("timeout_s"),
         on_timeout=d.get("on_timeout"),
     )

@@ -126,6 +126,10 @@ class StateModel(_Model):
     env_overrides: dict[EnvName, str] = None  # type: ignore[assignment]
     env: dict[EnvName, str] = None  # type: ignore[assignment]
     context_budget_bytes: PositiveInt = None  # type: ignore[assignment]
+    read_only: list[NonEmpty] = None  # type: ignore[assignment]
+    sandbox: Literal["auto", "required", "off"] = None  # type: ignore[assignment]
+    network: bool = None  # type: ignore[assignment]
+    unix_sockets: bool = None  # type: ignore[assignment]
     on: dict[EventName, TransitionModel] = None  # type: ignore[assignment]
     # Accepted for Statewright compatibility and ignored (any JSON value):
     agent_model: Any = Field(None, alias="model")

@@ -131,6 +131,7 @@ def check(m: WorkflowModel, raw: dict[str, Any],
         out.extend(_state_reference_checks(m, name, st, edges[name]))
     out.extend(_interrupt_checks(m))
     out.extend(_guard_checks(m, edges))
+    out.extend(_sandbox_checks(m))
     out.extend(_check_checks(m))
     out.extend(_timeout_checks(m))
     out.extend(_widening_checks(m, edges))
@@ -284,6 +285,58 @@ def _interrupt_checks(m: WorkflowModel) -> list[Diagnostic]:
             out.append(warning(ip + pointer("trigger", "file_pattern"), "pattern-never-matches",
                                "file_pattern is matched against project-relative paths with '/' "
                                "separators; a leading '/', '..' or '\\' never matches"))
+    return out
+
+
+def read_only_problem(pattern: str) -> str | None:
+    """Why a `read_only` glob could never name a project path: it must be project-relative
+    with '/' separators (a pattern that never matches would protect nothing, silently)."""
+    if pattern.startswith(("/", "~")) or (len(pattern) > 1 and pattern[1] == ":"
+                                          and pattern[0].isalpha()):
+        return "must be relative to the project root, not absolute"
+    if "\\" in pattern:
+        return "separates directories with '/', not '\\'"
+    if ".." in pattern.split("/"):
+        return "may not leave the project ('..')"
+    return None
+
+
+#: the state fields only a sandboxed line obeys (`sandbox: "off"` makes them ineffective)
+_SANDBOX_ONLY = (("network", False), ("unix_sockets", True))
+
+
+def _sandbox_checks(m: WorkflowModel) -> list[Diagnostic]:
+    """`read_only` globs that could never match (errors); kernel-tier settings that have no
+    effect where they are given (warnings)."""
+    out: list[Diagnostic] = []
+    for name, st in m.states.items():
+        sp = pointer("states", name)
+        for i, pat in enumerate(st.read_only or ()):
+            why = read_only_problem(pat)
+            if why:
+                out.append(error(sp + pointer("read_only", i), "bad-read-only",
+                                 f"read_only pattern {pat!r} {why}: patterns are globs over "
+                                 "project-relative paths such as \"tests/**\""))
+        given = [f for f in ("read_only", "sandbox", "network", "unix_sockets")
+                 if getattr(st, f) is not None]
+        if st.type == "final":
+            for f in given:
+                out.append(warning(sp + pointer(f), "ignored-in-final",
+                                   f"{f} has no effect in a final state: nothing is enforced "
+                                   "there"))
+            continue
+        if st.sandbox != "off":
+            continue
+        for f, value in _SANDBOX_ONLY:
+            if getattr(st, f) is value:
+                out.append(warning(sp + pointer(f), "needs-sandbox",
+                                   f"{f} applies to sandboxed lines only, and this state sets "
+                                   "sandbox to \"off\""))
+        if st.read_only:
+            out.append(warning(sp + pointer("read_only"), "needs-sandbox",
+                               "with sandbox \"off\", read_only is enforced by the analysis "
+                               "alone: code an allowed command runs (a test, a build script) "
+                               "can still change these paths"))
     return out
 
 

@@ -50,6 +50,7 @@ import sys
 import time
 
 from ..lean import TYPE_CHECKING, hmac_sha256, same_bytes, sha256, unix_request
+from ..names import run_dir
 from . import RESIDENT_ENV
 
 if TYPE_CHECKING:
@@ -94,13 +95,6 @@ class Endpoint:
         self.socket = os.path.join(run_dir, name + ".sock")
         self.lock = os.path.join(run_dir, name + ".lock")
         self.key_file = os.path.join(state_dir, f"hook-{name}.key")
-
-
-def run_dir(environ: Mapping[str, str]) -> str:
-    """The private directory of this user's resident servers (short: a socket's path is limited
-    to about 100 bytes)."""
-    base = environ.get("XDG_RUNTIME_DIR") or "/tmp"
-    return os.path.join(base, f"statewright-{os.getuid()}")
 
 
 def open_lock(path: str) -> int:

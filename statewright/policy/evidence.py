@@ -32,8 +32,10 @@ def credited_entries(command: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
     the line's status could come from anything else)."""
     if not allowed or not isinstance(command, str) or not command.strip():
         return ()
+    from ..sandbox.launcher import unwrap
     from .shell import analyze, matching_prefixes
 
+    command = unwrap(command) or command  # (a line run under the sandbox: the line itself)
     a = analyze(command)
     if a.problems or a.functions or a.status_command < 0:
         return ()

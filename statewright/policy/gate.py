@@ -48,12 +48,14 @@ class _ShellParts:
     channels: Any
     line: Any  # protect.line
     lines: Any
+    confine: Any
 
     def load(self) -> None:
-        from . import channels, lines, shell
+        from . import channels, confine, lines, shell
         from .protect import line
 
         self.shell, self.channels, self.line, self.lines = shell, channels, line, lines
+        self.confine = confine
         self.loaded = True
 
 
@@ -103,7 +105,7 @@ def _gate(state: State, counters: Counters, call: ToolCall, ctx: GateContext) ->
         decided = check(c, state, counters, ctx)
         if decided is not None:
             return decided
-    return _allow(c, state)
+    return _allow(c, state, ctx)
 
 
 class _Call(PathResolver):
@@ -454,22 +456,44 @@ _CHECKS: tuple[tuple[_Check, tuple[str, ...], str | None], ...] = (
 )
 
 
-def _allow(c: _Call, state: State) -> Decision:
+def _allow(c: _Call, state: State, ctx: GateContext) -> Decision:
     """Allowed. A shell line in a state with `blocked_env` or `env_overrides` is rewritten to
-    run with the blocked variables unset and the overrides exported."""
+    run with the blocked variables unset and the overrides exported; a Bash line the analysis
+    cannot prove plain runs under the kernel sandbox (`confine`)."""
     updated = None
+    sandboxed = False
     if c.analysis is not None and c.command is not None and c.shell_key is not None:
+        line = c.command
         items = _sh.channels.export_items(c.analysis, state.allowed_commands is not None)
         if state.blocked_env or state.env_overrides or items:
             head, note = _rewriting_in(c.memo, state, items)
-            updated = dict(c.args)
-            updated[c.shell_key] = head + c.command if head is not None else \
-                _sh.shell.rewrite_for_env(c.command, state.blocked_env,
+            line = head + line if head is not None else \
+                _sh.shell.rewrite_for_env(line, state.blocked_env,
                                           {**dict(items), **state.env_overrides})
             c.trace.append(note)
+        confine = _sh.confine
+        if c.name == "Bash" and confine.needs_sandbox(c.analysis, state):
+            try:
+                confined = confine.confined_line(line, state, ctx)
+            except confine.Unconfinable as exc:
+                return _deny("sandbox", c.what, "the line runs code whose effects its text does "
+                             f"not show, and state '{state.name}' requires the kernel sandbox, "
+                             f"which this machine does not give ({exc}); run commands whose "
+                             "effects the line shows", state, ctx, c.trace, shell=True)
+            if confined is None:
+                c.trace.append("sandbox: none on this machine (`sandbox: auto`): the analysis "
+                               "alone binds this line")
+            else:
+                line, sandboxed = confined, True
+                c.trace.append("sandbox: the line runs under the kernel sandbox (protected "
+                               "paths read-only, the store hidden, blocked variables scrubbed, "
+                               "what it starts reaped)")
+        if line is not c.command:
+            updated = dict(c.args)
+            updated[c.shell_key] = line
     c.trace.append("allow")
     # (the trace as it is: `Decision.explanation` finishes it when it is read)
-    return new_decision(True, "", "", "", c.trace, tuple(c.files), updated, True)
+    return new_decision(True, "", "", "", c.trace, tuple(c.files), updated, True, sandboxed)
 
 
 def _rewriting_in(memo: _StateMemo, state: State, items: tuple[tuple[str, str], ...]

@@ -211,10 +211,10 @@ class GateContext(Record):
 
 class Decision(Record):
     __match_args__ = _fields = ("allowed", "reason", "rule", "code", "explanation", "files",
-                                "updated_input", "counts_iteration")
+                                "updated_input", "counts_iteration", "sandboxed")
     # (`explanation` is read through `_explanation`: see the property)
     __slots__ = ("_explanation", "allowed", "code", "counts_iteration", "files", "reason", "rule",
-                 "updated_input")
+                 "sandboxed", "updated_input")
     allowed: bool
     reason: str
     rule: str
@@ -223,11 +223,12 @@ class Decision(Record):
     files: tuple[str, ...]
     updated_input: dict[str, Any] | None
     counts_iteration: bool
+    sandboxed: bool
 
     def __init__(self, allowed: bool, reason: str = "", rule: str = "", code: str = "",
                  explanation: tuple[str, ...] = (), files: tuple[str, ...] = (),
                  updated_input: dict[str, Any] | None = None,
-                 counts_iteration: bool = True) -> None:
+                 counts_iteration: bool = True, sandboxed: bool = False) -> None:
         # (one is built for every decision: each field is stored through its own slot
         # descriptor, as `lean.field_setters` gives them)
         _d_allowed(self, allowed)
@@ -238,6 +239,9 @@ class Decision(Record):
         _d_files(self, files)  # project-relative files this call would edit
         _d_updated_input(self, updated_input)  # rewritten tool_input (blocked_env removal)
         _d_counts_iteration(self, counts_iteration)  # statewright_* tools do not count
+        # the rewritten line runs under the kernel sandbox (`policy.confine`): what it changes
+        # is counted by effect after the call
+        _d_sandboxed(self, sandboxed)
 
     @property
     def explanation(self) -> tuple[str, ...]:
@@ -262,7 +266,7 @@ class Decision(Record):
 
 
 (_d_allowed, _d_reason, _d_rule, _d_code, _d_explanation, _d_files, _d_updated_input,
- _d_counts_iteration) = (getattr(Decision, "_" + f if f == "explanation" else f).__set__
+ _d_counts_iteration, _d_sandboxed) = (getattr(Decision, "_" + f if f == "explanation" else f).__set__
                         for f in Decision._fields)
 
 
@@ -280,7 +284,8 @@ _DecisionTwin = mutable_twin(Decision)
 
 def new_decision(allowed: bool, reason: str, rule: str, code: str,
                  explanation: tuple[str, ...] | list[Any], files: tuple[str, ...],
-                 updated_input: dict[str, Any] | None, counts_iteration: bool) -> Decision:
+                 updated_input: dict[str, Any] | None, counts_iteration: bool,
+                 sandboxed: bool = False) -> Decision:
     """`Decision(allowed, reason, ...)` with every field given, built as a twin
     (`mutable_twin`): one per decision."""
     d = new_record(_DecisionTwin)
@@ -292,6 +297,7 @@ def new_decision(allowed: bool, reason: str, rule: str, code: str,
     d.files = files
     d.updated_input = updated_input
     d.counts_iteration = counts_iteration
+    d.sandboxed = sandboxed
     d.__class__ = Decision
     return d
 

@@ -45,6 +45,10 @@ CORE = frozenset({
 # Recording a result (PostToolUse / PostToolUseFailure) adds the evidence it records
 # (`_observed`, DESIGN section 3): a small pure module.
 RECORD = CORE | {"statewright.policy.evidence"}
+# The launcher's line (`sandbox.launcher`): what a sandboxed line is rewritten to, and read
+# back when its result is recorded.
+SANDBOX = frozenset({"statewright.sandbox", "statewright.sandbox.launcher",
+                     "statewright.sandbox.probe", "statewright.sandbox.profile"})
 # A shell line adds the analysis: tree-sitter's C extensions (not their packages), the shell
 # and programs packages, and self-protection of shell lines.
 SHELL = CORE | {
@@ -69,6 +73,9 @@ SHELL = CORE | {
     "statewright.policy.shell.walker", "statewright.policy.shell.words",
     "statewright.policy.shell.wrappers",
     "tree_sitter._binding", "tree_sitter_bash._binding",
+    # binding by the kernel: which lines run sandboxed, and the launcher's line (no ctypes,
+    # no subprocess: the machine's tier is read from a file kept per boot)
+    "statewright.policy.confine", *SANDBOX,
 }
 # Other modules a per-call decision may import: C modules and `__future__`. `functools` (with
 # `collections`, `operator`, `reprlib`, ... ~3 ms) is not among them: `statewright.lean` has
@@ -152,7 +159,8 @@ def test_recording_a_shell_line_adds_the_analysis_and_the_evidence(proj: Project
     expected = (SHELL | RECORD) - {"statewright.policy.protect.cli",
                                    "statewright.policy.protect.line",
                                    "statewright.policy.channels", "statewright.policy.lines",
-                                   "statewright.policy.programs.worktree"}
+                                   "statewright.policy.programs.worktree",
+                                   "statewright.policy.confine"}
     # a passing test runner line: is it a run of the suite (`programs.runs`), with its
     # configuration unchanged (`runtime.watch` lists the configuration files)?
     expected |= {"statewright.policy.programs.runs", "statewright.runtime.watch"}

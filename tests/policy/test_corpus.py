@@ -6,6 +6,7 @@ import pytest
 
 from statewright.definition.compiled import State
 from statewright.policy import Counters, GateContext, ToolCall, gate
+from statewright.sandbox.launcher import unwrap
 
 from .corpus import REALISTIC_STATE, attacks, legit, sections
 
@@ -39,10 +40,14 @@ def test_attack_denied(line, ctx):
 def test_legit_allowed(line, ctx):
     d = gate(REALISTIC_STATE, Counters(), ToolCall("Bash", {"command": line}), ctx)
     assert d.allowed, f"legit line denied: {line!r}: {d.reason}\n" + "\n".join(d.explanation)
-    # blocked_env is set, so the command runs with the blocked variables unset
-    assert d.updated_input is not None
-    assert d.updated_input["command"].endswith(line)
-    assert d.updated_input["command"].startswith("unset AWS_SECRET_ACCESS_KEY PROD_DB_URL")
+    # blocked_env is set, so the command runs under the sandbox, which scrubs the blocked
+    # variables before exec, and the line itself with them unset
+    assert d.updated_input is not None and d.sandboxed
+    command = d.updated_input["command"]
+    assert "--unset AWS_SECRET_ACCESS_KEY --unset PROD_DB_URL" in command
+    inner = unwrap(command)
+    assert inner is not None and inner.endswith(line)
+    assert inner.startswith("unset AWS_SECRET_ACCESS_KEY PROD_DB_URL")
 
 
 @pytest.mark.parametrize("line", sections("attacks.txt")["environment reads and dumps"])

@@ -14,6 +14,7 @@ from statewright.policy.edits import edit_lines, write_lines
 from statewright.policy.paths import glob_match
 from statewright.policy.shell import analyze, check_commands, check_env, rewrite_for_env
 from statewright.policy.tools import is_statewright_tool, normalize_tool_name, tool_allowed
+from statewright.sandbox.launcher import unwrap
 
 
 @pytest.fixture
@@ -288,8 +289,11 @@ def test_bash_files_and_updated_input(ctx):
     s = State(name="s", blocked_env=("SECRET",), env_overrides={"CI": "1"})
     d = gate(s, Counters(), call("Bash", command="echo x > out.txt", timeout=5), ctx)
     assert d.allowed and d.files == ("out.txt",)
-    assert d.updated_input == {"command": "unset SECRET; export CI=1\necho x > out.txt",
-                               "timeout": 5}
+    # (a state with blocked_env: the line runs under the sandbox, which scrubs SECRET and pins
+    # CI before exec; inside, the line itself runs with them unset and exported)
+    assert d.sandboxed and d.updated_input is not None and d.updated_input["timeout"] == 5
+    assert "--unset SECRET --set CI=1" in d.updated_input["command"]
+    assert unwrap(d.updated_input["command"]) == "unset SECRET; export CI=1\necho x > out.txt"
 
 
 # -- edits ---------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from statewright.policy.shell import (
     walker,
     words,
 )
+from statewright.sandbox.launcher import unwrap
 
 from .corpus import attacks, legit
 
@@ -107,8 +108,10 @@ def test_a_write_over_an_existing_file_imports_difflib_and_nothing_of_the_shell(
 def test_a_bash_decision_loads_the_grammar_without_the_packages_init(root):
     out = _decide(root, "Bash", {"command": "pytest -q && git status | tee out.log"})
     assert out["allowed"], out
-    # blocked variables unset; git hardened against planted repositories (escape class 5)
-    cmd = out["updated"]["command"]
+    # blocked variables unset; git hardened against planted repositories (escape class 5); the
+    # whole under the kernel sandbox
+    cmd = unwrap(out["updated"]["command"])
+    assert cmd is not None
     assert cmd.startswith("unset SECRET; export GIT_CONFIG_COUNT=2")
     assert cmd.endswith("\npytest -q && git status | tee out.log")
     mods = set(out["modules"])

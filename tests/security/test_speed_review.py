@@ -34,6 +34,7 @@ from conftest import REPO, clean_env
 sys.path.insert(0, str(REPO))
 from statewright.definition.compiled import State
 from statewright.policy import Counters, GateContext, ToolCall, gate
+from statewright.sandbox.launcher import unwrap
 from tests.hook.harness import Project, allowed, denied
 from tests.security.escapes import WF_NAME, make_project
 
@@ -314,7 +315,7 @@ def _check(case: tuple[State, GateContext, str, str | None, object]) -> None:
         assert d.allowed, (state.name, line, d.reason)
         assert d.updated_input is not None and expected in d.updated_input["command"], \
             (state.name, line, d.updated_input)
-        assert d.updated_input["command"].endswith(line)
+        assert (unwrap(d.updated_input["command"]) or d.updated_input["command"]).endswith(line)
 
 
 def test_memos_keep_each_state_and_context_apart(proj: Project) -> None:

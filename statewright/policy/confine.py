@@ -1,0 +1,197 @@
+"""Binding by the kernel, the policy's half (DESIGN section 4): which allowed lines run under the
+sandbox (`needs_sandbox`), what the sandbox of a state protects (`profile_for`), and the line
+the host runs instead (`confined_line`). `statewright.sandbox` enforces it.
+
+**Which lines.** A line runs under the sandbox unless the analysis proves it plain: every
+command a fixed, bare name of `PLAIN_PROGRAMS` (programs whose every effect the analysis sees:
+they run no code from files and write only the paths their words name) with no risk found, and
+no variable assigned (`LD_PRELOAD=./x.so cat`, `PATH=./bin:$PATH`). Every line of a state with
+`blocked_env` runs under it (the launcher scrubs the variables before `exec`, so no process of
+the line holds them, not even its own shell's `/proc/self/environ`). Test runners, build
+tools, package scripts, interpreters, script files, patch appliers, git, archivers and unknown
+programs always do: the code they run is data the line does not contain.
+
+**What a state protects** (`Profile`): everything check 1 protects, as paths the kernel
+enforces: the workflow directories in use (and the project's `workflows/`, where a new file
+would shadow one), the configuration that could switch statewright off (`statewright.json`,
+`.mcp.json`, `.claude/`, `~/.claude/`, `~/.claude.json`), git's hooks and config and the
+conventional hook directories, the programs the host runs for statewright (the package, its
+scripts, their virtual environment, the active-run markers), the resident hook servers' socket
+directory, and the state's own `read_only` globs; the store (with the resident servers' keys)
+hidden; the blocked variables scrubbed and `env_overrides` pinned.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..lean import TYPE_CHECKING, environ_get
+from ..names import run_dir
+from ..sandbox.launcher import wrap
+from ..sandbox.probe import tier
+from ..sandbox.profile import Profile
+from .protect.scope import HOOK_DIRS
+from .protect.store import CONFIG_FILES, HOME_CONFIG_FILES, program_paths
+from .types import line_memo
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..definition.compiled import State
+    from .shell import ShellAnalysis
+    from .types import GateContext
+
+#: programs whose every effect the analysis sees: they run no code from files or from the
+#: environment the line does not show, and write only what their words and redirections name
+#: (which check 1 and the write scope judge). Builtins included. Anything else, and any name
+#: not fixed or given with a path (`./cat` may be the agent's own file), runs sandboxed.
+PLAIN_PROGRAMS = frozenset({
+    # shell builtins that run nothing
+    "cd", "pushd", "popd", "dirs", "pwd", "echo", "printf", "test", "[", "true", "false", ":",
+    "type", "exit", "return", "break", "continue", "shift", "times", "umask", "wait",
+    # readers
+    "cat", "tac", "head", "tail", "wc", "ls", "grep", "egrep", "fgrep", "rg", "diff", "cmp",
+    "comm", "file", "stat", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum",
+    "jq", "realpath", "readlink", "basename", "dirname", "nl", "sort", "uniq", "cut", "tr",
+    "column", "hexdump", "xxd", "od", "strings", "fold", "fmt", "paste", "join", "expand",
+    "unexpand", "rev", "seq", "date", "whoami", "id", "uname", "hostname", "nproc", "du", "df",
+    "tree", "which", "sleep", "printenv",
+    # writers of the paths they name
+    "mkdir", "touch", "cp", "mv", "rm", "rmdir", "ln", "tee", "chmod", "sed",
+    # statewright's own CLI: it runs no code of the project's, and its human-only commands are
+    # refused by any route (`protect.cli_violations`); a transition it fires is the agent's
+    "statewright",
+})
+
+#: sed's options that read its script from a file
+_SED_SCRIPT_FILE = ("-f", "--file", "--f")
+
+
+def _plain(analysis: ShellAnalysis) -> bool:
+    if analysis.assignments:
+        return False
+    for cmd in analysis.commands:
+        if cmd.function_call:
+            continue  # (its body's commands are among the line's)
+        name = cmd.name
+        if not cmd.name_literal or name not in PLAIN_PROGRAMS or cmd.risks:
+            return False
+        if name == "sed" and any(_sed_script_file(w.value) for w in cmd.args):
+            return False
+    return True
+
+
+def _sed_script_file(word: str) -> bool:
+    if word.startswith("--"):
+        return word.startswith(_SED_SCRIPT_FILE[1:])
+    return word.startswith("-") and "f" in word[1:].split("=", 1)[0]
+
+
+#: whether the analysis proves a line plain, kept per line text
+plain_line = line_memo(_plain)
+
+
+def needs_sandbox(analysis: ShellAnalysis, state: State) -> bool:
+    """Whether an allowed line must run under the sandbox in `state`."""
+    if state.sandbox == "off":
+        return False
+    return bool(state.blocked_env) or not plain_line(analysis)
+
+
+def profile_for(state: State, ctx: GateContext) -> Profile:
+    """What every process of a sandboxed line may not do in `state`."""
+    pf = ctx.protected_files
+    files = pf if type(pf) is frozenset else frozenset(pf)
+    key = (id(state), ctx.project_root, ctx.store_dir, files, environ_get("HOME"),
+           environ_get("XDG_RUNTIME_DIR"))
+    kept = _PROFILES.get(key)
+    if kept is None or kept[0] is not state:
+        if len(_PROFILES) >= 64:
+            _PROFILES.clear()
+        kept = _PROFILES[key] = (state, _profile(state, ctx.project_root, ctx.store_dir, files))
+    return kept[1]
+
+
+#: (id of a State, the context's facts, HOME, XDG_RUNTIME_DIR) -> (that State, its Profile):
+#: a State is kept with its profile, so its id is not reused while it is remembered
+_PROFILES: dict[tuple[object, ...], tuple[State, Profile]] = {}
+
+
+def _profile(state: State, project_root: str, store_dir: str, workflow_files: frozenset[str]
+             ) -> Profile:
+    real = os.path.realpath
+    root = real(project_root)
+    paths: list[str] = []
+    for f in sorted(workflow_files):
+        full = real(f)
+        d = os.path.dirname(full)
+        # (a workflow at the project's top, or above it: the file alone, never the project)
+        paths.append(full if root == d or root.startswith(d.rstrip(os.sep) + os.sep) else d)
+    paths.append(os.path.join(root, "workflows"))
+    paths += [os.path.join(root, f) for f in CONFIG_FILES if not f.startswith(".claude/")]
+    paths.append(os.path.join(root, ".claude"))
+    paths += [real(os.path.expanduser(f)) for f in HOME_CONFIG_FILES
+              if not f.startswith("~/.claude/")]
+    paths.append(real(os.path.expanduser("~/.claude")))
+    paths += [os.path.join(root, ".git", "hooks"), os.path.join(root, ".git", "config")]
+    paths += [os.path.join(root, d) for d in sorted(HOOK_DIRS)]
+    paths += program_paths()
+    paths.append(run_dir(os.environ))
+    paths += read_only_paths(state, root)
+    store = real(store_dir)
+    # never the project itself, nor a directory above it: the project stays the agent's
+    kept = tuple(dict.fromkeys(p for p in paths if p != root and not (
+        root + os.sep).startswith(p.rstrip(os.sep) + os.sep)))
+    names = tuple(n for n in state.blocked_env if n and "=" not in n)
+    return Profile(root, kept, (store,), names,
+                   tuple(sorted(state.env_overrides.items())),
+                   network=state.network, unix_sockets=state.unix_sockets)
+
+
+def read_only_paths(state: State, root: str) -> list[str]:
+    """The paths of the state's `read_only` globs: a glob's fixed leading directories when
+    the rest of it is `**` (all of `tests/` for `tests/**`), else the existing files and
+    directories it matches now (a file created later that matches is refused by the analysis
+    and counted by effect)."""
+    out: list[str] = []
+    for glob in state.read_only:
+        parts = glob.strip("/").split("/")
+        fixed: list[str] = []
+        for part in parts:
+            if any(ch in part for ch in "*?["):
+                break
+            fixed.append(part)
+        rest = parts[len(fixed):]
+        if not rest or rest == ["**"] or rest == ["**", "*"]:
+            out.append(os.path.join(root, *fixed) if fixed else root)
+            continue
+        out += _matches(root, glob)
+    return out
+
+
+def _matches(root: str, glob: str) -> list[str]:
+    from .paths import glob_match
+
+    found: list[str] = []
+    for base, dirs, files in os.walk(root):
+        rel_base = os.path.relpath(base, root)
+        dirs[:] = [d for d in dirs if d not in (".git", ".statewright")]
+        for name in dirs + files:
+            rel = name if rel_base == "." else f"{rel_base}/{name}"
+            if glob_match(glob, rel):
+                found.append(os.path.join(base, name))
+    return found
+
+
+def confined_line(line: str, state: State, ctx: GateContext) -> str | None:
+    """The text the host runs instead of an allowed `line` that needs the sandbox (None: the
+    line runs as it is, because this machine has no kernel tier and the state's `sandbox` is
+    `"auto"`). Raises `Unconfinable` where the state requires the sandbox and there is none."""
+    found = tier()
+    if not found.available:
+        if state.sandbox == "required":
+            raise Unconfinable(found.why)
+        return None
+    return wrap(profile_for(state, ctx), line)
+
+
+class Unconfinable(Exception):
+    """A line needs the kernel tier, the state requires it, and this machine has none."""
