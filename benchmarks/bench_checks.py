@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.table import Row, print_rows  # noqa: E402
-from statewright.runtime import Runtime  # noqa: E402
+from benchmarks.table import Row, print_rows
+from statewright.runtime import Runtime
 
 COMMAND = "true"
 ROUNDS = 30

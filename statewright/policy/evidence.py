@@ -11,8 +11,8 @@ Only `observe` writes it, from the host's or the proxy's report of a call's resu
 A test runner's pass is credited only when the line is a run of the suite: not one that
 selects or deselects tests, only collects them or prints a version (`policy.programs.runs`),
 and not one after the agent changed, in this state, the configuration that decides what runs
-(`not_evidence_of_a_pass`; the runtime compares). A failure is credited either way. A command is credited only when the line's exit status
-is that command's own: the last
+(`not_evidence_of_a_pass`; the runtime compares). A failure is credited either way. A command
+is credited only when the line's exit status is that command's own: the last
 top-level command, not after `||`, not followed by `;`, `&` or a later pipeline stage, not
 negated, and no function defined in the line (a function named like a program, or bash's
 `command_not_found_handle`, would answer for it). The shell analysis decides which command that

@@ -39,6 +39,7 @@ from typing import Any
 
 from ..definition.compiled import Check, CompiledWorkflow
 from ..names import CHECKS, FROZEN
+
 #: the output kept in an outcome: the last lines, at most this many characters
 TAIL_CHARS = 4000
 TAIL_LINES = 60
@@ -100,14 +101,21 @@ def check_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def sandbox_prefix(root: str, check: Check, store_dir: str) -> tuple[list[str] | None, str]:
+def sandbox_prefix(root: str, check: Check, base: Any) -> tuple[list[str] | None, str]:
     """(the kernel tier's launcher argv for this check, the tier's kind), or (None, "none")
-    where this machine has none. The profile freezes the check's `read_only` paths (the files
-    they match now, and the directories their fixed prefixes name) and hides the store."""
+    where this machine has none. `base`: the `sandbox.Profile` of the run's state (what a
+    sandboxed line of the agent's may not do there: check 1's paths, the state's `read_only`,
+    the store hidden, blocked variables scrubbed); the check adds its own frozen paths (the
+    files they match now, and the directories their fixed prefixes name)."""
     try:
-        from ..sandbox import Profile
-        from ..sandbox import launcher  # type: ignore[attr-defined]
-    except ImportError:
+        from ..sandbox import launcher, probe
+    except ImportError:  # pragma: no cover - the package ships both
+        return None, "none"
+    try:
+        tier = probe.tier()
+    except Exception:
+        return None, "none"
+    if not tier.available or base is None:
         return None, "none"
     real = os.path.realpath(root)
     frozen: list[str] = []
@@ -120,27 +128,24 @@ def sandbox_prefix(root: str, check: Check, store_dir: str) -> tuple[list[str] |
         if fixed:
             frozen.append(os.path.join(real, *fixed))
     frozen.extend(os.path.join(real, rel) for rel in fingerprint(root, check.read_only))
-    profile = Profile(real, read_only=tuple(dict.fromkeys(frozen)),
-                      hidden=(os.path.realpath(store_dir),))
+    profile = base.replace(read_only=tuple(dict.fromkeys((*base.read_only, *frozen))))
     try:
         argv = launcher.argv(profile)
     except Exception:
-        argv = None
-    if not argv:
         return None, "none"
-    kind = "kernel"
-    try:
-        from ..sandbox import probe  # type: ignore[attr-defined]
-
-        kind = str(probe.tier().kind)
-    except Exception:
-        pass
-    return list(argv), kind
+    return (list(argv), tier.kind) if argv else (None, "none")
 
 
 def _failed(now: float, why: str, sandbox: str = "none") -> dict[str, Any]:
     return {"ok": False, "exit_code": None, "at": now, "duration_ms": 0, "summary": None,
             "output_tail": "", "timed_out": False, "sandbox": sandbox, "error": why}
+
+
+def unsandboxed(now: float) -> dict[str, Any]:
+    """The outcome of a check not run: its state says `sandbox: "required"`, and this machine
+    has no kernel tier."""
+    return _failed(now, "not run: the state requires the kernel sandbox (sandbox: "
+                   "\"required\") and this machine has none (`statewright doctor`)")
 
 
 def run_check(check: Check, root: str, *, frozen: dict[str, str] | None,

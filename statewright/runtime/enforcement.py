@@ -127,7 +127,8 @@ def explain(rt: Runtime, session: str, call: ToolCall) -> tuple[Decision, Run | 
         state = enforced_state(run, wf)
         if state is None:
             return _not_running(run), run, wf
-        d = _gate()(state, counters_of(run), call, gate_context(rt, state, tool_name=call.tool_name))
+        d = _gate()(state, counters_of(run), call,
+                    gate_context(rt, state, tool_name=call.tool_name))
         if d.allowed and run.interrupt is not None:
             d = interrupted_state_decides(rt, run, wf, call, d, None)
         return d, run, wf

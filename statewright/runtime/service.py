@@ -18,8 +18,8 @@ from ..engine.run import AGENT, FINISHED, HUMAN, PAUSED, RUNNING, Run
 from ..errors import (
     INVALID_ARGUMENTS,
     NO_ACTIVE_RUN,
-    STALE_VERSION,
     NO_PENDING_APPROVAL,
+    STALE_VERSION,
     TOOL_DENIED,
     UNKNOWN_RUN,
     UNKNOWN_WORKFLOW,
@@ -365,8 +365,9 @@ class Runtime:
             except StatewrightError:
                 return None  # refused in the write transaction, with its answer
             needed = engine.checks_needed(target_c, target, event, checked)
-        if not needed:
-            return None
+            if not needed:
+                return None
+            base = self._state_profile(target_c, target, tx.source_paths_in_use())
         from . import checks as _checks
 
         outcomes: dict[str, dict[str, Any]] = {}
@@ -374,7 +375,11 @@ class Runtime:
             frozen = _frozen_of(target, check.name)
             if frozen is None:
                 frozen = _frozen_of(top, check.name)
-            prefix, kind = _checks.sandbox_prefix(self.root_dir, check, self.store_dir)
+            prefix, kind = _checks.sandbox_prefix(self.root_dir, check, base)
+            if prefix is None and getattr(target_c.states.get(target.state), "sandbox",
+                                          "auto") == "required":
+                outcomes[check.name] = _checks.unsandboxed(self.clock())
+                continue
             report = None
             if progress is not None:
                 name = check.name
@@ -386,6 +391,17 @@ class Runtime:
                 check, self.root_dir, frozen=frozen, prefix=prefix, sandbox=kind,
                 progress=report, clock=self.clock)
         return target.run_id, target.version, outcomes
+
+    def _state_profile(self, compiled: CompiledWorkflow, run: Run, protected: Any) -> Any:
+        """The kernel sandbox's profile of `run`'s state (`policy.confine.profile_for`): what
+        its checks may not do either, before their own frozen paths are added."""
+        state = compiled.states.get(run.state)
+        if state is None:
+            return None
+        from ..policy.confine import profile_for
+        from .enforcement import gate_context
+
+        return profile_for(state, gate_context(self, state, protected))
 
     def pause(self, session: str | None = None, actor: str = AGENT) -> dict[str, Any]:
         """Pause the session's top run. A human may always; the agent only when every workflow

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import VENV_BIN, bin_path, clean_env
 
 from .harness import BASH_OK, Project, allowed
@@ -266,22 +265,57 @@ def _flow(checks: dict, guard_field: str = "_checks.c.ok") -> dict:
                        "b": {"type": "final"}}}
 
 
+def _sleepers(mark: str) -> list[int]:
+    """The processes whose command line holds `mark` (seen from here, whatever namespace)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if mark in (d / "cmdline").read_bytes().decode("utf-8", "replace"):
+                    out.append(int(d.name))
+            except OSError:
+                continue
+    return out
+
+
 def test_a_check_that_runs_too_long_is_cut_with_everything_it_started(
         proj: CheckProject) -> None:
-    pidfile = proj.root.parent / "child.pid"
-    proj.write_workflow(_flow({"c": {"run": f"sleep 300 & echo $! > {pidfile}; wait",
+    mark = f"{os.getpid() % 1000 + 4000}.{time.time_ns() % 10**6}"
+    proj.write_workflow(_flow({"c": {"run": f"sleep {mark} & sleep {mark}; wait",
                                      "timeout_s": 1}}))
     proj.start("chk")
     t0 = time.monotonic()
     err = refused(proj.send("GO"), "GUARD_REJECTED", "timed out after 1 s")
     assert time.monotonic() - t0 < 60
-    child = int(pidfile.read_text())
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and Path(f"/proc/{child}").exists():
+    while time.monotonic() < deadline and _sleepers(mark):
         time.sleep(0.1)
-    assert not Path(f"/proc/{child}").exists(), "the check's child outlived it"
+    assert not _sleepers(mark), "the check's processes outlived it"
     rec = proj.checks_in_history()[-1]["data"]
     assert rec["timed_out"] is True and rec["exit_code"] is None and "timed out" in err
+
+
+def test_a_check_cannot_change_its_frozen_paths_while_it_runs(proj: CheckProject) -> None:
+    """The check runs the agent's code (a test that rewrites the tests it is judged by, or the
+    configuration): under the kernel tier the frozen paths are read-only to it."""
+    from statewright.sandbox.probe import tier
+
+    proj.write_workflow(_flow({"c": {
+        "run": "echo 'def test_more(): pass' >> tests/test_calc.py; echo x > conftest.py; "
+               "echo ran", "read_only": ["tests/**", "conftest.py"]}}))
+    proj.start("chk")
+    before = (proj.root / "tests" / "test_calc.py").read_text()
+    r = proj.send("GO")
+    rec = proj.checks_in_history()[-1]["data"]
+    if tier().available:  # this machine's kernel binds it
+        assert rec["sandbox"] == tier().kind
+        assert (proj.root / "tests" / "test_calc.py").read_text() == before
+        assert not (proj.root / "conftest.py").exists()
+        assert "ran" in rec["output_tail"] and ("Read-only" in rec["output_tail"]
+                                                or "denied" in rec["output_tail"])
+        moved(r, "b")  # (the command's own status: `echo ran`)
+    else:  # no kernel tier: the outcome says so, and the fingerprint catches it next time
+        assert rec["sandbox"] == "none"
 
 
 def test_a_check_in_a_subdirectory_with_a_junit_report_and_exit_statuses(
