@@ -151,7 +151,14 @@ def test_verified_fix_claims_and_partial_runs_do_not_finish_it(proj: CheckProjec
 
 def test_verified_fix_a_conftest_that_sets_the_exit_status_is_refused(proj: CheckProject) -> None:
     proj.start("verified-fix")
-    proj.write("conftest.py", CHEAT)  # two lines that turn every failing session into a pass
+    # two lines that turn every failing session into a pass: the state's read_only may refuse
+    # the edit tool at once; written all the same (by the tool, or by a process statewright
+    # does not see), the check still refuses
+    path = proj.path("conftest.py")
+    out = proj.pre("Write", {"file_path": path, "content": CHEAT})
+    Path(path).write_text(CHEAT)
+    if out is None:
+        proj.post("Write", {"file_path": path, "content": CHEAT}, {"filePath": path})
     # run by hand, the suite now "passes"
     hand = subprocess.run([str(VENV_BIN / "pytest"), "-q", "-p", "no:cacheprovider"],
                           cwd=proj.root, capture_output=True, text=True)
@@ -223,9 +230,9 @@ def test_deploy_pipeline_moves_on_the_checks_not_on_claims(proj: CheckProject) -
     assert answer["context"]["_checks"]["coverage"]["ok"] is False
     assert "Required test coverage of 80% not reached" in \
         answer["context"]["_checks"]["coverage"]["output_tail"]
-    # the tests may not be extended here: frozen since the run started (a new test file
-    # would change what runs); a human's decision: the workflow sends it back
-    proj.edit("src/calc.py", "\n\ndef unused(x):\n    return x * 2\n", "\n")
+    # as its instructions say: a test for the uncovered code
+    proj.write("tests/test_unused.py", "from calc import unused\n\n\ndef test_unused():\n"
+               "    assert unused(2) == 4\n")
     moved(proj.send("DONE"), "testing")
     moved(proj.send("TESTED"), "evaluating")
     moved(proj.send("EVALUATE"), "deploying")
@@ -381,8 +388,9 @@ def test_the_next_hook_call_fires_a_due_timeout_and_says_so(proj: CheckProject) 
 
 def test_a_resident_server_fires_a_timeout_with_no_agent_call(proj: CheckProject) -> None:
     proj.write_workflow(TIMED)
-    proj.start("timed")
+    proj.cli("start", "verified-fix", "--session", "other", human=True)  # (the store exists)
     allowed(proj.pre("Read", {"file_path": proj.path("src/calc.py")}))  # the server starts
+    proj.start("timed")  # then no call at all
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and proj.status()["state"] != "expired":
         time.sleep(0.2)
