@@ -90,6 +90,8 @@ def checks_needed(compiled: CompiledWorkflow, run: Run, event: Any,
     """The checks statewright must run before firing `event` on `run` (the transition's, in
     order): none when the event would be refused whatever they answer (no such transition, a
     run that is not running, waits or has a parked approval, a stale version)."""
+    if not compiled.checks:
+        return ()
     if _refuse_firing(compiled, run, event, AGENT, expected_version) is not None:
         return ()
     if event.startswith(BRANCH_DONE_PREFIX) or is_waiting(run):

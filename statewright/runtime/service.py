@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
     from typing import Any
 
-    from ..definition.compiled import CompiledWorkflow, State
+    from ..definition.compiled import Check, CompiledWorkflow, State
     from ..policy.types import Decision, ToolCall, ToolResult
     from .enforcement import RecordOutcome
 
@@ -306,28 +306,39 @@ class Runtime:
         if expected_version is not None and (isinstance(expected_version, bool)
                                              or not isinstance(expected_version, int)):
             raise StatewrightError(INVALID_ARGUMENTS, "expected_version must be an integer")
-        ran = self._run_checks(session, event, expected_version, progress)
-        now = self.clock()
-        with self.store.transaction() as tx:
-            top, chain, target, target_c, checked_version = self._event_target(
-                tx, session, event, expected_version)
-            outcomes = None
-            if ran is not None:
-                run_id, version, outcomes = ran
-                if target.run_id != run_id or target.version != version:
-                    raise StatewrightError(STALE_VERSION, f"run {target.run_id} moved while the "
-                                           f"checks of '{event}' ran; send the event again",
-                                           state=state_answer(tx, chain, top))
-            out = engine.fire(target_c, target, event, data, now=now, actor=actor,
-                              expected_version=checked_version, new_id=new_id,
-                              resolve=self.load_definition, checks=outcomes)
-            apply_outcome(tx, target, out, now)
-            if target is top and not out.children and not (
-                    out.run.parent_run and out.run.status in FINISHED):
-                top_now = out.run  # nothing else changed: no need to read it back
-            else:
-                top_now = tx.require_run(top.run_id)
-            answer = answer_for_run(tx, top_now)
+        ran: tuple[str, int, dict[str, dict[str, Any]]] | None = None
+        while True:
+            now = self.clock()
+            plan = None
+            with self.store.transaction() as tx:
+                top, chain, target, target_c, checked_version = self._event_target(
+                    tx, session, event, expected_version)
+                outcomes = None
+                if ran is None:
+                    needed = engine.checks_needed(target_c, target, event, checked_version)
+                    if needed:  # run them first, outside this transaction (nothing written)
+                        plan = (top, target, target_c, needed,
+                                self._state_profile(target_c, target, tx.source_paths_in_use()))
+                else:
+                    run_id, version, outcomes = ran
+                    if target.run_id != run_id or target.version != version:
+                        raise StatewrightError(STALE_VERSION, f"run {target.run_id} moved while "
+                                               f"the checks of '{event}' ran; send the event "
+                                               "again", state=state_answer(tx, chain, top))
+                if plan is None:
+                    out = engine.fire(target_c, target, event, data, now=now, actor=actor,
+                                      expected_version=checked_version, new_id=new_id,
+                                      resolve=self.load_definition, checks=outcomes)
+                    apply_outcome(tx, target, out, now)
+                    if target is top and not out.children and not (
+                            out.run.parent_run and out.run.status in FINISHED):
+                        top_now = out.run  # nothing else changed: no need to read it back
+                    else:
+                        top_now = tx.require_run(top.run_id)
+                    answer = answer_for_run(tx, top_now)
+            if plan is None:
+                break
+            ran = self._run_checks(*plan, progress)
         if not out.accepted:  # raised after COMMIT: the `rejected` history row is kept
             raise StatewrightError(out.code, out.message, state=answer)
         if ran is not None:
@@ -351,23 +362,11 @@ class Runtime:
         target, target_c = chain[i]
         return top, chain, target, target_c, checked_version
 
-    def _run_checks(self, session: str, event: str, expected_version: int | None,
-                    progress: CheckProgress | None,
-                    ) -> tuple[str, int, dict[str, dict[str, Any]]] | None:
-        """Run the checks `event` needs now, outside any store transaction: (the run they were
-        run for, its version, the outcomes by name), or None when it needs none."""
-        if not self.has_store():
-            return None
-        with self.store.read() as tx:
-            try:
-                top, _chain, target, target_c, checked = self._event_target(
-                    tx, session, event, expected_version)
-            except StatewrightError:
-                return None  # refused in the write transaction, with its answer
-            needed = engine.checks_needed(target_c, target, event, checked)
-            if not needed:
-                return None
-            base = self._state_profile(target_c, target, tx.source_paths_in_use())
+    def _run_checks(self, top: Run, target: Run, target_c: CompiledWorkflow,
+                    needed: tuple[Check, ...], base: Any, progress: CheckProgress | None,
+                    ) -> tuple[str, int, dict[str, dict[str, Any]]]:
+        """Run the checks an event needs, outside any store transaction: (the run they were run
+        for, its version, the outcomes by name). `base`: the sandbox profile of its state."""
         from . import checks as _checks
 
         outcomes: dict[str, dict[str, Any]] = {}
