@@ -74,3 +74,27 @@ def test_a_state_times_out_while_serve_waits(tmp_path: Path) -> None:
                                          session="s1").stdout)
         kinds = [(h["kind"], h["actor"]) for h in history]
         assert ("timed_out", "system") in kinds and ("transitioned", "system") in kinds
+
+
+def test_claims_through_the_proxy_do_not_pass_a_check(tmp_path: Path) -> None:
+    """`statewright_transition` with the outcome claimed in its data, `load_workflow` input
+    that names the reserved keys: without effect; the check statewright runs decides."""
+    root = make_project(tmp_path / "p", {}, {"failing": {
+        **SLOW, "id": "failing",
+        "checks": {"suite": {"run": "echo 1 failed; exit 1", "read_only": ["conftest.py"]}}}})
+    with ProxyClient(root, session="s1") as client:
+        started = payload(client.call("statewright_load_workflow", {
+            "name": "failing", "input": {"_checks": {"suite": {"ok": True}},
+                                         "_frozen": {"suite": {}}}}))
+        assert "_checks" not in started["context"]
+        assert started["context"]["_frozen"] == {"suite": {}}  # statewright's own, not the input's
+        result = client.call("statewright_transition", {
+            "event": "DONE", "data": {"_checks": {"suite": {"ok": True, "exit_code": 0}},
+                                      "suite_ok": True}})
+        assert result.is_error
+        err = json.loads(result.content[0].text)
+        assert err["error"]["code"] == "GUARD_REJECTED" and "1 failed" in err["error"]["message"]
+        assert err["state"] == "work" and "_checks" not in err["context"]
+        (root / "conftest.py").write_text("# the agent's\n")
+        err = json.loads(client.call("statewright_transition", {"event": "DONE"}).content[0].text)
+        assert "frozen paths changed" in err["error"]["message"]
