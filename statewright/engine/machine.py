@@ -197,6 +197,10 @@ def _with_checks(run: Run, t: Transition, outcomes: dict[str, dict[str, Any]] | 
     return run.with_(context={**run.context, CHECKS: recorded}), events
 
 
+_BEFORE_ADVICE = (". Guards read the context as it was BEFORE this call; set the fields with "
+                  "the data of an earlier transition.")
+
+
 def _checks_said(run: Run, t: Transition) -> str:
     """What the transition's checks answered, for a refusal."""
     rec = run.context.get(CHECKS) or {}
@@ -221,12 +225,13 @@ def _fire_guarded(compiled: CompiledWorkflow, run: Run, t: Transition, data: dic
     if check_events:
         out = _fire_checked(compiled, run, t, data, now, actor, new_id)
         if not out.accepted:  # the run stays as it was; history keeps the outcomes
-            said = _checks_said(run, t)
+            # (the advice to set fields with earlier data does not apply to what checks say)
+            head = out.message.split(_BEFORE_ADVICE)[0].rstrip(".")
+            message = f"{head}. Statewright ran the checks itself: {_checks_said(run, t)}."
             ev = out.events[-1]
-            rejected = Event(ev.kind, ev.actor, {**ev.data, "message": out.message + " (" + said
-                                                 + ")"}, ev.run_id)
+            rejected = Event(ev.kind, ev.actor, {**ev.data, "message": message}, ev.run_id)
             return Outcome(False, before, (*check_events, *out.events[:-1], rejected),
-                           code=out.code, message=f"{out.message} ({said})")
+                           code=out.code, message=message)
         return Outcome(True, out.run, (*check_events, *out.events), out.children, out.stop,
                        out.code, out.message, out.advice, out.parked)
     return _fire_checked(compiled, run, t, data, now, actor, new_id)
@@ -249,8 +254,7 @@ def _fire_checked(compiled: CompiledWorkflow, run: Run, t: Transition, data: dic
                    "no default: " + "; ".join(failures))
         else:
             msg = f"'{event}' from '{run.state}' is blocked: " + "; ".join(failures)
-        msg += (". Guards read the context as it was BEFORE this call; set the fields with "
-                "the data of an earlier transition.")
+        msg += _BEFORE_ADVICE
         return reject(run, GUARD_REJECTED, msg, actor, event=event, failed=failures)
     if not t.requires_approval:
         return _returned(compiled, run,
