@@ -200,18 +200,21 @@ def post_tool_use(data: dict, opener, event: str = POST_TOOL_USE) -> str:
     rt = _runtime_unless_proxy(name, data, opener)
     if rt is None:
         return ""  # the proxy accounted the result
-    from ..policy.types import ToolResult
+    from ..policy.types import OUTPUT_TAIL, ToolResult
 
     if event == POST_TOOL_USE_FAILURE:  # no tool_response: the host sends `error` (text)
         error = data.get("error")
         size = response_size(error)
         failed, code = True, failure_exit_code(name, error)
+        output = error if name == "Bash" and isinstance(error, str) else ""
     else:
         response = data.get("tool_response")
         size = response_size(response)
         failed, code = success_status(name, inp, response)
+        output = shell_output(name, response)
     outcome = rt.record(session, ToolResult(tool_name=name, tool_input=inp, output_bytes=size,
-                                            is_error=failed, cwd=_cwd(data), exit_code=code))
+                                            is_error=failed, cwd=_cwd(data), exit_code=code,
+                                            output=output[-OUTPUT_TAIL:]))
     if not outcome.messages:
         return ""
     return context_json(event, "\n\n".join(outcome.messages))
@@ -219,6 +222,14 @@ def post_tool_use(data: dict, opener, event: str = POST_TOOL_USE) -> str:
 
 def post_tool_use_failure(data: dict, opener) -> str:
     return post_tool_use(data, opener, POST_TOOL_USE_FAILURE)
+
+
+def shell_output(name: str, response) -> str:
+    """What a Bash line printed, as Claude Code reports it (`stdout`, `stderr`)."""
+    if name != "Bash" or not isinstance(response, dict):
+        return ""
+    out, err = response.get("stdout"), response.get("stderr")
+    return (out if isinstance(out, str) else "") + "\n" + (err if isinstance(err, str) else "")
 
 
 def success_status(name: str, inp: dict, response) -> tuple[bool, int | None]:

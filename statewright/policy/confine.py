@@ -195,3 +195,26 @@ def confined_line(line: str, state: State, ctx: GateContext) -> str | None:
 
 class Unconfinable(Exception):
     """A line needs the kernel tier, the state requires it, and this machine has none."""
+
+
+#: what a program prints when the kernel refused it something (the namespaces tier: a
+#: read-only bind, a hidden path, seccomp; the Landlock tier: Landlock), and the launcher's own
+_REFUSAL_SIGNS = ("Read-only file system", "Operation not permitted", "Permission denied",
+                  "statewright sandbox:")
+
+
+def refusal_note(state: State, output: str) -> str | None:
+    """What the agent is told after a sandboxed line whose output shows a kernel refusal (None:
+    it shows none): what this state protects, and what to do instead."""
+    if not any(sign in output for sign in _REFUSAL_SIGNS):
+        return None
+    own = f" and this state's read-only paths ({', '.join(state.read_only)})" \
+        if state.read_only else ""
+    return (f"[STATEWRIGHT SANDBOX] In state '{state.name}' this line ran under statewright's "
+            "kernel sandbox: no process it starts may change the workflow files, "
+            "statewright.json, .mcp.json, .claude/, ~/.claude, git's hooks and config, or "
+            f"statewright's own programs{own}; statewright's store is hidden, blocked "
+            "variables are unset, no new Unix socket may be opened, and whatever the line "
+            "leaves running is stopped when it ends. A 'Read-only file system', 'Operation not "
+            "permitted' or 'Permission denied' above that names one of these is that rule, not "
+            "a fault to work around: change other files, or move on with statewright_transition.")

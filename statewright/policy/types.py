@@ -19,6 +19,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: shell lines longer than this are analysed every time rather than kept in the caches
 CACHE_MAX_LINE = 4096
+#: how much of a shell line's output a front end hands to `record` (`ToolResult.output`)
+OUTPUT_TAIL = 4096
 
 _EMPTY: frozenset = frozenset()
 _NO_ARG = object()
@@ -135,17 +137,18 @@ class ToolResult(Record):
     """What happened after an allowed call ran (PostToolUse / proxy after forwarding)."""
 
     __slots__ = __match_args__ = _fields = ("tool_name", "tool_input", "output_bytes", "is_error",
-                                            "cwd", "exit_code")
+                                            "cwd", "exit_code", "output")
     tool_name: str
     tool_input: dict[str, Any]
     output_bytes: int
     is_error: bool
     cwd: str | None
     exit_code: int | None
+    output: str
 
     def __init__(self, tool_name: str, tool_input: dict[str, Any], output_bytes: int = 0,
                  is_error: bool = False, cwd: str | None = None,
-                 exit_code: int | None = None) -> None:
+                 exit_code: int | None = None, output: str = "") -> None:
         set_field(self, "tool_name", tool_name)
         set_field(self, "tool_input", tool_input)
         set_field(self, "output_bytes", output_bytes)  # size of the result the agent received
@@ -154,6 +157,9 @@ class ToolResult(Record):
         # a shell line's exit status as the host reported it (0 for a plain success); None when
         # the result does not say (a background job, a tool that reports none)
         set_field(self, "exit_code", exit_code)
+        # the end of what a shell line printed (`OUTPUT_TAIL` characters), where the front end
+        # has it: read for the kernel's refusals, which the agent is then told about
+        set_field(self, "output", output)
 
 
 class Counters(Record):
@@ -266,8 +272,8 @@ class Decision(Record):
 
 
 (_d_allowed, _d_reason, _d_rule, _d_code, _d_explanation, _d_files, _d_updated_input,
- _d_counts_iteration, _d_sandboxed) = (getattr(Decision, "_" + f if f == "explanation" else f).__set__
-                        for f in Decision._fields)
+ _d_counts_iteration, _d_sandboxed) = (
+    getattr(Decision, "_" + f if f == "explanation" else f).__set__ for f in Decision._fields)
 
 
 def finish_trace(items: Any) -> tuple[str, ...]:

@@ -430,9 +430,21 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
             st = enforced_state(current, wf)
             if st is not None:
                 warnings = budget_warnings(st, current)
+    if line is not None and result.output:
+        note = _sandbox_note(state, line, result.output)
+        if note is not None:
+            messages.append(note)
     messages.extend(warnings)
     return RecordOutcome(messages=messages, interrupts=interrupts,
                          bytes_read=current.bytes_read, warnings=warnings, budget=budget)
+
+
+def _sandbox_note(state: State, line: str, output: str) -> str | None:
+    """The agent's explanation of a kernel refusal in a sandboxed line's output."""
+    from ..policy.confine import refusal_note
+    from ..sandbox.launcher import unwrap
+
+    return refusal_note(state, output) if unwrap(line) is not None else None
 
 
 def look_at_files(rt: Runtime, tx: Any, session: str, run: Run, wf: CompiledWorkflow,

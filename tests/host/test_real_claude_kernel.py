@@ -60,14 +60,14 @@ def test_way_out():
     seen = []
     for p in glob.glob("/proc/[0-9]*/environ"):
         try:
-            if ("%(head)s" + "%(tail)s").encode() in open(p, "rb").read():
+            if (NEEDLE_HEAD + NEEDLE_TAIL).encode() in open(p, "rb").read():
                 seen.append(p)
         except OSError:
             pass
     if os.environ.get("SECRET_TOKEN"):
         seen.append("own environment")
     out.append("secret seen in: " + repr(seen))
-    out.append("spawned at %%f" %% time.time())
+    out.append("spawned at " + repr(time.time()))
     subprocess.Popen(["bash", "-c", "(sleep 6; echo late > late.txt) &"],
                      start_new_session=True, stdout=subprocess.DEVNULL,
                      stderr=subprocess.DEVNULL).wait()
@@ -75,7 +75,7 @@ def test_way_out():
 
 def test_ordinary():
     assert 1 + 1 == 2
-''' % {"head": SECRET[:7], "tail": SECRET[7:]}
+'''.replace("NEEDLE_HEAD", repr(SECRET[:7])).replace("NEEDLE_TAIL", repr(SECRET[7:]))
 
 
 def digest(p: Path) -> str:
@@ -119,6 +119,8 @@ def test_code_the_agent_wrote_cannot_get_out_and_the_shell_behaves(tmp_path: Pat
     assert not (host.root / "statewright.json").exists()
     assert host.status()["state"] == "green"
     assert SECRET not in s.everything_sent()
+    # the agent was told why (the launcher removed what the test made at a protected path)
+    assert "[STATEWRIGHT SANDBOX]" in s.everything_sent()
     # cd persists across calls, through a sandboxed line and a plain one alike
     assert r[3][2] is False
     assert r[4][1].strip().endswith("/sub"), r[4]
