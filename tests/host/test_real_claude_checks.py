@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from conftest import EXAMPLES, VENV_BIN
 
 from .harness import FORMS, SW, Host
