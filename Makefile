@@ -12,7 +12,7 @@ HOST_STAMP := $(HOST_DIR)/node_modules/.statewright-installed
 MCP_TOOLS_DIR   := tests/npm-node22
 MCP_TOOLS_STAMP := $(MCP_TOOLS_DIR)/node_modules/.statewright-installed
 
-.PHONY: demo test lint bench screenshots venv node mcp-tools chromium clean
+.PHONY: demo test lint bench screenshots venv node mcp-tools chromium postgres clean
 
 $(STAMP): pyproject.toml statewright/sandbox/swbox.c
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,13 @@ chromium:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
 
+## make postgres: Debian's postgresql for the shared store's tests (they start a real server
+## of their own with initdb and pg_ctl in a temp dir; the package's own cluster is not used)
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql; }
+
 ## make demo: set up, then run the end-to-end demo
 demo: $(STAMP) $(NPM_STAMP)
 	$(PY) -m statewright.demo
@@ -60,7 +67,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 ## make test: set up, lint, then run every test (unit, property-based, end-to-end)
-test: lint $(NPM_STAMP) $(HOST_STAMP) $(MCP_TOOLS_STAMP) chromium
+test: lint $(NPM_STAMP) $(HOST_STAMP) $(MCP_TOOLS_STAMP) chromium postgres
 	$(PY) -m pytest -n auto --dist loadgroup -q
 
 ## make screenshots: retake docs/images/ui-*.png from the browser test (make test leaves them)
@@ -68,7 +75,7 @@ screenshots: $(STAMP) chromium
 	UPDATE_SCREENSHOTS=1 $(PY) -m pytest tests/ui/test_browser.py -q
 
 ## make bench: run the benchmarks of DESIGN.md section 8 and print a table of ratios
-bench: $(STAMP) $(NPM_STAMP) $(HOST_STAMP)
+bench: $(STAMP) $(NPM_STAMP) $(HOST_STAMP) postgres
 	$(PY) benchmarks/run.py
 
 clean:

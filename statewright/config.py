@@ -26,7 +26,11 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-_CONFIG_KEYS = {"$schema", "mcpServers", "workflows", "fail_open", "shell_tools"}
+_CONFIG_KEYS = {"$schema", "mcpServers", "workflows", "fail_open", "shell_tools", "store",
+                "project"}
+#: where the store is, instead of `<root>/.statewright/state.db` (a PostgreSQL URL; teams)
+STORE_ENV = "STATEWRIGHT_STORE"
+_STORE_SCHEMES = ("postgresql://", "postgres://")
 
 
 def _path(p: str) -> Path:
@@ -101,20 +105,27 @@ class Config(Record):
     workflows: tuple[str, ...]
     fail_open: bool
     shell_tools: dict[str, str]
+    store: str | None
+    project: str | None
 
-    __slots__ = ("_root", "fail_open", "mcp_servers", "root_dir", "shell_tools", "workflows")
-    _fields = __match_args__ = ("root", "mcp_servers", "workflows", "fail_open", "shell_tools")
+    __slots__ = ("_root", "fail_open", "mcp_servers", "project", "root_dir", "shell_tools",
+                 "store", "workflows")
+    _fields = __match_args__ = ("root", "mcp_servers", "workflows", "fail_open", "shell_tools",
+                                "store", "project")
 
     def __init__(self, root: str | os.PathLike[str],
                  mcp_servers: dict[str, dict[str, Any]] | None = None,
                  workflows: tuple[str, ...] = (), fail_open: bool = False,
-                 shell_tools: dict[str, str] | None = None) -> None:
+                 shell_tools: dict[str, str] | None = None, store: str | None = None,
+                 project: str | None = None) -> None:
         set_field(self, "root_dir", os.fspath(root))
         set_field(self, "_root", None)  # the Path, built on first use
         set_field(self, "mcp_servers", {} if mcp_servers is None else mcp_servers)
         set_field(self, "workflows", workflows)
         set_field(self, "fail_open", fail_open)
         set_field(self, "shell_tools", {} if shell_tools is None else shell_tools)
+        set_field(self, "store", store)  # the config's `store`: a PostgreSQL URL, or None
+        set_field(self, "project", project)
 
     @property
     def root(self) -> Path:
@@ -131,6 +142,24 @@ class Config(Record):
     @property
     def store_file(self) -> str:
         return os.path.join(state_dir_str(self.root_dir), STORE_FILE)
+
+    @property
+    def store_url(self) -> str | None:
+        """The shared store's URL: `$STATEWRIGHT_STORE`, else the config's `store`; None: the
+        project's own SQLite file (the default)."""
+        env = os.environ.get(STORE_ENV)
+        if env is not None and env.strip():
+            if not env.startswith(_STORE_SCHEMES):
+                raise StatewrightError(INVALID_ARGUMENTS, f"${STORE_ENV} must be a PostgreSQL "
+                                       "URL (postgresql://...)")
+            return env.strip()
+        return self.store
+
+    @property
+    def project_name(self) -> str:
+        """The project's name in a shared store: the config's `project`, else the name of the
+        root directory (two checkouts of one repository share their runs)."""
+        return self.project or os.path.basename(self.root_dir.rstrip(os.sep)) or "/"
 
 
     def workflow_dirs(self) -> list[Path]:
@@ -189,10 +218,20 @@ def load_config(root: str | os.PathLike[str]) -> Config:
     ):
         problems.append("/shell_tools: must map tool names to the argument that holds the command")
         shell_tools = {}
+    store = raw.get("store")
+    if store is not None and not (isinstance(store, str) and store.startswith(_STORE_SCHEMES)):
+        problems.append("/store: must be a PostgreSQL URL (postgresql://...); leave it out for "
+                        "the project's own SQLite store")
+        store = None
+    project = raw.get("project")
+    if project is not None and not (isinstance(project, str) and project.strip()):
+        problems.append("/project: must be a non-empty name")
+        project = None
     if problems:
         raise StatewrightError(INVALID_ARGUMENTS, f"{path}: " + "; ".join(problems))
     return Config(root=root, mcp_servers=servers, workflows=tuple(workflows),
-                  fail_open=fail_open, shell_tools=dict(shell_tools))
+                  fail_open=fail_open, shell_tools=dict(shell_tools), store=store,
+                  project=project)
 
 
 #: id(config) -> (config, .mcp.json's stat, when, roots): `mcp_server_roots(max_age=...)`

@@ -81,8 +81,36 @@ def stop_resident_servers(directory: Path) -> list[int]:
 def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test sees the developer's own statewright/Claude environment."""
     for var in ("CLAUDE_PROJECT_DIR", "STATEWRIGHT_HOME", "STATEWRIGHT_WORKFLOWS",
-                "STATEWRIGHT_SESSION", "CLAUDE_CODE_SESSION_ID"):
+                "STATEWRIGHT_SESSION", "CLAUDE_CODE_SESSION_ID", "STATEWRIGHT_STORE",
+                "STATEWRIGHT_MACHINE", "STATEWRIGHT_TOKEN"):
         monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A real PostgreSQL server for this test session (each xdist worker its own: `initdb`
+    and `pg_ctl` in a temp dir, a Unix socket only; `tests/pg_server.py`), started the first
+    time a test asks for it and stopped when the session ends."""
+    from pg_server import PgServer
+
+    server = PgServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server) -> str:
+    """The URL of an empty schema of its own on the test server: a store for one test."""
+    return pg_server.fresh_url()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_kind(request, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Runs the test against each store: the project's SQLite file, then a PostgreSQL schema
+    of its own (`$STATEWRIGHT_STORE`, which the processes the test starts inherit)."""
+    if request.param == "postgresql":
+        monkeypatch.setenv("STATEWRIGHT_STORE", request.getfixturevalue("pg_url"))
+    return str(request.param)
 
 
 @pytest.fixture

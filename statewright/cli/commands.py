@@ -20,6 +20,8 @@ COMMANDS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
         ("init", "init", "Start here: a starter workflow in workflows/ and the Claude Code "
                          "wiring, in one go."),
         ("install", "install", "Wire statewright into an agent host (install claude)."),
+        ("doctor", "doctor", "What this machine enforces: the kernel tier sandboxed lines run "
+                             "under, the hosts wired and their hook forms."),
         ("schema", "schema_cmd", "Print (or --output) the published JSON schema of "
                                  "workflows (--config: of statewright.json)."),
     )),
@@ -45,6 +47,10 @@ COMMANDS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
         ("runs", "listing", "List runs: id, workflow, state, status, last change."),
         ("history", "listing", "Show a run's events: time, actor, event, state, summary."),
         ("ui", "ui", "Serve the local web page: runs, graphs, history, approvals."),
+    )),
+    ("Teams", (
+        ("token", "team", "Make, list and revoke the tokens that name approvers and admins."),
+        ("audit", "team", "Export the history with its hash chain; verify an export offline."),
     )),
     ("Enforcement", (
         ("check", "check", "Dry-run and explain the decision for one tool call."),

@@ -79,17 +79,22 @@ def runs_cmd(
     as_json: bool = json_option(),
     all_sessions: bool = typer.Option(False, "--all", "-a",
                                       help="Every session, not just this one."),
+    all_projects: bool = typer.Option(False, "--all-projects",
+                                      help="On a shared store: every project's runs."),
     limit: int | None = LimitOpt,
     session: str | None = SessionOpt,
     project: str | None = ProjectOpt,
 ) -> None:
     """List runs, newest first (of the session and its fork/invoke children; --all for every
-    session). People see 20 unless --limit says otherwise."""
+    session; on a shared store with the project and machine of each, --all-projects for every
+    project's). People see 20 unless --limit says otherwise."""
     from ..runtime import Runtime
 
     rt = Runtime.open(project)
-    scope = None if (all_sessions or session is None) else rt.resolve_session(session)
-    runs, left = _limited(rt.list_runs(scope), limit, DEFAULT_RUNS, False, as_json)
+    scope = None if (all_sessions or all_projects or session is None) \
+        else rt.resolve_session(session)
+    runs, left = _limited(rt.list_runs(scope, all_projects=all_projects), limit, DEFAULT_RUNS,
+                          False, as_json)
     answer(runs, as_json, lambda: render_runs(runs, left))
 
 
@@ -98,15 +103,23 @@ def render_runs(runs: list[dict[str, Any]], left_out: int = 0) -> None:
         print("no runs yet — start one with `statewright start NAME`")
         return
     rows = []
+    shared = any("project" in r for r in runs)  # (a shared store: where each run came from)
     for r in runs:
         status = "awaiting approval" if r.get("pending_approval") else r["status"]
         state = r["state"] + (f" ({r['branch']})" if r.get("branch") else "")
-        rows.append([r["run_id"], (r["workflow"]), (state), status,
-                     str(r["version"]), _when(r.get("updated_at") or r.get("created_at")),
-                     (r["session"])])
+        row = [r["run_id"], (r["workflow"]), (state), status,
+               str(r["version"]), _when(r.get("updated_at") or r.get("created_at")),
+               (r["session"])]
+        if shared:
+            row += [str(r.get("project") or "-"), str(r.get("machine") or "-")]
+        rows.append(row)
     # the run id is never cut: people copy it
-    _table([("run", 64), ("workflow", None), ("state", None), ("status", 17), ("v", 6),
-                ("changed", 11), ("session", None)], rows)
+    columns: list[tuple[str, int | None]] = [
+        ("run", 64), ("workflow", None), ("state", None), ("status", 17), ("v", 6),
+        ("changed", 11), ("session", None)]
+    if shared:
+        columns += [("project", None), ("machine", None)]
+    _table(columns, rows)
     if left_out:
         print(f"({left_out} older run(s) not shown: --limit 0 for all)")
 

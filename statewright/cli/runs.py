@@ -161,25 +161,39 @@ def force_state_cmd(
 ApprovalIdArg = typer.Argument(None, help="Approval id (default: the session's pending one).")
 
 
+TokenOpt = typer.Option(
+    None, "--token", help="Your approver's token (default: $STATEWRIGHT_TOKEN); needed on a "
+                          "shared store, it names you in history.", show_default=False)
+
+
 @app.command("approve")
 def approve_cmd(
     approval_id: str | None = ApprovalIdArg,
+    token: str | None = TokenOpt,
     as_json: bool = StateJsonOpt,
     session: str | None = SessionOpt,
     project: str | None = ProjectOpt,
 ) -> None:
     """Approve a parked transition; it completes now."""
-    _show(_runtime(project).approve(session, approval_id, actor=HUMAN), as_json, "approved")
+    from ..runtime.people import approver
+
+    rt = _runtime(project)
+    _show(rt.approve(session, approval_id, actor=HUMAN, approver=approver(rt, token)), as_json,
+          "approved")
 
 
 @app.command("reject")
 def reject_cmd(
     approval_id: str | None = ApprovalIdArg,
     reason: str | None = typer.Option(None, "--reason", "-r", help="Why (recorded in history)."),
+    token: str | None = TokenOpt,
     as_json: bool = StateJsonOpt,
     session: str | None = SessionOpt,
     project: str | None = ProjectOpt,
 ) -> None:
     """Reject a parked transition; the run stays where it is."""
-    _show(_runtime(project).reject(session, approval_id, reason, actor=HUMAN), as_json,
-          "rejected")
+    from ..runtime.people import approver
+
+    rt = _runtime(project)
+    _show(rt.reject(session, approval_id, reason, actor=HUMAN, approver=approver(rt, token)),
+          as_json, "rejected")

@@ -50,6 +50,11 @@ def serve(
             from ..proxy import build_proxy
 
             proxy = build_proxy(project=project, session=session, connect_timeout=connect_timeout)
+            from ..proxy.bearer import tokens_required
+
+            if tokens_required(proxy.rt):
+                _say("statewright serve: every request needs a bearer token of this store "
+                     "(`statewright token create --role agent --name NAME`)")
             anyio.run(proxy.run_http, *listen)
         else:
             from .fast import serve_stdio

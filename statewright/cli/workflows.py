@@ -221,6 +221,13 @@ def _rules(st: State) -> Text:
         line("blocked env", ", ".join(st.blocked_env), "red")
     if st.env_overrides:
         line("env", ", ".join(f"{k}={v}" for k, v in st.env_overrides.items()))
+    if st.read_only:
+        line("read only", ", ".join(st.read_only), "red")
+    kernel = [f"sandbox {st.sandbox}"] if st.sandbox != "auto" else []
+    kernel += (["no network"] if not st.network else []) + \
+        (["unix sockets allowed"] if st.unix_sockets else [])
+    if kernel:
+        line("kernel", ", ".join(kernel))
     limits = (("max iterations", st.max_iterations, ""), ("max edit lines", st.max_edit_lines, ""),
               ("max files", st.max_files_per_state, ""),
               ("context budget", st.context_budget_bytes, " bytes"))

@@ -129,7 +129,8 @@ def endpoint(environ: Mapping[str, str] | None = None) -> Endpoint | None:
 
     root = os.path.realpath(os.path.expanduser(project))
     state_dir = state_dir_str(root, env)
-    if not os.path.isfile(os.path.join(state_dir, STORE_FILE)):
+    if not os.path.isfile(os.path.join(state_dir, STORE_FILE)) and not (
+            os.path.isdir(state_dir) and shared_store(root, env)):
         return None
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     # the interpreter by what it is (`python` and `python3` in a venv are one), and its venv
@@ -137,6 +138,21 @@ def endpoint(environ: Mapping[str, str] | None = None) -> Endpoint | None:
     parts += sorted(f"{k}={v}" for k, v in env.items() if names_server(k))
     digest = sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
     return Endpoint(root, state_dir, run_dir(env), digest[:32])
+
+
+def shared_store(root: str, env: Mapping[str, str]) -> bool:
+    """Whether the project keeps its runs in a shared (PostgreSQL) store: `$STATEWRIGHT_STORE`,
+    or a `store` in its config. (A look at the bytes, not a parse: a false yes only means the
+    server decides, which it does exactly as this process would.)"""
+    if env.get("STATEWRIGHT_STORE", "").strip():
+        return True
+    from ..names import CONFIG_FILE
+
+    try:
+        with open(os.path.join(root, CONFIG_FILE), "rb") as fh:
+            return b'"store"' in fh.read()
+    except OSError:
+        return False
 
 
 # -- the hook process's side -------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Binding by the kernel, the policy's half (DESIGN section 4): which allowed lines run under the
 sandbox (`needs_sandbox`), what the sandbox of a state protects (`profile_for`), and the line
-the host runs instead (`confined_line`). `statewright.sandbox` enforces it.
+the host runs instead (`sandbox_line`). `statewright.sandbox` enforces it.
 
 **Which lines.** A line runs under the sandbox unless the analysis proves it plain: every
 command a fixed, bare name of `PLAIN_PROGRAMS` (programs whose every effect the analysis sees:
@@ -31,7 +31,7 @@ from ..sandbox.launcher import wrap
 from ..sandbox.probe import tier
 from ..sandbox.profile import Profile
 from .protect.scope import HOOK_DIRS
-from .protect.store import CONFIG_FILES, HOME_CONFIG_FILES, program_paths
+from .protect.store import CONFIG_FILES, HOME_CONFIG_FILES, markers_of, program_paths
 from .types import line_memo
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -61,6 +61,10 @@ PLAIN_PROGRAMS = frozenset({
     "statewright",
 })
 
+#: variables that may hold the credentials of a shared store (PostgreSQL): never inside a
+#: sandbox, whose code could otherwise change the store over the network
+STORE_SECRETS = ("STATEWRIGHT_STORE", "STATEWRIGHT_TOKEN", "PGPASSWORD", "PGPASSFILE")
+
 #: sed's options that read its script from a file
 _SED_SCRIPT_FILE = ("-f", "--file", "--f")
 
@@ -89,11 +93,22 @@ def _sed_script_file(word: str) -> bool:
 plain_line = line_memo(_plain)
 
 
-def needs_sandbox(analysis: ShellAnalysis, state: State) -> bool:
-    """Whether an allowed line must run under the sandbox in `state`."""
+def needs_sandbox(analysis: ShellAnalysis, state: State, ctx: GateContext | None = None
+                  ) -> bool:
+    """Whether an allowed line must run under the sandbox in `state`. A line that mentions
+    the store (`cat data/state.db`, a commit message naming it) is never plain: the kernel
+    hides the store from it, so no text rule has to guess what the mention reaches."""
     if state.sandbox == "off":
         return False
-    return bool(state.blocked_env) or not plain_line(analysis)
+    if state.blocked_env or not plain_line(analysis):
+        return True
+    return ctx is not None and markers_of(ctx.store_dir).search(analysis.source)
+
+
+def binds(analysis: ShellAnalysis, state: State, ctx: GateContext) -> bool:
+    """Whether the kernel will bind this line: it needs the sandbox and this machine has
+    one (then the analysis keeps only its early, explained refusals)."""
+    return needs_sandbox(analysis, state, ctx) and tier().available
 
 
 def profile_for(state: State, ctx: GateContext) -> Profile:
@@ -137,13 +152,29 @@ def _profile(state: State, project_root: str, store_dir: str, workflow_files: fr
     paths.append(run_dir(os.environ))
     paths += read_only_paths(state, root)
     store = real(store_dir)
+    pgpass = real(os.path.expanduser("~/.pgpass"))
     # never the project itself, nor a directory above it: the project stays the agent's
     kept = tuple(dict.fromkeys(p for p in paths if p != root and not (
         root + os.sep).startswith(p.rstrip(os.sep) + os.sep)))
-    names = tuple(n for n in state.blocked_env if n and "=" not in n)
-    return Profile(root, kept, (store,), names,
+    names = tuple(dict.fromkeys([*(n for n in state.blocked_env if n and "=" not in n),
+                                 *STORE_SECRETS]))
+    return Profile(root, kept, (store, pgpass), names,
                    tuple(sorted(state.env_overrides.items())),
                    network=state.network, unix_sockets=state.unix_sockets)
+
+
+def server_profile(ctx: GateContext, withheld: frozenset[str]) -> Profile:
+    """The sandbox of a downstream MCP server the proxy starts: check 1's paths read-only and
+    the store hidden, as for a line, the variables any workflow blocks (`withheld`) scrubbed;
+    the network and Unix sockets left to it (servers talk to services; the proxy gates every
+    call it forwards). A state's own rules change while a server runs; these do not."""
+    from ..definition.compiled import State
+
+    base = _profile(State(name="servers"), ctx.project_root, ctx.store_dir,
+                    frozenset(ctx.protected_files))
+    return Profile(base.root, base.read_only, base.hidden,
+                   tuple(sorted(withheld | frozenset(STORE_SECRETS))),
+                   network=True, unix_sockets=True)
 
 
 def read_only_paths(state: State, root: str) -> list[str]:
@@ -181,20 +212,31 @@ def _matches(root: str, glob: str) -> list[str]:
     return found
 
 
-def confined_line(line: str, state: State, ctx: GateContext) -> str | None:
-    """The text the host runs instead of an allowed `line` that needs the sandbox (None: the
-    line runs as it is, because this machine has no kernel tier and the state's `sandbox` is
-    `"auto"`). Raises `Unconfinable` where the state requires the sandbox and there is none."""
+def sandbox_line(analysis: ShellAnalysis, line: str, state: State, ctx: GateContext
+                 ) -> tuple[str, bool, str | None]:
+    """An allowed Bash `line` (already rewritten for the environment) as the host is to run
+    it: (the text, whether it runs under the sandbox, a line of the decision's explanation).
+    Raises `Unconfinable` where the line needs the kernel tier, the state requires it, and this
+    machine has none."""
+    if not needs_sandbox(analysis, state, ctx):
+        return line, False, None
     found = tier()
     if not found.available:
         if state.sandbox == "required":
-            raise Unconfinable(found.why)
-        return None
-    return wrap(profile_for(state, ctx), line)
+            raise Unconfinable(
+                "the line runs code whose effects its text does not show, and state "
+                f"'{state.name}' requires the kernel sandbox, which this machine does not give "
+                f"({found.why}); run commands whose effects the line shows")
+        return line, False, ("sandbox: none on this machine (`sandbox: auto`): the analysis "
+                             "alone binds this line")
+    return wrap(profile_for(state, ctx), line), True, (
+        "sandbox: the line runs under the kernel sandbox (protected paths read-only, the store "
+        "hidden, blocked variables scrubbed, what it starts reaped)")
 
 
 class Unconfinable(Exception):
-    """A line needs the kernel tier, the state requires it, and this machine has none."""
+    """A line needs the kernel tier, the state requires it, and this machine has none (the
+    message is the refusal's reason)."""
 
 
 #: what a program prints when the kernel refused it something (the namespaces tier: a

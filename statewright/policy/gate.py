@@ -23,6 +23,8 @@ from .paths import (
 )
 from .protect.scope import write_target_problem
 from .protect.store import decision_facts
+from .refusals import instead as _instead
+from .refusals import printable as _printable
 from .tools import FILE_READERS, tool_allowed, tool_facts
 from .types import Counters, Decision, GateContext, ToolCall, finish_trace, new_decision
 
@@ -114,8 +116,8 @@ class _Call(PathResolver):
     It is also the decision's `PathResolver` (`c.resolve`): one object per decision rather
     than two, each path resolved once and only for this decision."""
 
-    __slots__ = ("analysis", "args", "command", "cwd", "files", "fulls", "may_write", "memo",
-                 "name", "raw", "shell_key", "trace", "tree", "write")
+    __slots__ = ("analysis", "args", "command", "cwd", "files", "fulls", "kernel", "may_write",
+                 "memo", "name", "raw", "shell_key", "trace", "tree", "write")
 
     def __init__(self, raw: str, name: str, args: dict[str, Any], cwd: str | None,
                  trace: list[str], may_write: bool, write: bool, tree: bool,
@@ -140,6 +142,8 @@ class _Call(PathResolver):
         self.shell_key: str | None = None  # the argument holding a shell line
         self.command: str | None = None  # that line
         self.analysis: ShellAnalysis | None = None  # and its analysis
+        # the line will run under the kernel sandbox, which binds what text rules approximate
+        self.kernel = False
         self.files: list[str] = []  # project-relative files the call would edit
 
     @property
@@ -179,7 +183,8 @@ def _read_shell_line(c: _Call, key: str, state: State, ctx: GateContext) -> Deci
         return _deny("invalid", c.what, f"the `{key}` argument holds a NUL byte", state, ctx,
                      c.trace, shell=True)
     c.command = command
-    c.analysis = _sh.shell.analyze(command)
+    c.analysis = analysis = _sh.shell.analyze(command)
+    c.kernel = c.name == "Bash" and _sh.confine.binds(analysis, state, ctx)
     return None
 
 
@@ -188,7 +193,7 @@ def _read_shell_line(c: _Call, key: str, state: State, ctx: GateContext) -> Deci
 def _self_protection(c: _Call, state: State, counters: Counters, ctx: GateContext
                      ) -> Decision | None:
     if c.analysis is not None:
-        problems = _sh.line.shell_violations(c.analysis, ctx, c.resolve, c.cwd)
+        problems = _sh.line.shell_violations(c.analysis, ctx, c.resolve, c.cwd, c.kernel)
     else:
         problems = _argument_problems(c, ctx)
     if problems:
@@ -281,6 +286,17 @@ def _write_scope(c: _Call, state: State, counters: Counters, ctx: GateContext
                 c.trace.append(f"self_protection: {why}")
                 return _deny("self_protection", c.what, why, state, ctx, c.trace)
     return None
+
+
+def _read_only(c: _Call, state: State, counters: Counters, ctx: GateContext
+               ) -> Decision | None:
+    """The state's `read_only` globs, for what the call writes (`protect.readonly`)."""
+    from .protect import readonly
+
+    why = readonly.call_problem(c, state.read_only, ctx)
+    c.trace.append(f"read_only: {why or 'ok'}")
+    return None if why is None else _deny("read_only", c.what, why, state, ctx, c.trace,
+                                          shell=c.analysis is not None)
 
 
 # -- other tools and channels (escape class 6) ---------------------------------------------------
@@ -445,6 +461,7 @@ _CHECKS: tuple[tuple[_Check, tuple[str, ...], str | None], ...] = (
     (_self_protection, _EVERY_KIND, None),
     (_final_state, _EVERY_KIND, "final"),
     (_write_scope, ("edit",), None),
+    (_read_only, _EVERY_KIND, "read_only"),
     (_allowed_tools, _EVERY_KIND, None),
     (_channels, _EVERY_KIND, None),
     (_max_iterations, _EVERY_KIND, "max_iterations"),
@@ -471,23 +488,13 @@ def _allow(c: _Call, state: State, ctx: GateContext) -> Decision:
                 _sh.shell.rewrite_for_env(line, state.blocked_env,
                                           {**dict(items), **state.env_overrides})
             c.trace.append(note)
-        confine = _sh.confine
-        if c.name == "Bash" and confine.needs_sandbox(c.analysis, state):
+        if c.name == "Bash":
             try:
-                confined = confine.confined_line(line, state, ctx)
-            except confine.Unconfinable as exc:
-                return _deny("sandbox", c.what, "the line runs code whose effects its text does "
-                             f"not show, and state '{state.name}' requires the kernel sandbox, "
-                             f"which this machine does not give ({exc}); run commands whose "
-                             "effects the line shows", state, ctx, c.trace, shell=True)
-            if confined is None:
-                c.trace.append("sandbox: none on this machine (`sandbox: auto`): the analysis "
-                               "alone binds this line")
-            else:
-                line, sandboxed = confined, True
-                c.trace.append("sandbox: the line runs under the kernel sandbox (protected "
-                               "paths read-only, the store hidden, blocked variables scrubbed, "
-                               "what it starts reaped)")
+                line, sandboxed, note = _sh.confine.sandbox_line(c.analysis, line, state, ctx)
+            except _sh.confine.Unconfinable as exc:
+                return _deny("sandbox", c.what, str(exc), state, ctx, c.trace, shell=True)
+            if note:
+                c.trace.append(note)
         if line is not c.command:
             updated = dict(c.args)
             updated[c.shell_key] = line
@@ -520,24 +527,6 @@ def _shell_arg(name: str, raw: str, ctx: GateContext) -> str | None:
     return st.get(raw) or st.get(name)
 
 
-def _instead(state: State, ctx: GateContext, shell: bool = False) -> str:
-    bits: list[str] = []
-    if state.allowed_tools is not None:
-        tools = ", ".join(state.allowed_tools) or "none besides statewright's own"
-        bits.append(f"Tools allowed in state '{state.name}': {tools}.")
-    if state.disallowed_tools:
-        bits.append(f"Never allowed here: {', '.join(state.disallowed_tools)}.")
-    if shell and state.allowed_commands is not None:
-        cmds = ", ".join(f"`{c}`" for c in state.allowed_commands) or "none"
-        bits.append(f"Allowed commands (each command of a line must start with one): {cmds}.")
-    if ctx.events:
-        bits.append("To move on, fire one of these events with statewright_transition: "
-                    + ", ".join(ctx.events) + ".")
-    else:
-        bits.append("Call statewright_get_state to see what this state allows.")
-    return " ".join(bits)
-
-
 def _deny(rule: str, what: str, why: str, state: State, ctx: GateContext, trace: list[str],
           shell: bool = False, files: tuple[str, ...] = ()) -> Decision:
     reason = f"statewright refused {what} in state '{state.name}': {why}. " + _instead(
@@ -546,17 +535,6 @@ def _deny(rule: str, what: str, why: str, state: State, ctx: GateContext, trace:
     return Decision.deny(_printable(reason), rule,
                          explanation=tuple(_printable(t) for t in finish_trace(trace)),
                          files=files)
-
-
-def _printable(text: str) -> str:
-    """Text every front end can encode: a lone surrogate from the tool input (valid JSON,
-    not valid UTF-8) would make writing the refusal fail, and a refusal that is never
-    printed is an allow."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class _StateMemo:
@@ -582,8 +560,8 @@ class _StateMemo:
 
 def _applies(field: str, value: object) -> bool:
     """Whether a check that needs State `field` can do anything: exactly the condition on which
-    that check returns at once (`_final_state`: a false `final`; the limits: None)."""
-    return bool(value) if field == "final" else value is not None
+    that check returns at once (`_final_state`: a false `final`, `_read_only`: no globs)."""
+    return bool(value) if field in ("final", "read_only") else value is not None
 
 
 def _memo_of(state: State) -> _StateMemo:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from ..lean import TYPE_CHECKING, fnmatchcase
+from ..lean import TYPE_CHECKING, fnmatchcase, lru_cache
 from .paths import HARMLESS_DEVICES, relative_to_real, relative_to_root
 from .procfs import SECRET_FILES, environ_path
 from .programs import is_python
@@ -478,7 +478,10 @@ def redirect_problems(analysis: ShellAnalysis, ctx: GateContext, resolve: Resolv
             if refused:
                 continue  # (one problem per redirect: the rest only names its files)
             if rel is None:
-                out.append(f"`{r.op} {v}` writes outside the project")
+                if in_temp_dir(full) and not (full + os.sep).startswith(
+                        ctx_facts(ctx).home_claude_prefix):
+                    continue
+                out.append(f"`{r.op} {v}` writes outside the project and the temp directory")
                 refused = True
                 continue
             why = sensitive(rel, full, ctx) or holds_protected(full, ctx)
@@ -486,6 +489,19 @@ def redirect_problems(analysis: ShellAnalysis, ctx: GateContext, resolve: Resolv
                 out.append(f"`{r.op} {v}`: {why}")
                 refused = True
     return list(dict.fromkeys(out)) if out else out
+
+
+def in_temp_dir(full: str) -> bool:
+    """Whether resolved `full` lies in the system's temp directory (`$TMPDIR`, else `/tmp`),
+    where output redirects may write as inside the project (DESIGN section 4)."""
+    return any(full.startswith(d + os.sep) for d in _temp_dirs(os.environ.get("TMPDIR")))
+
+
+@lru_cache(maxsize=8)
+def _temp_dirs(tmpdir: str | None) -> tuple[str, ...]:
+    dirs = {os.path.realpath(tmpdir)} if tmpdir and os.path.isabs(tmpdir) else set()
+    dirs.add(os.path.realpath("/tmp"))
+    return tuple(d.rstrip(os.sep) for d in dirs if d not in (os.sep, ""))
 
 
 def _outside_key(path: str, ctx: GateContext, cwd: str) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import shutil
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -95,6 +96,8 @@ class Downstream:
         self._stopping = False
         self._refresh_pending = False
         self.withheld: frozenset[str] = frozenset()  # environment variables not passed on
+        # the kernel sandbox's argv prefix for a stdio server, given `withheld` (None: none)
+        self.launcher: Callable[[frozenset[str]], list[str] | None] | None = None
 
     catalogue_epoch = 0  # bumped whenever any server's catalogue is replaced (routing cache key)
 
@@ -120,7 +123,15 @@ class Downstream:
         # servers start without them); a variable the config gives the server itself stays.
         withheld = self.withheld
         env = {**{k: v for k, v in os.environ.items() if k not in withheld}, **s.env}
-        self.raw = RawStdio(s.command or "", list(s.args), env=env, cwd=s.cwd)
+        # (under the kernel sandbox where the machine has one: DESIGN section 4; a command that
+        # is not there is started as it is, to fail with its own error: nothing runs)
+        command, args = s.command or "", list(s.args)
+        there = os.path.exists(os.path.join(s.cwd or os.getcwd(), command)) if "/" in command \
+            else shutil.which(command, path=env.get("PATH")) is not None
+        prefix = self.launcher(withheld) if self.launcher is not None and there else None
+        if prefix:
+            command, args = prefix[0], [*prefix[1:], command, *args]
+        self.raw = RawStdio(command, args, env=env, cwd=s.cwd)
         return self.raw
 
     # the parameter is named as in the SDK's MessageHandlerFnT protocol, which mypy checks
@@ -388,11 +399,14 @@ class DownstreamManager:
                  connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
                  on_tools_changed: Callable[[], Awaitable[None]] | None = None,
                  on_notification: Callable[[str, Any], Awaitable[None]] | None = None,
-                 errlog: Any = None) -> None:
+                 errlog: Any = None,
+                 launcher: Callable[[frozenset[str]], list[str] | None] | None = None) -> None:
         self._on_tools_changed = on_tools_changed
         self.servers: dict[str, Downstream] = {
             s.name: Downstream(s, connect_timeout=connect_timeout, on_tools_changed=self._changed,
                                on_notification=on_notification, errlog=errlog) for s in specs}
+        for d in self.servers.values():
+            d.launcher = launcher
         self._routes: dict[str, Route] = {}
         self._tools: list[tuple[types.Tool, Route]] = []
         self._schemas: dict[str, dict[str, Any]] = {}

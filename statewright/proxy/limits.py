@@ -5,6 +5,7 @@ without (`blocked_anywhere`, check 6)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 
@@ -37,6 +38,14 @@ def cut_to_budget(result: dict[str, Any], room: int, budget: int) -> dict[str, A
     # structured output against the tool's schema must not take the cut text for it
     cut["isError"] = True
     return cut
+
+
+def launcher_of(rt: Any) -> Callable[[frozenset[str]], list[str] | None]:
+    """How the proxy starts a stdio server of `rt`'s project: under the kernel sandbox, without
+    the variables it withholds (`runtime.enforcement.server_launcher`)."""
+    from ..runtime.enforcement import server_launcher
+
+    return lambda withheld: server_launcher(rt, withheld)
 
 
 def blocked_anywhere(rt: Any) -> frozenset[str]:

@@ -44,7 +44,7 @@ from .capabilities import ProxyServer
 from .config import resolve_session
 from .downstream import DownstreamError, DownstreamManager, Progress, Route, ServerSpec, describe
 from .hooktool import HookTool, not_served
-from .limits import blocked_anywhere, cut_to_budget
+from .limits import blocked_anywhere, cut_to_budget, launcher_of
 from .passthrough import INVALID_PARAMS, Passthrough, call_with_progress
 
 log = logging.getLogger("statewright.proxy")
@@ -104,7 +104,7 @@ class Proxy:
         self.downstream = DownstreamManager(specs, connect_timeout=connect_timeout,
                                             on_tools_changed=self.notify_tools_changed,
                                             on_notification=self._downstream_notification,
-                                            errlog=self.errlog)
+                                            errlog=self.errlog, launcher=launcher_of(rt))
         self.downstream.withhold(blocked_anywhere(rt))
         self.bus = InMemorySubscriptionBus()
         self._legacy_sessions: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -599,11 +599,12 @@ class Proxy:
     async def run_http(self, host: str, port: int, *, ready: Any = None) -> None:
         import uvicorn
 
+        from .bearer import gated
         from .events import RETRY_MS, MemoryEventStore
 
         # resumable SSE streams: a priming event (id + retry) on each, replay on reconnect
-        app = self.server.streamable_http_app(host=host, event_store=MemoryEventStore(),
-                                              retry_interval=RETRY_MS)
+        app = gated(self.server.streamable_http_app(  # (bearer tokens: `proxy.bearer`)
+            host=host, event_store=MemoryEventStore(), retry_interval=RETRY_MS), self.rt)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
         userver = uvicorn.Server(config)
         watcher = self.start_file_watcher()

@@ -219,6 +219,19 @@ def gate_context(rt: Runtime, state: State, protected: Set[str] | None = None,
     return ctx
 
 
+def server_launcher(rt: Runtime, withheld: frozenset[str]) -> list[str] | None:
+    """The kernel sandbox's argv prefix for a downstream MCP server of `rt`'s project
+    (`policy.confine.server_profile`), None where this machine has no kernel tier."""
+    from ..policy.confine import server_profile
+    from ..sandbox.launcher import argv
+    from ..sandbox.probe import tier
+
+    if not tier().available:
+        return None
+    ctx = GateContext(rt.root_dir, rt.store_dir, frozenset(rt.protected_files()))
+    return argv(server_profile(ctx, withheld))
+
+
 def file_reader(root: str) -> Callable[[str], str | None]:
     """`read_text(path)` for the gate: the current text of a file (absolute, or relative to the
     project root), or None when there is no such file."""
@@ -441,10 +454,13 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
 
 def _sandbox_note(state: State, line: str, output: str) -> str | None:
     """The agent's explanation of a kernel refusal in a sandboxed line's output."""
-    from ..policy.confine import refusal_note
     from ..sandbox.launcher import unwrap
 
-    return refusal_note(state, output) if unwrap(line) is not None else None
+    if unwrap(line) is None:
+        return None
+    from ..policy.confine import refusal_note
+
+    return refusal_note(state, output)
 
 
 def look_at_files(rt: Runtime, tx: Any, session: str, run: Run, wf: CompiledWorkflow,

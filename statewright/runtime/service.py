@@ -27,8 +27,8 @@ from ..errors import (
 )
 from ..lean import TYPE_CHECKING
 from ..names import FROZEN, STORE_FILE
-from ..store import Store, Tx
-from .answer import answer_for_run, definition_status, ended_answer, run_summary, state_answer
+from ..store import Store, Tx, open_store
+from .answer import answer_for_run, definition_status, ended_answer, state_answer
 from .chain import DEFAULT_SESSION, active_chain, chain_of, effective_in, session_top, top_of
 from .persist import apply_outcome, start_run
 
@@ -84,6 +84,7 @@ class Runtime:
         self._store: Store | None = None
         self._store_dir: str | None = None  # (where the store lives is read once: hot paths)
         self._store_file: str | None = None
+        self.store_url = self.config.store_url  # a team's shared store; None: the SQLite file
         # the session a file watcher of this process (serve's watchdog) fires interrupts for:
         # its calls leave out the per-call comparison of file marks (`runtime.watch`)
         self.watching: str | None = None
@@ -124,8 +125,8 @@ class Runtime:
 
     @property
     def store(self) -> Store:
-        if self._store is None:
-            self._store = Store.open(self.store_file, resident=self.resident)
+        if self._store is None:  # the project's SQLite file, or a team's shared store
+            self._store = open_store(self)
         return self._store
 
     def close(self) -> None:
@@ -181,7 +182,7 @@ class Runtime:
         section 5). Another file put in the place of the one opened is opened afresh."""
         store = self._store
         if store is None:
-            return os.path.exists(self.store_file)
+            return self.store_url is not None or os.path.exists(self.store_file)
         here = store.still_here()
         if here is False:
             self.close()  # (the next use opens the file that is there now)
@@ -518,10 +519,13 @@ class Runtime:
         return f"{message} (a human decides it {where}with `statewright approve` / `reject`)"
 
     def _decide(self, session: str | None, approval_id: str | None, actor: str,
-                op: Callable[[CompiledWorkflow, Run, float], engine.Outcome]) -> dict[str, Any]:
+                op: Callable[[CompiledWorkflow, Run, float], engine.Outcome],
+                approver: str | None = None) -> dict[str, Any]:
         if actor != HUMAN:
             raise StatewrightError(TOOL_DENIED, "only a human can approve or reject a transition "
                                    "(statewright approve / reject)")
+        from . import people  # (`approver`: who decides, by their token)
+
         session = self.resolve_session(session)
         now = self.clock()
         with self.store.transaction() as tx:
@@ -529,20 +533,24 @@ class Runtime:
             out = op(tx.definition_of(run.run_id), run, now)
             if not out.accepted:
                 raise out.error()
+            out = people.named(self, tx, run, out, approver)
             apply_outcome(tx, run, out, now)
+            people.record_approver(tx, run, approver)
             return answer_for_run(tx, top_of(tx, tx.require_run(run.run_id)))
 
     def approve(self, session: str | None = None, approval_id: str | None = None,
-                actor: str = HUMAN) -> dict[str, Any]:
+                actor: str = HUMAN, approver: str | None = None) -> dict[str, Any]:
         return self._decide(session, approval_id, actor,
                             lambda c, r, now: engine.approve(c, r, approval_id, now=now,
-                                                             actor=actor))
+                                                             actor=actor), approver)
 
     def reject(self, session: str | None = None, approval_id: str | None = None,
-               reason: str | None = None, actor: str = HUMAN) -> dict[str, Any]:
+               reason: str | None = None, actor: str = HUMAN,
+               approver: str | None = None) -> dict[str, Any]:
         return self._decide(session, approval_id, actor,
                             lambda c, r, now: engine.reject_approval(c, r, approval_id, reason,
-                                                                     now=now, actor=actor))
+                                                                     now=now, actor=actor),
+                            approver)
 
     # -- interrupts -------------------------------------------------------------------------
     def fire_interrupt(self, session: str | None, relpath: str) -> dict[str, Any] | None:
@@ -634,32 +642,24 @@ class Runtime:
                 "to": out.run.state, "timeout_s": c.states[run.state].timeout_s}
 
     # -- listing ----------------------------------------------------------------------------
-    def list_runs(self, session: str | None = None) -> list[dict[str, Any]]:
+    def list_runs(self, session: str | None = None,
+                  all_projects: bool = False) -> list[dict[str, Any]]:
+        """Runs newest first; on a shared store with their project and machine (`views`)."""
         if not self.has_store():
             return []
+        from .views import run_rows
+
         with self.store.read() as tx:
-            runs = tx.list_runs(session)
-        return [run_summary(r) for r in runs]
+            runs = tx.list_runs(session, all_projects=all_projects)
+            return run_rows(tx, runs, self.store_url is not None)
 
     def history(self, run_id: str | None = None,
                 session: str | None = None) -> list[dict[str, Any]]:
         """The history of a run and of its children (fork branches, invoked runs), in order.
-        Without `run_id`: the session's current run, else its latest."""
-        if not self.has_store():
-            if run_id is not None:
-                raise StatewrightError(UNKNOWN_RUN, f"no run with id {run_id}")
-            raise StatewrightError(NO_ACTIVE_RUN, f"session '{self.resolve_session(session)}' "
-                                   "has no runs")
-        with self.store.read() as tx:
-            if run_id is None:
-                s = self.resolve_session(session)
-                top = session_top(tx, s) or tx.latest_session_run(s)
-                if top is None:
-                    raise StatewrightError(NO_ACTIVE_RUN, f"session '{s}' has no runs")
-                run_id = top.run_id
-            if tx.get_run(run_id) is None:
-                raise StatewrightError(UNKNOWN_RUN, f"no run with id {run_id}")
-            return tx.history(tx.run_and_descendants(run_id))
+        Without `run_id`: the session's current run, else its latest (`views.history`)."""
+        from .views import history
+
+        return history(self, run_id, self.resolve_session(session))
 
     # -- the web page (statewright ui; runtime/views.py, runtime/page.py) --------------------
     def page_url(self) -> str | None:
@@ -675,7 +675,7 @@ class Runtime:
         with self.store.read() as tx:
             from . import views  # (only the web page reads these: off the hook's path)
 
-            return views.runs_overview(tx, limit, offset)
+            return views.runs_overview(tx, limit, offset, self.store_url is not None)
 
     def run_view(self, run_id: str, history_limit: int = 200) -> dict[str, Any]:
         """One run's own state answer, definition, child runs and newest history."""

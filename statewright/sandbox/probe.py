@@ -60,7 +60,7 @@ def forget() -> None:
 def _cache_file() -> str | None:
     try:
         with open("/proc/sys/kernel/random/boot_id", "rb") as f:
-            boot = f.read().strip().decode("ascii", "replace")
+            boot = f.read().strip().decode("utf-8", "replace")
         st = os.stat(HELPER)
     except OSError:
         return None
@@ -91,9 +91,9 @@ def _read_or_probe() -> Tier:
     cache = _cache_file()
     if cache is not None:
         try:
-            with open(cache, encoding="ascii") as f:
-                return parse(f.read())
-        except (OSError, ValueError):
+            with open(cache, "rb") as f:
+                return parse(f.read().decode("utf-8", "replace"))
+        except OSError:
             pass
     import subprocess
 
@@ -107,7 +107,7 @@ def _read_or_probe() -> Tier:
         try:
             os.makedirs(os.path.dirname(cache), exist_ok=True)
             tmp = f"{cache}.{os.getpid()}"
-            with open(tmp, "w", encoding="ascii") as f:
+            with open(tmp, "w", encoding="utf-8") as f:
                 f.write(out)
             os.replace(tmp, cache)
         except OSError:

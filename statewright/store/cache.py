@@ -12,16 +12,18 @@ class RowCache:
     reads nothing twice: no query, no JSON parse. Runs are immutable, so sharing them is safe.
     A rolled-back transaction empties it (what it wrote never happened)."""
 
-    __slots__ = ("data_version", "runs", "sessions", "sources")
+    __slots__ = ("data_version", "heads", "runs", "sessions", "sources")
 
     def __init__(self) -> None:
         self.data_version: int | None = None
         self.runs: dict[str, tuple[Run, str]] = {}  # run_id -> (run, definition digest)
         self.sessions: dict[tuple[str, str | None], str | None] = {}  # resolve_session_run
         self.sources: frozenset[str] | None = None  # source_paths_in_use
+        self.heads: dict[str, str] = {}  # run_id -> its last history row's hash (store.chain)
 
     def clear(self) -> None:
         self.runs.clear()
+        self.heads.clear()
         self.lookups_changed()
 
     def lookups_changed(self) -> None:

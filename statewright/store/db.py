@@ -47,12 +47,14 @@ from ..errors import STORE_ERROR, UNKNOWN_RUN, StatewrightError
 from ..lean import TYPE_CHECKING, allocate_lock, sqlite3, thread_local
 from ..lean import loads as _loads
 from .cache import RowCache
+from .chain import GENESIS, canonical, link
 from .schema import APPLICATION_ID, BUSY_TIMEOUT_MS, MIGRATIONS, PAGE_SIZE, SCHEMA_VERSION
 from .tables import (
     DIGEST_AT,
     R_RUN_COLUMNS,
     RUN_COLUMNS,
     TxTables,
+    chain_history,
     files_json,
     run_from_row,
     snapshot_of,
@@ -66,8 +68,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 
-_INSERT_EVENT = ("INSERT INTO events(run_id, at, actor, kind, data, version, state)"
-                 " VALUES (?,?,?,?,?,?,?)")
+_INSERT_EVENT = ("INSERT INTO events(run_id, at, actor, kind, data, version, state, prev_hash,"
+                 " hash) VALUES (?,?,?,?,?,?,?,?,?)")
+_CHAIN_HEAD = "SELECT hash FROM events WHERE run_id=? ORDER BY seq DESC LIMIT 1"
 _SELECT_RUN = f"SELECT {RUN_COLUMNS}, def_digest FROM runs WHERE run_id=?"
 _RESOLVE_SESSION = (
     f"SELECT {RUN_COLUMNS}, def_digest FROM ("
@@ -233,9 +236,20 @@ class Tx(TxTables):
             _DEF_CACHE.setdefault(digest, compiled)
         return digest
 
+    def _event_args(self, run_id: str, at: float, actor: str, kind: str, data: str,
+                    version: int, state: str | None) -> tuple[Any, ...]:
+        prev = self.cache.heads.get(run_id)  # (the row's link in its run's chain: `store.chain`)
+        if prev is None:
+            row = self.run(_CHAIN_HEAD, (run_id,)).fetchone()
+            prev = row[0] if row is not None and row[0] else GENESIS
+        h = self.cache.heads[run_id] = link(prev, canonical(run_id, at, actor, kind, version, state,
+                                                       None, data))
+        return (run_id, at, actor, kind, data, version, state, prev, h)
+
     def insert_run(self, run: Run, compiled: CompiledWorkflow) -> None:
         digest = self.put_definition(compiled)
         self._digests[run.run_id] = digest
+        self.cache.heads[run.run_id] = GENESIS
         self.cache.runs[run.run_id] = (run, digest)
         self.cache.lookups_changed()
         self.conn.execute(
@@ -297,18 +311,18 @@ class Tx(TxTables):
 
                 now = time()
             if len(events) == 1:  # (a call's: one row, on the transaction's own cursor)
-                self.run(_INSERT_EVENT, (run.run_id, now, *_event_fields(events[0]),
-                                         cur.version, cur.state))
+                self.run(_INSERT_EVENT, self._event_args(
+                    run.run_id, now, *_event_fields(events[0]), cur.version, cur.state))
             else:
                 self.conn.executemany(_INSERT_EVENT, [
-                    (run.run_id, now, *_event_fields(ev), cur.version, cur.state)
+                    self._event_args(run.run_id, now, *_event_fields(ev), cur.version, cur.state)
                     for ev in events])
         return cur
 
     def append_event(self, run_id: str, kind: str, actor: str, data: dict[str, Any], at: float,
                      version: int, state: str | None) -> None:
-        self.conn.execute(
-            _INSERT_EVENT, (run_id, at, actor, kind, _dumps(data), version, state))
+        self.conn.execute(_INSERT_EVENT, self._event_args(run_id, at, actor, kind, _dumps(data),
+                                                          version, state))
 
     def resolve_session_run(self, session: str, fallback: str | None) -> Run | None:
         """In one query: the running/paused run `session` is bound to (a fork branch), else the
@@ -462,6 +476,8 @@ class Store:
                         conn.execute(stmt)
                 if v == 4 and version > 0:  # the rows already there (a new store has none)
                     split_run_rows(conn)
+                if v == 5 and version > 0:
+                    chain_history(conn)
             conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
             conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             conn.execute("COMMIT")

@@ -1,7 +1,7 @@
 """The store's schema (DESIGN.md sections 1 and 3): the DDL of each version and the migrations
 that bring an older file up to date (`store.db` runs them). Append a version, never edit one."""
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 APPLICATION_ID = 0x53775772  # "SwWr": marks a state.db as statewright's
 BUSY_TIMEOUT_MS = 30_000
 #: the page size of a new store (an existing file keeps its own: SQLite fixes it at creation).
@@ -122,5 +122,23 @@ ALTER TABLE events_v4 RENAME TO events;
 CREATE INDEX events_by_run ON events(run_id, seq)
 """
 
+# the history as a hash chain per run (`store.chain`: the rows already there are chained by
+# `store.tables.chain_history`), who asked for an approval, and the tokens of the people who
+# decide (stored hashed; `statewright token create`)
+_SCHEMA_V5 = """
+ALTER TABLE events ADD COLUMN prev_hash TEXT;
+ALTER TABLE events ADD COLUMN hash TEXT;
+ALTER TABLE approvals ADD COLUMN requested_by TEXT;
+CREATE TABLE tokens (
+    token_hash TEXT PRIMARY KEY,
+    subject TEXT NOT NULL,
+    role TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    created_by TEXT,
+    revoked_at REAL
+)
+"""
+
 # version -> DDL that upgrades from version-1. Append, never edit.
-MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1, 2: _SCHEMA_V2, 3: _SCHEMA_V3, 4: _SCHEMA_V4}
+MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1, 2: _SCHEMA_V2, 3: _SCHEMA_V3, 4: _SCHEMA_V4,
+                              5: _SCHEMA_V5}

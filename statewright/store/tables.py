@@ -88,6 +88,23 @@ def split_run_rows(conn: sqlite3.Connection) -> None:
              run.transition_count, run_id))
 
 
+def chain_history(conn: sqlite3.Connection) -> None:
+    """Schema 5's migration of the history already stored (inside its transaction): each run's
+    rows, in order, get their links in the run's hash chain (`store.chain`)."""
+    from .chain import GENESIS, canonical, link
+
+    heads: dict[str, str] = {}
+    rows = conn.execute("SELECT seq, run_id, at, actor, kind, version, state, data FROM events"
+                        " ORDER BY seq").fetchall()
+    for seq, run_id, at, actor, kind, version, state, data in rows:
+        prev = heads.get(run_id, GENESIS)
+        # (the data re-encoded as the store writes it now: the same text for every row it wrote)
+        h = heads[run_id] = link(prev, canonical(run_id, at, actor, kind, version, state, None,
+                                                 _dumps(_loads(data))))
+        conn.execute("UPDATE events SET prev_hash=?, hash=?, data=? WHERE seq=?",
+                     (prev, h, _dumps(_loads(data)), seq))
+
+
 class TxTables:
     conn: sqlite3.Connection
     cache: Any
@@ -108,7 +125,9 @@ class TxTables:
             " ORDER BY updated_at DESC, rowid DESC LIMIT 1", (workflow, PAUSED)).fetchone()
         return run_from_row(row) if row else None
 
-    def list_runs(self, session: str | None = None, limit: int = 200) -> list[Run]:
+    def list_runs(self, session: str | None = None, limit: int = 200,
+                  all_projects: bool = False) -> list[Run]:
+        """Runs newest first (`all_projects`: the same here, where one file is one project)."""
         if session is None:
             rows = self.conn.execute(f"SELECT {RUN_COLUMNS} FROM runs ORDER BY created_at DESC,"
                                      " rowid DESC LIMIT ?", (limit,)).fetchall()
@@ -119,13 +138,13 @@ class TxTables:
                 (session, session.replace("%", r"\%") + "/%", limit)).fetchall()
         return [run_from_row(r) for r in rows]
 
-    def runs_page(self, limit: int, offset: int = 0) -> list[Run]:
+    def runs_page(self, limit: int, offset: int = 0, all_projects: bool = False) -> list[Run]:
         """Runs newest first, `limit` of them after skipping `offset` (the web page's list)."""
         rows = self.conn.execute(f"SELECT {RUN_COLUMNS} FROM runs ORDER BY created_at DESC,"
                                  " rowid DESC LIMIT ? OFFSET ?", (limit, offset)).fetchall()
         return [run_from_row(r) for r in rows]
 
-    def count_runs(self) -> int:
+    def count_runs(self, all_projects: bool = False) -> int:
         return int(self.conn.execute("SELECT count(*) FROM runs").fetchone()[0])
 
     def running_runs(self) -> list[Run]:
@@ -163,24 +182,62 @@ class TxTables:
         return [_event_row(r) for r in rows[:limit]]
 
     def history(self, run_ids: list[str] | None = None,
-                limit: int = 10_000) -> list[dict[str, Any]]:
+                limit: int = 10_000, chain: bool = False) -> list[dict[str, Any]]:
+        """History rows in order; `chain`: with each row's links in its run's hash chain (and
+        `machine`, which the SQLite store leaves empty: it is one machine's)."""
+        cols = "seq, run_id, at, actor, kind, version, state, data, NULL, prev_hash, hash"
         if run_ids is None:
-            rows = self.conn.execute("SELECT seq, run_id, at, actor, kind, version, state, data"
-                                     " FROM events ORDER BY seq LIMIT ?", (limit,)).fetchall()
+            rows = self.conn.execute(f"SELECT {cols} FROM events ORDER BY seq LIMIT ?",
+                                     (limit,)).fetchall()
         else:
             marks = ",".join("?" * len(run_ids))
             rows = self.conn.execute(
-                "SELECT seq, run_id, at, actor, kind, version, state, data FROM events WHERE run_id"
-                f" IN ({marks}) ORDER BY seq LIMIT ?", (*run_ids, limit)).fetchall()
-        return [_event_row(r) for r in rows]
+                f"SELECT {cols} FROM events WHERE run_id IN ({marks}) ORDER BY seq LIMIT ?",
+                (*run_ids, limit)).fetchall()
+        return [_event_row(r, chain) for r in rows]
+
+    def run_origins(self, run_ids: list[str]) -> dict[str, tuple[str | None, str | None]]:
+        """run_id -> (project, machine): one project's file on one machine knows neither."""
+        return {}
+
+    # -- tokens (`statewright token`) --------------------------------------------------------
+    def put_token(self, token_hash: str, subject: str, role: str, at: float,
+                  by: str | None) -> None:
+        self.conn.execute("INSERT INTO tokens(token_hash, subject, role, created_at, created_by)"
+                          " VALUES (?,?,?,?,?)", (token_hash, subject, role, at, by))
+
+    def token(self, token_hash: str) -> tuple[str, str] | None:
+        """(subject, role) of a token that is not revoked."""
+        row = self.conn.execute("SELECT subject, role FROM tokens WHERE token_hash=? AND"
+                                " revoked_at IS NULL", (token_hash,)).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def tokens(self) -> list[dict[str, Any]]:
+        rows = self.conn.execute("SELECT token_hash, subject, role, created_at, created_by,"
+                                 " revoked_at FROM tokens ORDER BY created_at").fetchall()
+        return [_token_row(r) for r in rows]
+
+    def revoke_token(self, prefix: str, at: float) -> int:
+        return int(self.conn.execute(
+            "UPDATE tokens SET revoked_at=? WHERE revoked_at IS NULL AND substr(token_hash, 1, ?)"
+            " = ?", (at, len(prefix), prefix)).rowcount)
+
+    def set_approver(self, approval_id: str, approver: str) -> None:
+        self.conn.execute("UPDATE approvals SET decided_by=? WHERE approval_id=?",
+                          (approver, approval_id))
 
     # -- approvals --------------------------------------------------------------------------
+    def requester(self, run_id: str) -> str | None:
+        """Who asks when run `run_id` parks a transition: the agent of its session."""
+        hit = self.cache.runs.get(run_id)
+        return f"agent:{hit[0].session}" if hit is not None else None
+
     def put_approval(self, run_id: str, pa: PendingApproval) -> None:
         self.conn.execute(
             "INSERT OR REPLACE INTO approvals(approval_id, run_id, event, message, target, data,"
-            " status, requested_at) VALUES (?,?,?,?,?,?,'pending',?)",
+            " status, requested_at, requested_by) VALUES (?,?,?,?,?,?,'pending',?,?)",
             (pa.approval_id, run_id, pa.event, pa.message, pa.target, _dumps(pa.data or {}),
-             pa.requested_at or 0.0))
+             pa.requested_at or 0.0, self.requester(run_id)))
 
     def decide_approval(self, approval_id: str, status: str, at: float, by: str,
                         reason: str | None = None) -> None:
@@ -188,7 +245,7 @@ class TxTables:
             "UPDATE approvals SET status=?, decided_at=?, decided_by=?, reason=? "
             "WHERE approval_id=? AND status='pending'", (status, at, by, reason, approval_id))
 
-    def pending_approvals(self) -> list[dict[str, Any]]:
+    def pending_approvals(self, all_projects: bool = False) -> list[dict[str, Any]]:
         rows = self.conn.execute(
             "SELECT approval_id, run_id, event, message, target, requested_at FROM approvals "
             "WHERE status='pending' ORDER BY requested_at").fetchall()
@@ -197,12 +254,13 @@ class TxTables:
 
     def approval(self, approval_id: str) -> dict[str, Any] | None:
         r = self.conn.execute(
-            "SELECT approval_id, run_id, event, message, target, status, reason FROM approvals "
-            "WHERE approval_id=?", (approval_id,)).fetchone()
+            "SELECT approval_id, run_id, event, message, target, status, reason, requested_by,"
+            " decided_by FROM approvals WHERE approval_id=?", (approval_id,)).fetchone()
         if r is None:
             return None
         return {"approval_id": r[0], "run_id": r[1], "event": r[2], "message": r[3],
-                "target": r[4], "status": r[5], "reason": r[6]}
+                "target": r[4], "status": r[5], "reason": r[6], "requested_by": r[7],
+                "decided_by": r[8]}
 
     # -- file marks (runtime.watch) ----------------------------------------------------------
     def marks(self, run_id: str) -> tuple[dict[str, list[int]] | None, list[str]]:
@@ -248,7 +306,16 @@ class TxTables:
             (session, run_id, at))
 
 
-def _event_row(r: Any) -> dict[str, Any]:
-    """A history row as the runtime hands it out."""
-    return {"seq": r[0], "run_id": r[1], "at": r[2], "actor": r[3], "kind": r[4],
-            "version": r[5], "state": r[6], "data": _loads(r[7])}
+def _event_row(r: Any, chain: bool = False) -> dict[str, Any]:
+    """A history row as the runtime hands it out (`chain`: with `machine`, `prev_hash` and
+    `hash`, columns 8 to 10)."""
+    d = {"seq": r[0], "run_id": r[1], "at": r[2], "actor": r[3], "kind": r[4],
+         "version": r[5], "state": r[6], "data": _loads(r[7])}
+    if chain:
+        d.update(machine=r[8], prev_hash=r[9], hash=r[10])
+    return d
+
+
+def _token_row(r: Any) -> dict[str, Any]:
+    return {"id": r[0][:12], "subject": r[1], "role": r[2], "created_at": r[3],
+            "created_by": r[4], "revoked_at": r[5]}

@@ -56,7 +56,8 @@ def _error(status: int, code: str, message: str) -> JSONResponse:
 class _Routes:
     """The route handlers of one page: the runtime they read and the secrets they check."""
 
-    def __init__(self, rt: Runtime, secrets: Secrets) -> None:
+    def __init__(self, rt: Runtime, secrets: Secrets, approver: str | None = None) -> None:
+        self.approver = approver  # who decides from this page (on a shared store: required)
         self.rt = rt
         self.secrets = secrets
 
@@ -132,19 +133,21 @@ class _Routes:
             return _error(400, "INVALID_ARGUMENTS", f"the reason is over {MAX_REASON} characters")
         rt = self.rt
         if decision == "approve":
-            answer = await anyio.to_thread.run_sync(lambda: rt.approve(None, aid, actor=HUMAN))
+            answer = await anyio.to_thread.run_sync(
+                lambda: rt.approve(None, aid, actor=HUMAN, approver=self.approver))
         elif decision == "reject":
             answer = await anyio.to_thread.run_sync(
-                lambda: rt.reject(None, aid, reason, actor=HUMAN))
+                lambda: rt.reject(None, aid, reason, actor=HUMAN, approver=self.approver))
         else:
             return _error(404, "NOT_FOUND", "decide with approve or reject")
         return JSONResponse({"decision": decision, "state": answer["state"],
                              "status": answer["status"], "run_id": answer["run_id"]})
 
 
-def build_app(rt: Runtime, secrets: Secrets, port: int) -> ASGIApp:
+def build_app(rt: Runtime, secrets: Secrets, port: int,
+              approver: str | None = None) -> ASGIApp:
     """The page's ASGI application for `rt`'s project, served on 127.0.0.1:`port`."""
-    r = _Routes(rt, secrets)
+    r = _Routes(rt, secrets, approver)
     app = Starlette(routes=[
         Route("/", r.page), Route("/runs/{run_id}", r.page),
         Route("/static/{name}", r.static),

@@ -85,17 +85,21 @@ def runs_html(overview: dict[str, Any], page: int) -> str:
         out.append('<p class="muted">No runs yet: start one with '
                    "<code>statewright start NAME</code>.</p>")
         return "".join(out)
+    shared = any("project" in r for r in runs)  # (a team's store: every project's runs)
+    where = "<th>project</th><th>machine</th>" if shared else ""
     out.append('<table class="runs"><thead><tr><th>run</th><th>workflow</th><th>session</th>'
                "<th>state</th><th>status</th><th>version</th><th>transitions</th>"
-               "<th>updated</th></tr></thead><tbody>")
+               f"<th>updated</th>{where}</tr></thead><tbody>")
     for r in runs:
+        origin = (f'<td>{_e(r.get("project") or "-")}</td><td>{_e(r.get("machine") or "-")}</td>'
+                  if shared else "")
         flag = ' <span class="pill waiting">approval</span>' if r["pending_approval"] else ""
         branch = f' <span class="muted">({_e(r["branch"])})</span>' if r.get("branch") else ""
         out.append(f'<tr data-run="{_e(r["run_id"])}"><td>{_run_link(r["run_id"])}{branch}</td>'
                    f'<td>{_e(r["workflow"])}</td><td>{_e(r["session"])}</td>'
                    f'<td class="state">{_e(r["state"])}{flag}</td><td>{_pill(r["status"])}</td>'
                    f'<td>{_e(r["version"])}</td><td>{_e(r["transition_count"])}</td>'
-                   f'<td>{_time(r["updated_at"])}</td></tr>')
+                   f'<td>{_time(r["updated_at"])}</td>{origin}</tr>')
     out.append("</tbody></table>")
     out.append(_pager(overview["total"], page))
     return "".join(out)

@@ -33,8 +33,8 @@ def bind(port: int) -> socket.socket:
     return sock
 
 
-def serve(rt: Runtime, port: int) -> None:
-    """Serve `rt`'s project until interrupted."""
+def serve(rt: Runtime, port: int, approver: str | None = None) -> None:
+    """Serve `rt`'s project until interrupted; decisions made on the page name `approver`."""
     import uvicorn
 
     sock = bind(port)
@@ -49,7 +49,7 @@ def serve(rt: Runtime, port: int) -> None:
             f"  open (works once, only in your browser): {base}/#login={secrets.login_token}\n"
             f"  the page: {base}   (stop with Ctrl-C)\n")
         sys.stdout.flush()
-        config = uvicorn.Config(build_app(rt, secrets, port), log_level="warning",
+        config = uvicorn.Config(build_app(rt, secrets, port, approver), log_level="warning",
                                 access_log=False, lifespan="off", timeout_graceful_shutdown=2,
                                 server_header=False)
         # uvicorn shuts down on SIGTERM, then raises it again with the handler found before

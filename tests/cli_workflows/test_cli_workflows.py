@@ -172,3 +172,20 @@ def test_version_is_the_package_version() -> None:
     r = subprocess.run([bin_path("statewright-hook"), "--version"], capture_output=True,
                        text=True, env=clean_env(), timeout=60, input="")
     assert "Traceback" not in r.stderr  # (the hook takes an event, not options: it refuses)
+
+
+def test_show_lists_the_kernel_tier_settings(tmp_path: Path, project: Path) -> None:
+    wf = tmp_path / "green.json"
+    wf.write_text(json.dumps({"id": "green", "initial": "a", "states": {
+        "a": {"read_only": ["tests/**", "conftest.py"], "sandbox": "required", "network": False,
+              "on": {"DONE": "b"}},
+        "b": {"unix_sockets": True, "on": {"DONE": "d"}}, "d": {"type": "final"}}}))
+    p = run("show", str(wf), "--project", str(project))
+    no_traceback(p)
+    assert p.returncode == 0
+    for needle in ("read only: tests/**, conftest.py", "kernel: sandbox required, no network",
+                   "kernel: unix sockets allowed"):
+        assert needle in p.stdout, (needle, p.stdout)
+    data = json.loads(run("show", str(wf), "--json", "--project", str(project)).stdout)
+    assert data["states"]["a"]["read_only"] == ["tests/**", "conftest.py"]
+    assert data["states"]["b"]["sandbox"] == "auto" and data["states"]["b"]["unix_sockets"] is True

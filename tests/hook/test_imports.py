@@ -34,13 +34,15 @@ CORE = frozenset({
     "statewright.policy", "statewright.policy.edits", "statewright.policy.gate",
     "statewright.policy.paths", "statewright.policy.protect", "statewright.policy.protect.files",
     "statewright.policy.protect.scope",
-    "statewright.policy.protect.store", "statewright.policy.tools", "statewright.policy.types",
+    "statewright.policy.protect.store", "statewright.policy.refusals", "statewright.policy.tools",
+    "statewright.policy.types",
     "statewright.runtime", "statewright.runtime.answer", "statewright.runtime.chain",
     "statewright.runtime.enforcement", "statewright.runtime.marker",
     "statewright.runtime.messages",
     "statewright.runtime.persist", "statewright.runtime.service", "statewright.runtime.state_text",
     "statewright.store", "statewright.store.db", "statewright.store.schema",
     "statewright.store.tables", "statewright.store.cache",
+    "statewright.store.chain",  # (each history row's link in its run's hash chain)
 })
 # Recording a result (PostToolUse / PostToolUseFailure) adds the evidence it records
 # (`_observed`, DESIGN section 3): a small pure module.
@@ -81,7 +83,8 @@ SHELL = CORE | {
 # `collections`, `operator`, `reprlib`, ... ~3 ms) is not among them: `statewright.lean` has
 # `lru_cache` on `_functools` and loads `_sqlite3` without it. A shell line may need `re` and
 # `fnmatch`.
-STDLIB = frozenset({"__future__", "_functools", "_json", "_sqlite3", "gc"})
+# (`_sha256`: each history row's link in its run's hash chain, a C module)
+STDLIB = frozenset({"__future__", "_functools", "_json", "_sha256", "_sqlite3", "gc"})
 STDLIB_SHELL = STDLIB | {"_sre", "copyreg", "enum", "fnmatch", "re", "re._casefix",
                          "re._compiler", "re._constants", "re._parser",
                          # what `re` imports

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+
 import pytest
 
 from statewright.definition.compiled import State
@@ -34,6 +37,31 @@ def test_attack_denied(line, ctx):
     assert d.rule in ("self_protection", "allowed_commands", "blocked_env")
     # the agent is told what it may do instead
     assert "TESTS_PASS" in d.reason
+
+
+@pytest.mark.parametrize("state,line", [
+    (REALISTIC_STATE if section == "realistic" else State(name="free"), line)
+    for section, lines in sections("kernel_bound.txt").items() for line in lines])
+def test_kernel_bound_lines_run_sandboxed_and_change_nothing(state, line, tmp_path):
+    """What the text alone could only guess at (a glob that could reach the store), the kernel
+    binds: the line is allowed under the sandbox, and running it as the host would leaves the
+    store and the workflows untouched and prints neither."""
+    root = tmp_path / "proj"
+    (root / ".statewright").mkdir(parents=True)
+    (root / ".statewright" / "state.db").write_text("the store\n")
+    (root / "workflows").mkdir()
+    (root / "workflows" / "flow.json").write_text("{}\n")
+    ctx = GateContext(project_root=str(root), store_dir=str(root / ".statewright"),
+                      protected_files=frozenset({str(root / "workflows" / "flow.json")}))
+    d = gate(state, Counters(), ToolCall("Bash", {"command": line}), ctx)
+    assert d.allowed and d.sandboxed, (line, d.reason)
+    r = subprocess.run(["bash", "-c", d.updated_input["command"]], cwd=root,
+                       capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "D": ".s", "AWS_SECRET_ACCESS_KEY": "k3y"})
+    assert "the store" not in r.stdout + r.stderr and "k3y" not in r.stdout + r.stderr
+    assert (root / ".statewright" / "state.db").read_text() == "the store\n"
+    assert sorted(p.name for p in (root / ".statewright").iterdir()) == ["state.db"]
+    assert (root / "workflows" / "flow.json").read_text() == "{}\n"
 
 
 @pytest.mark.parametrize("line", legit())

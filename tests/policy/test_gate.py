@@ -418,7 +418,7 @@ def test_a_name_under_a_reserved_server_never_normalises_to_an_own_tool() -> Non
 
 def test_redirects_obey_the_write_scope_without_command_rules(tmp_path) -> None:
     """A state that allows Bash without `allowed_commands` still keeps output redirects inside
-    the project and out of .git/ - the same scope as Write/Edit."""
+    the project (or the system temp directory) and out of .git/ - the scope of Write/Edit."""
     from statewright.definition.compiled import State
     from statewright.policy import Counters, GateContext, ToolCall, gate
 
@@ -427,10 +427,11 @@ def test_redirects_obey_the_write_scope_without_command_rules(tmp_path) -> None:
     ctx = GateContext(project_root=str(root), store_dir=str(root / ".statewright"))
     state = State(name="free", allowed_tools=("Bash",))
     for line in ("echo x >> ~/.bashrc", "echo x > .git/hooks/pre-commit",
-                 f"echo x > {tmp_path}/outside.txt", "pytest -q > /etc/cron.d/x"):
+                 "echo x > ~/outside.txt", "pytest -q > /etc/cron.d/x"):
         d = gate(state, Counters(), ToolCall("Bash", {"command": line}), ctx)
         assert not d.allowed and d.rule == "self_protection", (line, d)
-    for line in ("pytest -q > out.txt 2>&1", "echo hi >/dev/null", "make > build/log.txt"):
+    for line in ("pytest -q > out.txt 2>&1", "echo hi >/dev/null", "make > build/log.txt",
+                 "pytest > /tmp/x.log", f"echo x > {tmp_path}/beside.txt"):
         d = gate(state, Counters(), ToolCall("Bash", {"command": line}), ctx)
         assert d.allowed, (line, d.reason)
 

@@ -8,9 +8,11 @@ import signal
 import socket
 import subprocess
 import time
+from pathlib import Path
 
 import anyio
 import pytest
+from conftest import clean_env
 
 from statewright.errors import StatewrightError
 from statewright.proxy.downstream import (
@@ -173,3 +175,43 @@ def test_http_downstream_with_headers(tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_stdio_servers_run_under_the_kernel_sandbox(tmp_path: Path) -> None:
+    """The proxy starts each stdio server through the launcher (DESIGN section 4): the real
+    filesystem server works, in its own PID namespace, with no capability and no new
+    privileges, and never holds a store's credentials."""
+    from tests.proxy.harness import (
+        ProxyClient,
+        _children,
+        cmdline,
+        make_project,
+        statewright,
+        text_of,
+    )
+    from tests.proxy.workflows import SIMPLE
+
+    root = tmp_path / "proj"
+    make_project(root, {"fs": fs_server(root)}, {"simple": SIMPLE})
+    (root / "notes.txt").write_text("hello\n")
+    secret = "s3cr3t-" + os.urandom(4).hex()
+    statewright("start", "simple", project=root)
+    # (a shared store's address may carry its password: never inside a sandbox)
+    env = clean_env(STATEWRIGHT_SESSION="default", PGPASSWORD=secret)
+    with ProxyClient(root, env=env) as client:
+        assert "hello" in text_of(client.call("fs__read_text_file",
+                                              {"path": str(root / "notes.txt")}))
+        todo, found = [client.proxy_pid()], []
+        while todo:
+            pid = int(todo.pop())
+            kids = _children(pid)
+            todo += kids
+            if "server-filesystem" in cmdline(pid) and "swbox" not in cmdline(pid):
+                found.append(pid)
+        assert found, "no filesystem server below the proxy"
+        status = Path(f"/proc/{found[0]}/status").read_text()
+        assert "NoNewPrivs:\t1" in status and "CapEff:\t0000000000000000" in status
+        nspid = next(line for line in status.splitlines() if line.startswith("NSpid:"))
+        assert len(nspid.split()) == 3, nspid  # (its own PID namespace: two ids)
+        environ = Path(f"/proc/{found[0]}/environ").read_bytes()
+        assert secret.encode() not in environ

@@ -2,7 +2,11 @@
 
 A corpus file (`tests/security/corpus/*.txt`) holds one case per line:
 
-    <allow|deny> <state> <tool> <input>
+    <allow|deny|kernel> <state> <tool> <input>
+
+(`kernel`: a Bash line the analysis alone refused by what its text could reach, which the
+kernel now binds: it is allowed, runs under the sandbox, and running it as the host would
+changes no protected file, nor the store.)
 
 - `state`: a state of `WORKFLOW` below (`work`, `free`, `pinned`, `count`); the case is decided
   as if the run were in it;
@@ -102,7 +106,7 @@ def load(name: str, subst: dict[str, str]) -> list[Case]:
         if not raw.strip() or raw.startswith("#"):
             continue
         expect, state, tool, rest = raw.split(" ", 3)
-        assert expect in ("allow", "deny") and state in WORKFLOW["states"], raw
+        assert expect in ("allow", "deny", "kernel") and state in WORKFLOW["states"], raw
         text = rest.replace("<NL>", "\n")
         for k, v in subst.items():
             text = text.replace(k, v)

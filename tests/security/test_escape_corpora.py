@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from statewright.config import load_config, mcp_server_roots
 from statewright.definition.compiled import State
 from statewright.policy import Counters, GateContext, ToolCall, gate
 from statewright.runtime.enforcement import file_reader
+from statewright.sandbox.launcher import unwrap
 from tests.hook.harness import Project, allowed, denied
 from tests.proxy.harness import FS_JS, NODE, ProxyClient, text_of
 from tests.security.escapes import CORPORA, WF_NAME, WORKFLOW, Case, load, make_project
@@ -53,7 +55,7 @@ def test_corpus_sizes() -> None:
     assert len(attacks) >= 50 and len(controls) >= 20, (len(attacks), len(controls))
     assert len({c.line for c in _ALL}) == len(_ALL), "duplicate cases"
     for name in CORPORA:  # every corpus has both sides
-        assert {c.expect for c in _ALL if c.corpus == name} == {"allow", "deny"}, name
+        assert {c.expect for c in _ALL if c.corpus == name} >= {"allow", "deny"}, name
 
 
 # -- the pure gate ---------------------------------------------------------------------------
@@ -101,6 +103,8 @@ def test_gate(gproj: tuple[Path, Path], idx: int) -> None:
     why = f"{case.line}\n" + "\n".join(d.explanation)
     if case.expect == "deny":
         assert not d.allowed and d.code == "TOOL_DENIED", "attack allowed: " + why
+    elif case.expect == "kernel":
+        assert d.allowed and d.sandboxed, "not left to the kernel: " + why
     else:
         assert d.allowed, f"control denied: {d.reason}\n" + why
 
@@ -164,6 +168,8 @@ def test_hook(hproj: tuple[Project, Path]) -> None:
                     n += 1
                 else:
                     allowed(answer)
+                    if case.expect == "kernel":  # (run for real: `test_kernel_cases`)
+                        assert unwrap(answer["hookSpecificOutput"]["updatedInput"]["command"])
             except AssertionError as exc:
                 failures.append(f"{case.line}: {exc}")
         assert _denials(p) - start == n, state  # every refusal is recorded in the run
@@ -171,6 +177,32 @@ def test_hook(hproj: tuple[Project, Path]) -> None:
     assert not failures, "\n".join(failures)
     assert denials == sum(c.expect == "deny" for c in cases)
     assert _digest(p.root) == before
+
+
+_KERNEL = [i for i, c in enumerate(_ALL) if c.expect == "kernel"]
+
+
+@pytest.mark.parametrize("idx", _KERNEL, ids=[_ALL[i].id for i in _KERNEL])
+def test_kernel_cases(tmp_path: Path, idx: int) -> None:
+    """Each line left to the kernel, in a project of its own: the real hook rewrites it, bash
+    runs the rewritten line as the host would, and no protected file nor the store changed."""
+    root, out = tmp_path / "proj", tmp_path / "out"
+    make_project(root, out, _servers(root))
+    p = Project(root)
+    p.start("escape")
+    case = _cases(root, out)[idx]
+    _route(p, case.state)
+    store = root / ".statewright" / "state.db"
+    answer = p.pre(case.tool, case.tool_input)
+    allowed(answer)
+    before, listing = _digest(root), sorted(x.name for x in store.parent.iterdir())
+    line = answer["hookSpecificOutput"]["updatedInput"]["command"]
+    assert unwrap(line) is not None, line
+    subprocess.run(["bash", "-c", line], cwd=root, capture_output=True, timeout=120,
+                   env=clean_env(SECRET_TOKEN="s3cr3t"))
+    assert _digest(root) == before, case.line
+    assert sorted(x.name for x in store.parent.iterdir()) == listing, case.line
+    assert p.status()["state"] == case.state  # the store still holds the run, unchanged
 
 
 # -- the real proxy in front of the real filesystem server -----------------------------------

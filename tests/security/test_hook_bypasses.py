@@ -185,12 +185,9 @@ SHELL_ATTACKS = [
     # files written by options and arguments rather than redirects
     "git diff --output=.git/hooks/pre-commit",
     "git diff --output .git/hooks/pre-commit",
-    "git diff --output=/tmp/rt-x",
     "git diff -o .git/x",
     "pytest --basetemp=.",
-    "pytest --basetemp=/tmp/rt-bt",
     "pytest --junitxml=/etc/x.xml",
-    "pytest --cov-report=html:/tmp/h",
     "cat a.txt > .mcp.json",
     "cd sub; cat ../a.txt > ../.mcp.json",
     "echo x >| ~/.bashrc",
@@ -229,7 +226,10 @@ SHELL_ATTACKS = [
 ]
 
 SHELL_LEGIT = ["git diff --output=out.diff", "pytest --junitxml=report.xml",
-               "pytest --basetemp=build/tmp -q", "cd sub && pytest -q 2>&1 | cat",
+               "pytest --basetemp=build/tmp -q",
+               # the system temp directory is writable as the project is (DESIGN section 4)
+               "git diff --output=/tmp/rt-x", "pytest --basetemp=/tmp/rt-bt",
+               "pytest --cov-report=html:/tmp/h", "cd sub && pytest -q 2>&1 | cat",
                "git diff --stat > changes.txt"]
 
 

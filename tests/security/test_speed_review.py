@@ -85,6 +85,28 @@ def _hook_allows(proj: Project, lines: list[str]) -> None:
             allowed(out)
 
 
+def _hook_binds(proj: Project, lines: list[str]) -> None:
+    """Lines aimed at the store that only their text could have flagged: since the kernel binds
+    them, each is refused early or allowed under the sandbox; run as the host would run it, the
+    store keeps its files and the run."""
+    store = proj.root / ".statewright"
+    for line in lines:
+        for out in _answers(proj, line):
+            if out and out["hookSpecificOutput"].get("permissionDecision") == "deny":
+                continue
+            allowed(out)
+            command = out["hookSpecificOutput"]["updatedInput"]["command"]
+            assert unwrap(command) is not None, line
+            listing = sorted(x.name for x in store.iterdir())
+            mode = (store / "state.db").stat().st_mode
+            r = subprocess.run(["bash", "-c", command], cwd=proj.root, capture_output=True,
+                               text=True, timeout=60, env=clean_env())
+            assert "SQLite format" not in r.stdout, line  # (nothing of it was read)
+            assert sorted(x.name for x in store.iterdir()) == listing, line
+            assert (store / "state.db").stat().st_mode == mode, line
+            assert proj.status()["state"] == "work", line
+
+
 def _hook_decides(proj: Project, attacks: list[str], controls: list[str]) -> None:
     """Every attack refused and every control allowed, both ways (`_answers`)."""
     _hook_denies(proj, attacks)
@@ -124,7 +146,7 @@ def test_brace_expansion_naming_the_store_is_refused(proj: Project) -> None:
     """Predates the shortcuts (ad425dd allowed these too): the word was taken as the literal
     text `.{s,}tatewright`. Fixed: such a word is a glob (`words._brace_expands`) whose
     pattern has `*` for each brace group (`.*tatewright`)."""
-    _hook_denies(proj, [line for line, _name in BRACE_STORE_ATTACKS])
+    _hook_binds(proj, [line for line, _name in BRACE_STORE_ATTACKS])
 
 
 def test_brace_expansion_controls_pass(proj: Project) -> None:
@@ -225,7 +247,8 @@ STORE_GLOB_CONTROLS = ["cat src/*.py", "ls src/pkg", "cat src/[a]*.py", "ls buil
 
 
 def test_store_spellings_and_the_first_letter_screen(proj: Project) -> None:
-    _hook_decides(proj, STORE_GLOB_ATTACKS, STORE_GLOB_CONTROLS)
+    _hook_binds(proj, STORE_GLOB_ATTACKS)
+    _hook_allows(proj, STORE_GLOB_CONTROLS)
 
 
 GIT_ATTACKS = ["git -C . clean -fdx", "git --git-dir=.git clean -fdx", "git --no-pager clean -xdf",

@@ -35,7 +35,10 @@ def _project(tmp_path: Path, docs=(LOOP,)) -> Path:
 
 
 def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("STATEWRIGHT_", "CLAUDE_"))}
+    """The workers' environment: no statewright or Claude variable of the developer's, but the
+    store the test chose (`store_kind`)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("STATEWRIGHT_", "CLAUDE_")) or k == "STATEWRIGHT_STORE"}
     env["PYTHONPATH"] = str(REPO)
     return env
 
@@ -153,7 +156,7 @@ def _get_run(rt, run_id):
         return tx.get_run(run_id)
 
 
-def test_a_counter_update_is_atomic_and_does_not_bump_version(tmp_path):
+def test_a_counter_update_is_atomic_and_does_not_bump_version(tmp_path, store_kind):
     root = _project(tmp_path)
     rt = Runtime.open(root)
     rid = rt.start("loop", None)["run_id"]
@@ -174,7 +177,7 @@ def test_a_counter_update_is_atomic_and_does_not_bump_version(tmp_path):
     assert ei.value.code == errors.UNKNOWN_RUN
 
 
-def test_run_keeps_its_definition_when_the_file_changes(tmp_path):
+def test_run_keeps_its_definition_when_the_file_changes(tmp_path, store_kind):
     root = _project(tmp_path)
     rt = Runtime.open(root)
     rt.start("loop", None)
@@ -187,7 +190,7 @@ def test_run_keeps_its_definition_when_the_file_changes(tmp_path):
     assert c.source_path == str(root / "workflows" / "loop.json")
 
 
-def test_eight_processes_lose_nothing(tmp_path):
+def test_eight_processes_lose_nothing(tmp_path, store_kind):
     root = _project(tmp_path)
     Runtime.open(root).start("loop", None)
     n = 15
@@ -219,13 +222,13 @@ def test_eight_processes_lose_nothing(tmp_path):
     assert len([h for h in hist if h["kind"] == "tool_allowed"]) == 8 * n
 
 
-def test_sigkill_mid_transition_leaves_the_run_before_the_event(tmp_path):
+def test_sigkill_mid_transition_leaves_the_run_before_the_event(tmp_path, store_kind):
     root = _project(tmp_path)
     rt = Runtime.open(root)
     rid = rt.start("loop", None)["run_id"]
     rt.transition(None, "TICK")
-    p = subprocess.Popen([sys.executable, str(WORKER), "hang", str(root)], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=_env())
+    p = subprocess.Popen([sys.executable, str(WORKER), "hang", str(root)], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
     assert p.stdout.readline().strip() == "mid-transaction", p.stderr.read()
     p.send_signal(signal.SIGKILL)
     p.wait(timeout=30)
@@ -236,7 +239,7 @@ def test_sigkill_mid_transition_leaves_the_run_before_the_event(tmp_path):
     assert rt2.transition(None, "TICK")["version"] == 3  # the lock died with the process
 
 
-def test_sigkill_during_a_flurry_never_leaves_a_run_between_events(tmp_path):
+def test_sigkill_during_a_flurry_never_leaves_a_run_between_events(tmp_path, store_kind):
     root = _project(tmp_path)
     rid = Runtime.open(root).start("loop", None)["run_id"]
     for delay in (0.05, 0.2, 0.35):
@@ -303,6 +306,10 @@ def _rewrite_as_old_store(root: Path, version: int) -> sqlite3.Connection:
                      " VALUES (?,?,?,?,?,?,?,?)", (e["seq"], e["run_id"], e["at"], e["actor"],
                                                    e["kind"], e["version"], e["state"],
                                                    json.dumps(e["data"])))
+    if version >= 4:  # (schema 4 keeps counters and context in columns of their own)
+        from statewright.store.tables import split_run_rows
+
+        split_run_rows(conn)
     conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
     conn.execute(f"PRAGMA user_version={version}")
     conn.commit()
@@ -333,15 +340,18 @@ WORK = {"id": "work", "initial": "w",
                          "on": {"DONE": "z"}}, "z": {"type": "final"}}}
 
 
-@pytest.mark.parametrize("version", [1, 3])
+@pytest.mark.parametrize("version", [1, 3, 4])
 def test_an_older_store_is_migrated_on_open_keeping_its_runs(tmp_path, version):
     """Schema 2 adds the indexes the web page reads by, schema 3 the file marks and the workflow
     file's hash, schema 4 the counters and context in columns of their own and the history
-    without AUTOINCREMENT. A store written by an older schema gets them when it is next opened,
-    and its runs (counters, context, evidence) and history are kept, with their numbers."""
+    without AUTOINCREMENT, schema 5 the history's hash chain, who asked for an approval and the
+    tokens table. A store written by an older schema gets them when it is next opened, and its
+    runs (counters, context, evidence) and history are kept, with their numbers; the history
+    already there is chained, and the rows added after continue the chain."""
+    from statewright.store.chain import GENESIS, row_hash
     from statewright.store.db import MIGRATIONS
 
-    assert SCHEMA_VERSION == 4 and set(MIGRATIONS) == {1, 2, 3, 4}
+    assert SCHEMA_VERSION == 5 and set(MIGRATIONS) == {1, 2, 3, 4, 5}
     root = _project(tmp_path, (LOOP, WORK))
     run_id, before = _counted_run(root)
     assert before["counters"]["iterations"] == 2 and before["context"]["ticket"] == 7
@@ -378,7 +388,13 @@ def test_an_older_store_is_migrated_on_open_keeping_its_runs(tmp_path, version):
     plan = " ".join(r[3] for r in conn.execute(
         "EXPLAIN QUERY PLAN SELECT snapshot FROM runs ORDER BY created_at DESC LIMIT 5"))
     assert "runs_by_created" in plan
+    chain = conn.execute("SELECT prev_hash, hash FROM events WHERE run_id=? ORDER BY seq",
+                         (run_id,)).fetchall()
     conn.close()
+    prev = GENESIS
+    for row, (p, h) in zip(new_history, chain, strict=True):
+        assert p == prev and h == row_hash(prev, {**row, "machine": None})
+        prev = h
 
 
 def _changed_fields():
@@ -404,7 +420,7 @@ def _changed_fields():
 
 
 @pytest.mark.parametrize("field", sorted(_changed_fields()))
-def test_every_field_of_a_run_is_stored_whatever_else_changed(tmp_path, field):
+def test_every_field_of_a_run_is_stored_whatever_else_changed(tmp_path, field, store_kind):
     """Change one field (then that field with a counter, then with the context) and read the
     run back through a new connection: it is the run that was saved."""
     from statewright.engine.run import Run
@@ -418,7 +434,7 @@ def test_every_field_of_a_run_is_stored_whatever_else_changed(tmp_path, field):
             run = tx.require_run(rid)
             changes = {**extra, field: value}
             new = tx.save_with_events(run, run.with_(**changes), ())
-        with Store.open(rt.store_file).read() as tx:  # (a new connection: nothing cached)
+        with Runtime.open(root).store.read() as tx:  # (a new connection: nothing cached)
             stored = tx.require_run(rid)
         assert stored == new and isinstance(stored, Run)
         assert getattr(stored, field) == value

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 
 
 def main() -> None:
@@ -21,7 +20,8 @@ def main() -> None:
         print("ready", flush=True)
         sys.stdin.readline()  # start together
         for k in range(n):
-            rt.transition("default", "TICK", {f"p{ident}_{k}": True})
+            rt.transition("default", "TICK", {f"p{ident}_{k}": True,
+                                              "machine": os.environ.get("STATEWRIGHT_MACHINE")})
 
             def bump(run, k=k):  # this round's k, bound now
                 ctx = dict(run.context)
@@ -39,15 +39,25 @@ def main() -> None:
         # written, inside the open transaction: the parent SIGKILLs us there.
         from statewright.store import db
 
-        original = db.Tx.append_event
+        tx_class: type = db.Tx
+        if rt.store_url is not None:
+            from statewright.store import pg
+
+            tx_class = pg.PgTx
+        original = tx_class.append_event
 
         def slow(self, *a, **kw):
             original(self, *a, **kw)
             print("mid-transaction", flush=True)
-            time.sleep(60)
+            sys.stdin.readline()  # until the parent says so (or kills us here)
 
-        db.Tx.append_event = slow
-        rt.transition("default", "TICK", {"crash": True})
+        tx_class.append_event = slow
+        try:
+            rt.transition("default", "TICK", {"crash": True})
+        except StatewrightError as exc:
+            print(json.dumps({"error": exc.code, "message": exc.message}), flush=True)
+            return
+        print("committed", flush=True)
     elif mode == "flurry":
         print("ready", flush=True)
         k = 0

@@ -148,11 +148,15 @@ def _recursive(c: Command, vals: list[str]) -> bool:
 
 
 def _static_violations(analysis: ShellAnalysis, store_dir: str
-                       ) -> tuple[tuple[str, ...], tuple[Any, ...], tuple[bool, bool]]:
+                       ) -> tuple[tuple[str, ...], tuple[Any, ...], tuple[bool, bool],
+                                  tuple[str, ...]]:
     """What self-protection can tell from the text alone: (reasons, commands whose arguments
     need the file system or the working directory checked, with their facts, what the line
-    does to the worktree: `_worktree_effect` of all its commands)."""
+    does to the worktree: `_worktree_effect` of all its commands, and the reasons among the
+    first that are only mentions of the store in the text: what the kernel binds for a
+    sandboxed line, `shell_violations(kernel=True)`)."""
     out: list[str] = []
+    mentions: list[str] = []
     rx = markers_of(store_dir)
     markers = _markers(store_dir)
     words = analysis.words
@@ -161,25 +165,25 @@ def _static_violations(analysis: ShellAnalysis, store_dir: str
     # search of them all)
     named = rx.any_of([analysis.source, values])
     if named and rx.search(analysis.source):
-        out.append("the command names statewright's store")
+        mentions.append("the command names statewright's store")
     elif analysis.problems:
         tok = loose_mention(analysis.source, markers)
         if tok is not None:
-            out.append(f"`{tok}` could name statewright's store in a line that cannot be "
-                       f"fully analysed ({analysis.problems[0]})")
+            mentions.append(f"`{tok}` could name statewright's store in a line that cannot be "
+                            f"fully analysed ({analysis.problems[0]})")
     named = named and bool(words) and rx.search(values)
     firsts = _first_letters(markers)
     # (no word's value names the store: only the words not fixed text, `odd`, could)
     for w in words if named else odd:
         if named and rx.search(w.value):
-            out.append(f"`{w.text}` names statewright's store")
+            mentions.append(f"`{w.text}` names statewright's store")
         elif (w.glob or w.dynamic) and _word_could_name(w, markers, firsts):
-            out.append(f"`{w.text}` could expand to statewright's store")
+            mentions.append(f"`{w.text}` could expand to statewright's store")
     todo: list[Any] = []
     judged = counted = False
     for c in analysis.commands:
         if c.stdin_text and rx.search(c.stdin_text):
-            out.append(f"`{c.name}` is fed text naming statewright's store")
+            mentions.append(f"`{c.name}` is fed text naming statewright's store")
         if not c.name_literal:
             continue
         name = c.program
@@ -207,16 +211,30 @@ def _static_violations(analysis: ShellAnalysis, store_dir: str
             check = tuple(a for a in args if not (a.literal and a.value.startswith("-")))
         if check or find_here:
             todo.append((c, recursive, writes, check, find_here))
-    return tuple(dict.fromkeys(out)), tuple(todo), (judged, counted)
+    return (tuple(dict.fromkeys(mentions + out)), tuple(todo), (judged, counted),
+            tuple(dict.fromkeys(mentions)))
 
 
-def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: str | None
-                     ) -> list[str]:
+def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: str | None,
+                     kernel: bool = False) -> list[str]:
     """Self-protection for a shell line: every reason it could touch the store or a protected
-    file, or run statewright's human-only CLI."""
+    file, or run statewright's human-only CLI.
+
+    `kernel`: the line runs under the kernel sandbox (`policy.confine`), which hides the store
+    from every process of the line and keeps the protected files read-only. Then the rules that
+    could only guess from the text are left to it: mentions of the store (a commit message, a
+    grep pattern, an app's own `data/state.db`), globs and computed names that could reach it,
+    and trees walked from the project's top (`find . -name '*.pyc' -delete`). What the analysis
+    knows exactly stays, as an early and explained refusal: a word that resolves into the
+    store, protected paths written, linked, moved or taken away by what a program is known to
+    do (`git clean -x`, `git stash -u`, `python3 -c` naming a workflow), the human-only CLI."""
     cwd = cwd or ctx.project_root
-    static, todo, (changes, _) = _static_by_line(analysis, ctx.store_dir)
-    out = list(static)
+    static, todo, (changes, _), mentions = _static_by_line(analysis, ctx.store_dir)
+    if kernel:
+        out = [p for p in static if p not in mentions]
+        out += _words_in_store(analysis, ctx, resolve, cwd)
+    else:
+        out = list(static)
     if analysis.problems:  # (code the analysis cannot see, `echo 'rm flow.json' | sh`)
         out += _unseen_mentions(analysis, ctx)
         # an option that is not known to be one option (`git clean --for`: `--force` or
@@ -226,14 +244,14 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
     needs_fs = todo or analysis.redirects
     if needs_fs:
         fx = ctx_facts(ctx)  # (`protected_paths(ctx)`, `real_store(ctx.store_dir)`)
-        protected, folded, store = fx.protected, fx.folded, fx.real_store
+        protected, store = fx.protected, fx.real_store
         cwds, lost = line_dirs(analysis, cwd)
     for c, recursive, writes, check, find_here in todo:
         name = c.program
-        if find_here and inside(store, os.path.normpath(cwd)):
+        if find_here and not kernel and inside(store, os.path.normpath(cwd)):
             out.append("`find` with an action from above the store would reach it")
         for a in check:
-            if recursive and any(_is_ancestor_arg(a, ctx, d) for d in cwds):
+            if recursive and not kernel and any(_is_ancestor_arg(a, ctx, d) for d in cwds):
                 out.append(f"`{name} {a.text}` would reach statewright's store")
             if not a.literal:
                 if writes:
@@ -252,7 +270,7 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
             if writes:
                 for d in cwds:
                     why = _protected_arg(c, a, recursive, ctx, resolve(a.value, d, shell=True),
-                                         protected)
+                                         protected, kernel)
                     if why:
                         out.append(why)
                         break
@@ -268,6 +286,17 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
 
         out += worktree_violations(analysis, ctx, resolve, line_dirs(analysis, cwd)[0])
     out += cli_violations(analysis, cwd)
+    if analysis.redirects:
+        out += _redirect_violations(analysis, ctx, resolve, cwds, lost)
+    return list(dict.fromkeys(out))
+
+
+def _redirect_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwds: list[str],
+                         lost: bool) -> list[str]:
+    """Output redirects that could write the store or a protected file."""
+    fx = ctx_facts(ctx)
+    protected, folded, store = fx.protected, fx.folded, fx.real_store
+    out: list[str] = []
     for r in analysis.redirects:
         if r.output and r.target is not None and not r.target.literal:
             # (bash expands a glob in a redirect's target when it names one file)
@@ -287,7 +316,22 @@ def shell_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: s
                 out.append(f"`{r.op} {r.target.value}` may write a file statewright is "
                            "enforcing (the line changes to a directory the analysis cannot "
                            "know)")
-    return list(dict.fromkeys(out))
+    return out
+
+
+def _words_in_store(analysis: ShellAnalysis, ctx: Any, resolve: Resolve, cwd: str
+                    ) -> list[str]:
+    """The literal words of a line that resolve into the store (read or written): refused
+    early even where the kernel would hide it (`cat .statewright/state.db`), unlike a word
+    that only mentions it (`data/state.db`, a commit message)."""
+    fx = ctx_facts(ctx)
+    if not fx.markers.search(analysis.source):
+        return []
+    cwds = line_dirs(analysis, cwd)[0]
+    return [f"`{w.text}` is inside statewright's store, which agents may not touch"
+            for w in analysis.words
+            if w.literal and w.value and fx.markers.search(w.value) and any(
+                inside(resolve(w.value, d, shell=True), fx.real_store) for d in cwds)]
 
 
 def line_dirs(analysis: ShellAnalysis, start: str) -> tuple[list[str], bool]:
@@ -308,8 +352,10 @@ _LAST_DIRS: list[tuple[Any, Any, Any]] = [(None, None, None)]
 
 
 def _protected_arg(c: Command, a: Word, recursive: bool, ctx: Any, full: str,
-                   protected: frozenset[str]) -> str | None:
-    """Why changing `a` (resolved: `full`) would change a file statewright is enforcing."""
+                   protected: frozenset[str], kernel: bool = False) -> str | None:
+    """Why changing `a` (resolved: `full`) would change a file statewright is enforcing.
+    (`kernel`: the line runs sandboxed; a tree walked from the project's top, `find . -delete`,
+    is then left to the kernel, which keeps the protected files in it.)"""
     if is_protected(full, protected):
         return f"`{c.name}` would change `{a.value}`, a file statewright is enforcing"
     for d in program_paths():
@@ -319,6 +365,8 @@ def _protected_arg(c: Command, a: Word, recursive: bool, ctx: Any, full: str,
     if c.program in _TREE_CMDS and c.program != "ln" and (recursive or c.program == "mv"):
         rel = relative_to_root(full, ctx.project_root)
         if rel is not None:
+            if kernel and rel == ".":
+                return None
             prefix = "" if rel == "." else rel + "/"
             if any(r and r != "." and r.startswith(prefix)
                    for r in protected_relative(ctx.project_root, protected)):

@@ -1,0 +1,570 @@
+"""The PostgreSQL store (teams; DESIGN.md section 5): runs, history, approvals and compiled
+definitions in a database that several machines share, behind the same interface as the
+SQLite store (`store.db`), with the same semantics.
+
+Chosen by `statewright.json` `"store": "postgresql://..."` or `$STATEWRIGHT_STORE`; needs the
+optional extra `statewright[postgres]` (psycopg 3), imported only here, only when a project
+uses it. The hook process never opens it: a project with a PostgreSQL store is served by its
+resident hook server (`statewright.hook.resident`), which keeps its connection.
+
+**One store, many projects.** Every run names its project (`Config.project`: the config's
+`"project"`, else the root directory's name, so two checkouts of one repository share their
+runs) and the machine it was started on; every lookup by session, workflow or binding is
+within this store's project. Listing may ask for every project (`all_projects=True`).
+
+**Concurrency.** Every read-modify-write is one transaction (READ COMMITTED) on this thread's
+connection: a write transaction locks each run it reads (`SELECT ... FOR UPDATE`, which also
+returns the newest committed row), and a lookup by session first takes a transaction-level
+advisory lock on (project, session), so two processes cannot both start a run for one session;
+every update of a run checks the version read. A read transaction is one REPEATABLE READ
+snapshot. Nothing is cached across transactions (another machine may have written meanwhile).
+
+**History** is append-only (a trigger refuses UPDATE and DELETE) and hash-chained per run
+(`store.chain`); the chain's link is computed by the server in the INSERT itself, under the
+run's lock.
+
+**Failures.** A connection that cannot be made or is lost is a `STORE_ERROR` naming the server
+(never the password), and the decision it was for fails closed. A connection found broken
+when a transaction begins is replaced once; one lost mid-transaction is rolled back by the
+server (nothing half-written) and replaced on the next transaction.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ..definition.compiled import CompiledWorkflow
+from ..engine.run import PAUSED, RUNNING, Run
+from ..errors import STORE_ERROR, UNKNOWN_RUN, StatewrightError
+from ..lean import TYPE_CHECKING, thread_local
+from ..lean import loads as _loads
+from .cache import RowCache
+from .chain import canonical
+from .db import (
+    _DEF_CACHE,
+    _DEF_LOCK,
+    _event_fields,
+    _moves,
+    _structure,
+    definition_digest,
+    file_sha256,
+)
+from .pg_schema import MIGRATION_LOCK, PG_MIGRATIONS, PG_SCHEMA_VERSION
+from .pg_tables import PgTables
+from .tables import (
+    DIGEST_AT,
+    RUN_COLUMNS,
+    files_json,
+    run_from_row,
+    snapshot_of,
+)
+from .tables import to_json as _dumps
+
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Sequence
+    from typing import Any
+
+#: how long a statement waits for a lock another transaction holds (SQLite's busy timeout)
+LOCK_TIMEOUT_MS = 30_000
+#: a transaction left open this long without a statement is ended by the server (a process
+#: stopped while holding a run's lock does not hold it for good)
+IDLE_IN_TRANSACTION_MS = 120_000
+CONNECT_TIMEOUT_S = 10
+
+_COLS = f"{RUN_COLUMNS}, def_digest"
+_R_COLS = ", ".join(f"r.{c.strip()}" for c in _COLS.split(","))
+_SELECT_RUN = f"SELECT {_COLS} FROM runs WHERE run_id=%s"
+_LOCK_RUN = f"SELECT {_COLS} FROM runs WHERE run_id=%s FOR UPDATE"
+_LOCK_SESSION = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
+_RESOLVE_SESSION = (
+    f"SELECT {_COLS} FROM runs WHERE run_id = (SELECT run_id FROM ("
+    " SELECT r.run_id, 0 AS prio, 0::float8 AS t, 0::bigint AS o FROM bindings b"
+    "  JOIN runs r ON r.run_id = b.run_id WHERE b.project = %(p)s AND b.session = %(s)s"
+    "  AND r.status IN (%(a)s, %(b)s)"
+    " UNION ALL"
+    " SELECT run_id, 1, created_at, ord FROM runs WHERE project = %(p)s AND session = %(s)s"
+    "  AND parent_run IS NULL AND status IN (%(a)s, %(b)s)"
+    " UNION ALL"
+    " SELECT run_id, 2, created_at, ord FROM runs WHERE project = %(p)s AND session = %(f)s"
+    "  AND parent_run IS NULL AND status IN (%(a)s, %(b)s)"
+    ") x ORDER BY prio, t DESC, o DESC LIMIT 1)")
+_RESOLVE_LOCKING = _RESOLVE_SESSION + " FOR UPDATE"
+# a history row and its link in the run's chain, computed by the server from the run's last
+# row (under the run's lock): one round trip
+_INSERT_EVENT = (
+    "INSERT INTO events(run_id, at, actor, kind, version, state, machine, data, prev_hash, hash)"
+    " SELECT %(r)s, %(at)s, %(actor)s, %(kind)s, %(v)s, %(st)s, %(m)s, %(data)s, h.prev,"
+    " encode(sha256(decode(h.prev, 'hex') || convert_to(%(canon)s, 'UTF8')), 'hex')"
+    " FROM (SELECT coalesce((SELECT hash FROM events WHERE run_id = %(r)s"
+    " ORDER BY seq DESC LIMIT 1), repeat('0', 64)) AS prev) h")
+_SET_COUNTERS = "iterations=%s, files_edited=%s, bytes_read=%s, denied=%s, stop_reminders=%s"
+_UPDATE_COUNTERS = f"UPDATE runs SET {_SET_COUNTERS} WHERE run_id=%s"
+_UPDATE_LIVE = f"UPDATE runs SET {_SET_COUNTERS}, context=%s WHERE run_id=%s"
+_UPDATE_MOVED = ("UPDATE runs SET version=%s, status=%s, session=%s, updated_at=%s, state=%s, "
+                 f"transition_count=%s, context=%s, {_SET_COUNTERS} WHERE run_id=%s")
+_UPDATE_ALL = ("UPDATE runs SET version=%s, status=%s, session=%s, updated_at=%s, state=%s, "
+               f"transition_count=%s, context=%s, {_SET_COUNTERS}, snapshot=%s WHERE run_id=%s")
+# each update must change exactly the one row (the version read): checked by the server, so
+# that a queued update that missed aborts the transaction before its COMMIT (`PgTx._later`)
+_VERSIONED = {sql: ("WITH u AS (" + sql + " AND version=%s RETURNING 1)"
+                    " SELECT statewright_one_row(count(*), %s) FROM u")
+              for sql in (_UPDATE_COUNTERS, _UPDATE_LIVE, _UPDATE_MOVED, _UPDATE_ALL)}
+_CHECKED = {sql: ("WITH u AS (" + sql + " RETURNING 1)"
+                  " SELECT statewright_one_row(count(*), %s) FROM u")
+            for sql in (_UPDATE_COUNTERS, _UPDATE_LIVE, _UPDATE_MOVED, _UPDATE_ALL)}
+_SOURCES = ("SELECT DISTINCT d.source_path FROM runs r JOIN definitions d ON d.digest ="
+            " r.def_digest WHERE r.project=%s AND r.status IN (%s, %s)"
+            " AND d.source_path IS NOT NULL")
+
+
+def redact(url: str) -> str:
+    """`url` without its password (errors and listings name the server, never the secret)."""
+    url = re.sub(r"^(\w+://[^/@:?]*):[^@/?]*@", r"\1:***@", url)
+    return re.sub(r"(?i)(password=)[^&\s]*", r"\1***", url)
+
+
+def _psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError:
+        raise StatewrightError(
+            STORE_ERROR, "this project's store is PostgreSQL, but psycopg is not installed: "
+            "pip install 'statewright[postgres]'") from None
+    return psycopg
+
+
+def machine_name() -> str:
+    """This machine's name, as runs and history record it (`$STATEWRIGHT_MACHINE` names it
+    otherwise: CI runners whose host names are random)."""
+    return os.environ.get("STATEWRIGHT_MACHINE") or os.uname().nodename or "unknown"
+
+
+def _error(url: str, exc: BaseException) -> StatewrightError:
+    msg = " ".join((str(exc) or type(exc).__name__).split())
+    sqlstate = getattr(exc, "sqlstate", None) or ""
+    if sqlstate in ("40001", "40P01"):
+        hint = "another process changed the same run at the same moment; retry"
+    elif sqlstate == "55P03":
+        hint = "another process holds the run locked for too long; retry"
+    elif sqlstate.startswith("08") or not sqlstate:
+        hint = ("the PostgreSQL server could not be reached: check that it runs and that the "
+                "`store` URL (statewright.json or $STATEWRIGHT_STORE) is right")
+    elif sqlstate.startswith("28"):
+        hint = "the server refused the credentials of the `store` URL"
+    else:
+        hint = "the store could not be used"
+    return StatewrightError(STORE_ERROR, f"PostgreSQL store {redact(url)}: {msg} — {hint}")
+
+
+class PgTx(PgTables):
+    """Operations inside one open transaction (see `PgStore.transaction`); the same methods as
+    `store.db.Tx`."""
+
+    def __init__(self, store: PgStore, conn: Any, cache: RowCache, write: bool,
+                 begin: str) -> None:
+        self.store = store
+        self.conn = conn
+        self.cache = cache
+        self.write = write
+        self.project = store.project
+        self.machine = store.machine
+        self._digests: dict[str, str] = {}
+        self._locked_sessions: set[str] = set()
+        #: statements whose answers nobody waits for (BEGIN, locks, writes): sent in one
+        #: pipeline with the next statement whose answer is read, or with COMMIT
+        self._queue: list[tuple[str, Any]] = [(begin, None)]
+        self.begun = False  # whether BEGIN has gone to the server
+
+    def _later(self, sql: str, args: Any = None) -> None:
+        self._queue.append((sql, args))
+
+    def flush(self, sql: str | None = None, args: Any = None) -> Any:
+        """Send the queued statements and `sql` in one round trip; the cursor of `sql`."""
+        queue, self._queue = self._queue, []
+        if sql is not None:
+            queue.append((sql, args))
+        if not queue:
+            return None
+        first = not self.begun
+        self.begun = True
+        psycopg = _psycopg()
+        try:
+            return self._send(queue)
+        except psycopg.OperationalError:
+            if not first or not self.conn.broken:
+                raise
+        # the connection was broken before this transaction sent anything (the server
+        # restarted, the network dropped while idle): once more on a new one
+        self.conn = self.store._reconnect()
+        return self._send(queue)
+
+    def _send(self, queue: list[tuple[str, Any]]) -> Any:
+        if len(queue) == 1:
+            return self.conn.execute(*queue[0])
+        cursors = []
+        with self.conn.pipeline():
+            for q, a in queue:
+                cursors.append(self.conn.execute(q, a))
+        for cur, (q, _a) in zip(cursors, queue, strict=True):
+            if q is _SOURCES:  # (asked for on the way: `resolve_session_run`)
+                self.cache.sources = frozenset(r[0] for r in cur.fetchall())
+        return cursors[-1]
+
+    def _one(self, sql: str, args: Any = ()) -> Any:
+        return self.flush(sql, args).fetchone()
+
+    def _all(self, sql: str, args: Any = ()) -> list[Any]:
+        return list(self.flush(sql, args).fetchall())
+
+    def _run_row(self, row: Any) -> Run | None:
+        if row is None:
+            return None
+        run = run_from_row(row)
+        digest = row[DIGEST_AT]
+        self._digests[run.run_id] = digest
+        self.cache.runs[run.run_id] = (run, digest)
+        return run
+
+    def _lock_session(self, session: str) -> None:
+        if self.write and session not in self._locked_sessions:
+            self._locked_sessions.add(session)
+            self._later(_LOCK_SESSION, (f"{len(self.project)}:{self.project}:{session}",))
+
+    # -- runs -------------------------------------------------------------------------------
+    def get_run(self, run_id: str) -> Run | None:
+        hit = self.cache.runs.get(run_id)
+        if hit is not None:
+            self._digests[run_id] = hit[1]
+            return hit[0]
+        return self._run_row(self._one(_LOCK_RUN if self.write else _SELECT_RUN, (run_id,)))
+
+    def require_run(self, run_id: str) -> Run:
+        run = self.get_run(run_id)
+        if run is None:
+            raise StatewrightError(UNKNOWN_RUN, f"no run with id {run_id}")
+        return run
+
+    def definition_of(self, run_id: str) -> CompiledWorkflow:
+        digest = self._digests.get(run_id)
+        if digest is None:
+            row = self._one("SELECT def_digest FROM runs WHERE run_id=%s", (run_id,))
+            if row is None:
+                raise StatewrightError(UNKNOWN_RUN, f"no run with id {run_id}")
+            digest = self._digests[run_id] = row[0]
+        return self.definition(digest)
+
+    def definition(self, digest: str) -> CompiledWorkflow:
+        c = _DEF_CACHE.get(digest)
+        if c is not None:
+            return c
+        row = self._one("SELECT body FROM definitions WHERE digest=%s", (digest,))
+        if row is None:
+            raise StatewrightError(STORE_ERROR,
+                                   f"definition {digest[:12]} is missing from the store")
+        c = CompiledWorkflow.from_dict(_loads(row[0]))
+        with _DEF_LOCK:
+            _DEF_CACHE[digest] = c
+        return c
+
+    def definition_status(self, run_id: str) -> dict[str, Any] | None:
+        row = self._one(
+            "SELECT d.source_path, d.source_sha256 FROM runs r JOIN definitions d"
+            " ON d.digest = r.def_digest WHERE r.run_id=%s", (run_id,))
+        if row is None or not row[0] or row[1] is None:
+            return None
+        now = file_sha256(row[0])
+        return {"source_path": row[0], "changed_since_start": now != row[1],
+                "exists": now is not None}
+
+    def put_definition(self, compiled: CompiledWorkflow) -> str:
+        digest, body = definition_digest(compiled)
+        self._later(
+            "INSERT INTO definitions(digest, workflow, source_path, body, source_sha256)"
+            " VALUES (%s,%s,%s,%s,%s) ON CONFLICT (digest) DO NOTHING",
+            (digest, compiled.id, compiled.source_path, body, file_sha256(compiled.source_path)))
+        with _DEF_LOCK:
+            _DEF_CACHE.setdefault(digest, compiled)
+        return digest
+
+    def insert_run(self, run: Run, compiled: CompiledWorkflow) -> None:
+        digest = self.put_definition(compiled)
+        self._digests[run.run_id] = digest
+        self.cache.runs[run.run_id] = (run, digest)
+        self._later(
+            "INSERT INTO runs(run_id, project, machine, workflow, session, status, parent_run,"
+            " version, def_digest, created_at, updated_at, snapshot, iterations, files_edited,"
+            " bytes_read, denied, stop_reminders, context, state, transition_count)"
+            " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            (run.run_id, self.project, self.store.machine, run.workflow, run.session,
+             run.status, run.parent_run, run.version, digest, run.created_at, run.updated_at,
+             snapshot_of(run), run.iterations, files_json(run.files_edited), run.bytes_read,
+             run.denied, run.stop_reminders, _dumps(run.context), run.state,
+             run.transition_count))
+
+    def save_run(self, run: Run, expected_version: int | None = None,
+                 before: Run | None = None) -> None:
+        """As `store.db.Tx.save_run`: only what changed is written; the version is checked."""
+        counters = (run.iterations, files_json(run.files_edited), run.bytes_read, run.denied,
+                    run.stop_reminders)
+        args: tuple[Any, ...]
+        if before is None or _structure(before) != _structure(run):
+            sql = _UPDATE_ALL
+            args = (*_moves(run), _dumps(run.context), *counters, snapshot_of(run), run.run_id)
+        elif _moves(before) != _moves(run):
+            sql = _UPDATE_MOVED
+            args = (*_moves(run), _dumps(run.context), *counters, run.run_id)
+        elif run.context is not before.context:
+            sql, args = _UPDATE_LIVE, (*counters, _dumps(run.context), run.run_id)
+        else:
+            sql, args = _UPDATE_COUNTERS, (*counters, run.run_id)
+        if expected_version is not None:
+            self._later(_VERSIONED[sql], (*args, expected_version, run.run_id))
+        else:
+            self._later(_CHECKED[sql], (*args, run.run_id))
+        digest = self._digests.get(run.run_id)
+        if digest is not None:
+            self.cache.runs[run.run_id] = (run, digest)
+        else:
+            self.cache.runs.pop(run.run_id, None)
+
+    def _insert_events(self, rows: Sequence[tuple[str, float, str, str, str, int, str | None]]
+                       ) -> None:
+        machine = self.store.machine
+        params = [{"r": rid, "at": at, "actor": actor, "kind": kind, "v": v, "st": st,
+                   "m": machine, "data": data,
+                   "canon": canonical(rid, at, actor, kind, v, st, machine, data)}
+                  for rid, at, actor, kind, data, v, st in rows]
+        for p in params:
+            self._later(_INSERT_EVENT, p)
+
+    def save_with_events(self, run: Run, new: Run | None, events: Sequence[Any],
+                         now: float | None = None) -> Run:
+        cur = new if new is not None else run
+        if new is not None and new is not run:
+            self.save_run(new, expected_version=run.version, before=run)
+        if events:
+            if now is None:
+                from time import time
+
+                now = time()
+            rows: list[tuple[str, float, str, str, str, int, str | None]] = []
+            for ev in events:
+                actor, kind, data = _event_fields(ev)
+                rows.append((run.run_id, now, actor, kind, data, cur.version, cur.state))
+            self._insert_events(rows)
+        return cur
+
+    def append_event(self, run_id: str, kind: str, actor: str, data: dict[str, Any], at: float,
+                     version: int, state: str | None) -> None:
+        self._insert_events([(run_id, at, actor, kind, _dumps(data), version, state)])
+
+    def resolve_session_run(self, session: str, fallback: str | None) -> Run | None:
+        """As `store.db.Tx.resolve_session_run`; in a write transaction the session is locked
+        first and the run found is locked and read afresh."""
+        self._lock_session(session)
+        args = {"p": self.project, "s": session,
+                "f": fallback if fallback is not None else session, "a": RUNNING, "b": PAUSED}
+        if self.write and self.cache.sources is None:
+            # the workflow files in use, which a decision protects: in the same round trip
+            self._later(_SOURCES, (self.project, RUNNING, PAUSED))
+        for _ in range(5):
+            # (writing: the run found is locked, and the row returned is its newest version)
+            row = self._one(_RESOLVE_LOCKING if self.write else _RESOLVE_SESSION, args)
+            run = self._run_row(row)
+            if run is None or run.status in (RUNNING, PAUSED):
+                return run
+            self.cache.runs.pop(run.run_id, None)  # it ended while this waited for its lock
+        raise StatewrightError(STORE_ERROR, f"the runs of session {session} keep changing; retry")
+
+    def source_paths_in_use(self) -> frozenset[str]:
+        if self.cache.sources is not None:
+            return self.cache.sources
+        rows = self._all(_SOURCES, (self.project, RUNNING, PAUSED))
+        self.cache.sources = frozenset(r[0] for r in rows)
+        return self.cache.sources
+
+
+def open_shared(url: str, rt: Any) -> PgStore:
+    """The shared store of runtime `rt`'s project. Its state directory still holds this
+    machine's own files (the resident hook server's key, its log): made here, as the SQLite
+    store makes it."""
+    from .db import write_gitignore
+
+    store = PgStore.open(url, rt.config.project_name, resident=rt.resident)
+    try:
+        os.makedirs(rt.store_dir, exist_ok=True)
+    except OSError:
+        pass
+    write_gitignore(rt.store_dir)
+    return store
+
+
+class PgStore:
+    """A PostgreSQL store for one project: a connection per thread, opened lazily."""
+
+    kind = "postgresql"
+
+    def __init__(self, url: str, project: str, machine: str | None = None,
+                 resident: bool = False) -> None:
+        self.url = url
+        self.file = redact(url)  # what messages name (the SQLite store's file)
+        self.project = project
+        self.machine = machine or machine_name()
+        self.resident = resident
+        self._local = thread_local()
+        self.identity = None
+
+    @classmethod
+    def open(cls, url: str, project: str, machine: str | None = None,
+             resident: bool = False) -> PgStore:
+        store = cls(url, project, machine, resident)
+        store._conn()  # connect and migrate now: a bad URL is reported at open
+        return store
+
+    def _conn(self) -> Any:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None and not conn.closed:
+            return conn
+        conn = self._connect()
+        self._local.conn = conn
+        self._local.cache = RowCache()
+        return conn
+
+    def _connect(self) -> Any:
+        psycopg = _psycopg()
+        try:
+            conn = psycopg.connect(
+                self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
+                application_name="statewright")
+        except psycopg.Error as exc:
+            raise _error(self.url, exc) from None
+        try:
+            conn.execute(f"SET lock_timeout = {LOCK_TIMEOUT_MS}")
+            conn.execute(f"SET idle_in_transaction_session_timeout = {IDLE_IN_TRANSACTION_MS}")
+            self._migrate(conn)
+        except StatewrightError:
+            conn.close()
+            raise
+        except psycopg.Error as exc:
+            conn.close()
+            raise _error(self.url, exc) from None
+        return conn
+
+    def _migrate(self, conn: Any) -> None:
+        """Bring the schema up to `PG_SCHEMA_VERSION` (one transaction per version, under an
+        advisory lock, so concurrent first connections do it once)."""
+        if self._current_version(conn) == PG_SCHEMA_VERSION:
+            return
+        conn.execute("BEGIN")
+        try:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+            conn.execute("CREATE TABLE IF NOT EXISTS statewright_schema ("
+                         "version integer PRIMARY KEY, applied_at timestamptz NOT NULL"
+                         " DEFAULT now())")
+            version = self._current_version(conn)
+            if version > PG_SCHEMA_VERSION:
+                raise StatewrightError(
+                    STORE_ERROR, f"PostgreSQL store {self.file} was written by a newer "
+                    f"statewright (schema {version} > {PG_SCHEMA_VERSION}); upgrade statewright")
+            if version == 0:
+                taken = conn.execute(
+                    "SELECT count(*) FROM information_schema.tables WHERE table_schema ="
+                    " current_schema() AND table_name IN ('runs', 'events', 'approvals')"
+                    ).fetchone()[0]
+                if taken:
+                    raise StatewrightError(
+                        STORE_ERROR, f"PostgreSQL store {self.file}: the schema already holds "
+                        "tables named runs/events/approvals that are not statewright's; use "
+                        "another database or schema")
+            for v in range(version + 1, PG_SCHEMA_VERSION + 1):
+                conn.execute(PG_MIGRATIONS[v])
+                conn.execute("INSERT INTO statewright_schema(version) VALUES (%s)", (v,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    @staticmethod
+    def _current_version(conn: Any) -> int:
+        row = conn.execute("SELECT to_regclass('statewright_schema') IS NOT NULL").fetchone()
+        if not row[0]:
+            return 0
+        return int(conn.execute("SELECT coalesce(max(version), 0) FROM statewright_schema"
+                                ).fetchone()[0])
+
+    def still_here(self) -> bool:
+        return True  # (a server, not a file that can be moved away)
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            try:
+                conn.close()
+            finally:
+                self._local.conn = None
+
+    def _reconnect(self) -> Any:
+        self._drop_connection()
+        return self._conn()
+
+    def _drop_connection(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        self._local.conn = None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:
+                pass
+
+    def transaction(self, write: bool = True) -> _PgTransaction:
+        return _PgTransaction(self, write)
+
+    def read(self) -> _PgTransaction:
+        return _PgTransaction(self, False)
+
+
+class _PgTransaction:
+    __slots__ = ("store", "tx", "write")
+
+    def __init__(self, store: PgStore, write: bool) -> None:
+        self.store = store
+        self.write = write
+        self.tx: PgTx | None = None
+
+    def __enter__(self) -> PgTx:
+        store = self.store
+        conn = store._conn()
+        cache = store._local.cache
+        cache.clear()  # another machine may have written since this connection last looked
+        begin = "BEGIN" if self.write else "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+        tx = self.tx = PgTx(store, conn, cache, self.write, begin)  # (BEGIN goes with the first
+        return tx                                                   # statement: `PgTx.flush`)
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> None:
+        tx, self.tx = self.tx, None
+        assert tx is not None, "__exit__ without __enter__"
+        store = self.store
+        psycopg = _psycopg()
+        if exc_type is not None:
+            store._local.cache.clear()
+            if tx.begun:
+                try:
+                    tx.conn.execute("ROLLBACK")
+                except psycopg.Error:
+                    store._drop_connection()
+            if isinstance(exc, psycopg.Error):
+                raise _error(store.url, exc) from None
+            return
+        if not tx.begun and len(tx._queue) == 1:
+            return  # nothing was asked of the server: no BEGIN, no COMMIT
+        try:
+            tx.flush("COMMIT")
+        except psycopg.Error as exc2:
+            store._local.cache.clear()
+            try:
+                tx.conn.execute("ROLLBACK")
+            except psycopg.Error:
+                store._drop_connection()
+            raise _error(store.url, exc2) from None

@@ -1,0 +1,135 @@
+"""The PostgreSQL store's schema (`store.pg`): the DDL of each version, in order. Append a
+version, never edit one. The versions applied are rows of `statewright_schema`; a store
+written by a newer statewright is refused.
+
+The tables mirror the SQLite store's (`store.schema`, version 4) plus what a shared store
+needs: every run names its project and the machine it was started on, every history row the
+machine it was written on and its link in the run's hash chain (`store.chain`), the file marks
+of watched files are each machine's own (checkouts differ in inodes and times), approvals name
+who asked and who decided (never the same), and `tokens` keeps the approvers' and admins'
+tokens, hashed. JSON is kept as text, byte for byte what was written (the hash chain covers
+it; `jsonb` would reorder keys). Times are seconds since the epoch as `double precision`, as in
+SQLite. History rows cannot be changed or deleted (a trigger refuses both).
+"""
+
+PG_SCHEMA_VERSION = 1
+#: the advisory lock key that serialises migrations between processes
+MIGRATION_LOCK = 0x53775772
+
+_V1 = """
+CREATE TABLE definitions (
+    digest text PRIMARY KEY,
+    workflow text NOT NULL,
+    source_path text,
+    body text NOT NULL,
+    source_sha256 text
+);
+CREATE TABLE runs (
+    run_id text PRIMARY KEY,
+    project text NOT NULL,
+    machine text NOT NULL,
+    workflow text NOT NULL,
+    session text NOT NULL,
+    status text NOT NULL,
+    parent_run text,
+    version bigint NOT NULL,
+    def_digest text NOT NULL REFERENCES definitions(digest),
+    snapshot text NOT NULL,
+    created_at double precision NOT NULL,
+    updated_at double precision NOT NULL,
+    iterations bigint NOT NULL DEFAULT 0,
+    files_edited text NOT NULL DEFAULT '[]',
+    bytes_read bigint NOT NULL DEFAULT 0,
+    denied bigint NOT NULL DEFAULT 0,
+    stop_reminders bigint NOT NULL DEFAULT 0,
+    context text NOT NULL DEFAULT '{}',
+    state text NOT NULL DEFAULT '',
+    transition_count bigint NOT NULL DEFAULT 0,
+    ord bigint GENERATED ALWAYS AS IDENTITY
+);
+CREATE INDEX runs_by_session ON runs(project, session, parent_run, created_at);
+CREATE INDEX runs_by_project ON runs(project, status, updated_at);
+CREATE INDEX runs_by_created ON runs(created_at);
+CREATE INDEX runs_by_project_created ON runs(project, created_at);
+CREATE INDEX runs_by_parent ON runs(parent_run);
+CREATE TABLE events (
+    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    run_id text NOT NULL,
+    at double precision NOT NULL,
+    actor text NOT NULL,
+    kind text NOT NULL,
+    version bigint NOT NULL,
+    state text,
+    machine text,
+    data text NOT NULL,
+    prev_hash text NOT NULL,
+    hash text NOT NULL
+);
+CREATE INDEX events_by_run ON events(run_id, seq);
+CREATE FUNCTION statewright_one_row(n bigint, run text) RETURNS integer LANGUAGE plpgsql AS $$
+BEGIN
+    IF n <> 1 THEN
+        RAISE EXCEPTION 'run % changed underneath this transaction (lost update prevented)', run
+            USING ERRCODE = '40001';
+    END IF;
+    RETURN 1;
+END $$;
+CREATE FUNCTION statewright_history_is_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'statewright history rows are never changed or deleted';
+END $$;
+CREATE TRIGGER events_append_only BEFORE UPDATE OR DELETE ON events
+    FOR EACH ROW EXECUTE FUNCTION statewright_history_is_append_only();
+CREATE TABLE approvals (
+    approval_id text PRIMARY KEY,
+    run_id text NOT NULL,
+    event text NOT NULL,
+    message text,
+    target text,
+    data text NOT NULL,
+    status text NOT NULL,
+    requested_at double precision NOT NULL,
+    requested_by text,
+    decided_at double precision,
+    decided_by text,
+    reason text,
+    CONSTRAINT approver_is_not_requester CHECK (decided_by <> requested_by)
+);
+CREATE INDEX approvals_by_run ON approvals(run_id, status);
+CREATE INDEX approvals_by_status ON approvals(status, requested_at);
+CREATE TABLE bindings (
+    project text NOT NULL,
+    session text NOT NULL,
+    run_id text NOT NULL,
+    bound_at double precision NOT NULL,
+    PRIMARY KEY (project, session)
+);
+CREATE TABLE marks (
+    run_id text NOT NULL,
+    machine text NOT NULL,
+    marks text NOT NULL,
+    notices text NOT NULL DEFAULT '[]',
+    PRIMARY KEY (run_id, machine)
+);
+CREATE TABLE agent_calls (
+    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    project text NOT NULL,
+    session text NOT NULL,
+    call text NOT NULL,
+    agent_key text NOT NULL,
+    at double precision NOT NULL
+);
+CREATE INDEX agent_calls_by_call ON agent_calls(project, session, call, seq);
+CREATE TABLE tokens (
+    token_hash text PRIMARY KEY,
+    subject text NOT NULL,
+    role text NOT NULL CHECK (role IN ('agent', 'approver', 'admin')),
+    created_at double precision NOT NULL,
+    created_by text,
+    revoked_at double precision
+)
+"""
+
+#: version -> DDL that upgrades from version-1 (run as one script in the migration's
+#: transaction). Append, never edit.
+PG_MIGRATIONS: dict[int, str] = {1: _V1}
