@@ -32,8 +32,11 @@ from ..store.db import EventRow
 from ..store.tables import to_json
 from . import marker
 from .chain import effective_in
+from .interrupted import handler_narrows
 from .messages import agent_events, briefing, budget_warnings, has_budget, interrupt_message
 from .messages import stop_text as _stop_text
+from .messages import timed_out as _timed_out
+from .watch import not_a_real_run
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable, Set
@@ -130,7 +133,7 @@ def explain(rt: Runtime, session: str, call: ToolCall) -> tuple[Decision, Run | 
         d = _gate()(state, counters_of(run), call,
                     gate_context(rt, state, tool_name=call.tool_name))
         if d.allowed and run.interrupt is not None:
-            d = interrupted_state_decides(rt, run, wf, call, d, None)
+            d = handler_narrows(rt, run, wf, call, d, None)
         return d, run, wf
     except BaseException as exc:
         return failure_decision(rt, exc), None, None
@@ -154,31 +157,6 @@ def record_is_quiet(run: Run, wf: CompiledWorkflow) -> bool:
     answer before recording.)"""
     state = enforced_state(run, wf)
     return state is None or not has_budget(state)
-
-
-def interrupted_state_decides(rt: Runtime, run: Run, wf: CompiledWorkflow, call: ToolCall,
-                              d: Decision, protected: Set[str] | None) -> Decision:
-    """While an interrupt handler is active, a call the handler allows must also pass the
-    interrupted state's rules (with that state's counters plus the handler's): a handler never
-    grants what the interrupted state refused, unless its interrupt says `widen: true`."""
-    it = next((i for i in wf.interrupts if i.name == run.interrupt), None)
-    if it is not None and it.widen:
-        return d
-    base = wf.states.get(run.interrupt_return or "")
-    if base is None or base.final:
-        return d
-    saved = run.interrupt_counters or {}
-    counters = Counters(
-        iterations=int(saved.get("iterations") or 0) + run.iterations,
-        files_edited=frozenset(saved.get("files_edited") or ()).union(run.files_edited),
-        bytes_read=int(saved.get("bytes_read") or 0) + run.bytes_read,
-        denied=int(saved.get("denied") or 0))
-    d2 = _gate()(base, counters, call, gate_context(rt, base, protected, call.tool_name))
-    if d2.allowed:
-        return d
-    return Decision.deny(f"while the interrupt handler '{run.state}' runs, the rules of the "
-                         f"interrupted state '{base.name}' still apply, and they refuse this: "
-                         f"{d2.reason}", rule=d2.rule, counts_iteration=False)
 
 
 def counters_of(run: Run) -> Counters:
@@ -278,12 +256,9 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
             # their interrupts first: this call is then decided under the handler's rules
             if look_at_files(rt, tx, session, eff[0], eff[1], rt.clock()):
                 eff = effective_in(tx, session)
-        if eff is not None and eff[0].entered_at is not None:
-            timed = rt.fire_timeout_in(tx, eff[0].run_id, rt.clock())
-            if timed is not None:
-                # the state's rules changed under the agent: this call is refused, and says why
-                return Decision.deny(timeout_message(timed), rule="state_timeout",
-                                     counts_iteration=False)
+        timed = _timed_out(rt, tx, eff[0]) if eff is not None else None
+        if timed is not None:
+            return timed  # the state's rules changed under the agent: refused, saying why
         state = enforced_state(*eff) if eff is not None else None
         if state is None:
             replaced = marker.replaced_store(store_file, session,
@@ -293,11 +268,10 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
             return _no_run() if eff is None else _not_running(eff[0])
         run = eff[0]  # type: ignore[index]
         marker.ensure_marker(store_file, session, run.run_id)
-        protected = tx.source_paths_in_use()
-        ctx = gate_context(rt, state, protected, call.tool_name)
+        ctx = gate_context(rt, state, tx.source_paths_in_use(), call.tool_name)
         d = gate(state, counters_of(run), call, ctx)  # counters read under the write lock
         if d.allowed and run.interrupt is not None:
-            d = interrupted_state_decides(rt, run, eff[1], call, d, protected)  # type: ignore[index]
+            d = handler_narrows(rt, run, eff[1], call, d, ctx.protected_files)  # type: ignore[index]
         if d.allowed and not d.counts_iteration:
             return d  # statewright's own tools: not counted, nothing written
         if not d.allowed:
@@ -349,14 +323,6 @@ def _with_notices(tx: Any, run_id: str, d: Decision) -> Decision:
         return d
     tx.put_marks(run_id, marks or {}, [])
     return d.replace(reason="\n".join([*notices, d.reason]))
-
-
-def timeout_message(timed: dict[str, Any]) -> str:
-    """What the agent is told when statewright fired a state's timeout."""
-    return (f"[STATEWRIGHT TIMEOUT] state '{timed['state']}' timed out after "
-            f"{timed['timeout_s']:g} s: statewright fired {timed['event']} and the run is now in "
-            f"state '{timed['to']}'. Read the state (statewright_get_state or `statewright "
-            "status`) and go on under its rules.")
 
 
 def _no_run() -> Decision:
@@ -517,31 +483,6 @@ def fire_for_files(rt: Runtime, tx: Any, session: str, wf: CompiledWorkflow, fil
         messages.append(interrupt_message(info, answer))
 
 
-def config_changed(run: Run, globs: tuple[str, ...], files: list[str], root: str) -> bool:
-    """Whether the agent changed, in this state, a file of the configuration `globs` name: an
-    edit this state counted (`_observed.files_changed`, this call's files), or a file whose
-    inode changed (ctime: no tool can set it back) since the run's last move."""
-    if not globs:
-        return False
-    from ..names import OBSERVED
-    from ..policy.paths import glob_match
-    from .watch import take_marks
-
-    obs = run.context.get(OBSERVED)
-    seen = obs.get("files_changed") if isinstance(obs, dict) else None
-    changed = set(files).union(seen if isinstance(seen, list) else ())
-    if any(glob_match(g, f) for g in globs for f in changed if isinstance(f, str)):
-        return True
-    since = run.updated_at
-    for rel in take_marks(root, globs):
-        try:
-            if os.stat(os.path.join(root, rel)).st_ctime > since:
-                return True
-        except OSError:
-            continue
-    return False
-
-
 def _observed(run: Run, state: State, result: ToolResult, line: str | None, nbytes: int,
               files: list[str], now: float, root: str = "") -> tuple[Run, tuple[Any, ...]]:
     """The run with this result accounted (bytes, evidence), and the history row that records a
@@ -549,10 +490,9 @@ def _observed(run: Run, state: State, result: ToolResult, line: str | None, nbyt
     evidence = _evidence()
     entries = _credited(evidence, line, state.allowed_commands) if (
         line is not None and state.allowed_commands) else ()
-    if entries and line is not None and not result.is_error and result.exit_code == 0:
-        partial, config = evidence.not_evidence_of_a_pass(line)
-        if partial is not None or config_changed(run, config, files, root):
-            entries = ()  # a pass of a part of the suite, or under changed config: no evidence
+    if entries and line is not None and not result.is_error and result.exit_code == 0 and \
+            not_a_real_run(evidence, run, line, files, root):
+        entries = ()  # a pass of a part of the suite, or under changed config: no evidence
     ctx = evidence.observe(run.context, tool=result.tool_name, is_error=result.is_error,
                   exit_code=result.exit_code, entries=entries, files=files, at=now)
     new = run.with_(bytes_read=run.bytes_read + nbytes, context=ctx)

@@ -19,14 +19,13 @@ from ..errors import (
     INVALID_ARGUMENTS,
     NO_ACTIVE_RUN,
     NO_PENDING_APPROVAL,
-    STALE_VERSION,
     TOOL_DENIED,
     UNKNOWN_RUN,
     UNKNOWN_WORKFLOW,
     StatewrightError,
 )
 from ..lean import TYPE_CHECKING
-from ..names import FROZEN, STORE_FILE
+from ..names import STORE_FILE
 from ..store import Store, Tx, open_store
 from .answer import answer_for_run, definition_status, ended_answer, state_answer
 from .chain import DEFAULT_SESSION, active_chain, chain_of, effective_in, session_top, top_of
@@ -37,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
     from typing import Any
 
-    from ..definition.compiled import Check, CompiledWorkflow, State
+    from ..definition.compiled import CompiledWorkflow, State
     from ..policy.types import Decision, ToolCall, ToolResult
     from .enforcement import RecordOutcome
 
@@ -46,13 +45,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 AGENT_CALL_TTL_S = 120.0  # how long the proxy honours the hook's note of a sub-agent's call
-
-
-def _frozen_of(run: Run, check: str) -> dict[str, str] | None:
-    """The fingerprint of `check`'s frozen paths that `run` took when it started, if any."""
-    kept = run.context.get(FROZEN)
-    got = kept.get(check) if isinstance(kept, dict) else None
-    return got if isinstance(got, dict) else None
 
 
 def new_id(prefix: str) -> str:
@@ -89,9 +81,8 @@ class Runtime:
         # its calls leave out the per-call comparison of file marks (`runtime.watch`)
         self.watching: str | None = None
         self.gate_facts: Any = None  # the last call's gate facts (`enforcement.gate_context`)
-        # `fire_due_timeouts`: the store's change mark at the last look, and the next deadline
+        # `runtime.timeouts`: the store's change mark at the last look, and the next deadline
         self._timeouts_seen: int | None = None
-        self._next_due: float | None = None
 
     @classmethod
     def open(cls, project: str | os.PathLike[str] | None = None,
@@ -299,109 +290,13 @@ class Runtime:
     def transition(self, session: str | None, event: str, data: Any = None,
                    expected_version: int | None = None, actor: str = AGENT,
                    progress: CheckProgress | None = None) -> dict[str, Any]:
-        """Fire `event`. When its transition names checks, statewright runs them first (outside
-        the store's lock; `runtime.checks`) and the engine records their outcomes before it
-        evaluates guards. `progress(check, elapsed_s, timeout_s, last_line)` is called while a
-        check runs."""
-        session = self.resolve_session(session)
-        if expected_version is not None and (isinstance(expected_version, bool)
-                                             or not isinstance(expected_version, int)):
-            raise StatewrightError(INVALID_ARGUMENTS, "expected_version must be an integer")
-        ran: tuple[str, int, dict[str, dict[str, Any]]] | None = None
-        while True:
-            now = self.clock()
-            plan = None
-            with self.store.transaction() as tx:
-                top, chain, target, target_c, checked_version = self._event_target(
-                    tx, session, event, expected_version)
-                outcomes = None
-                if ran is None:
-                    needed = engine.checks_needed(target_c, target, event, checked_version)
-                    if needed:  # run them first, outside this transaction (nothing written)
-                        plan = (top, target, target_c, needed,
-                                self._state_profile(target_c, target, tx.source_paths_in_use()))
-                else:
-                    run_id, version, outcomes = ran
-                    if target.run_id != run_id or target.version != version:
-                        raise StatewrightError(STALE_VERSION, f"run {target.run_id} moved while "
-                                               f"the checks of '{event}' ran; send the event "
-                                               "again", state=state_answer(tx, chain, top))
-                if plan is None:
-                    out = engine.fire(target_c, target, event, data, now=now, actor=actor,
-                                      expected_version=checked_version, new_id=new_id,
-                                      resolve=self.load_definition, checks=outcomes)
-                    apply_outcome(tx, target, out, now)
-                    if target is top and not out.children and not (
-                            out.run.parent_run and out.run.status in FINISHED):
-                        top_now = out.run  # nothing else changed: no need to read it back
-                    else:
-                        top_now = tx.require_run(top.run_id)
-                    answer = answer_for_run(tx, top_now)
-            if plan is None:
-                break
-            ran = self._run_checks(*plan, progress)
-        if not out.accepted:  # raised after COMMIT: the `rejected` history row is kept
-            raise StatewrightError(out.code, out.message, state=answer)
-        if ran is not None:
-            answer["checks"] = ran[2]  # what statewright's own runs of the checks answered
-        if out.advice:
-            answer["advice"] = out.advice
-        if out.parked:
-            answer["advice"] = self._decide_where(out.message, out.run.run_id)
-        return answer
+        """Fire `event` (`runtime.transition`). When its transition names checks, statewright
+        runs them first, outside the store's lock, and the engine records their outcomes before
+        it evaluates guards; `progress(check, elapsed_s, timeout_s, last_line)` meanwhile."""
+        from .transition import transition
 
-    def _event_target(self, tx: Tx, session: str, event: str,
-                      expected_version: int | None) -> tuple[Run, Chain, Run, CompiledWorkflow,
-                                                             int | None]:
-        """(top run, chain, the run `event` is for, its definition, the version to check)."""
-        top, chain = active_chain(tx, session)
-        if top.status == PAUSED:
-            raise StatewrightError(NO_ACTIVE_RUN, f"run {top.run_id} is paused; resume it with "
-                                   f"`statewright resume {top.workflow}`",
-                                   state=state_answer(tx, chain, top))
-        i, checked_version = engine.event_target([r for r, _ in chain], event, expected_version)
-        target, target_c = chain[i]
-        return top, chain, target, target_c, checked_version
-
-    def _run_checks(self, top: Run, target: Run, target_c: CompiledWorkflow,
-                    needed: tuple[Check, ...], base: Any, progress: CheckProgress | None,
-                    ) -> tuple[str, int, dict[str, dict[str, Any]]]:
-        """Run the checks an event needs, outside any store transaction: (the run they were run
-        for, its version, the outcomes by name). `base`: the sandbox profile of its state."""
-        from . import checks as _checks
-
-        outcomes: dict[str, dict[str, Any]] = {}
-        for check in needed:
-            frozen = _frozen_of(target, check.name)
-            if frozen is None:
-                frozen = _frozen_of(top, check.name)
-            prefix, kind = _checks.sandbox_prefix(self.root_dir, check, base)
-            if prefix is None and getattr(target_c.states.get(target.state), "sandbox",
-                                          "auto") == "required":
-                outcomes[check.name] = _checks.unsandboxed(self.clock())
-                continue
-            report = None
-            if progress is not None:
-                name = check.name
-
-                def report(elapsed: float, total: float, line: str, name: str = name) -> None:
-                    progress(name, elapsed, total, line)
-
-            outcomes[check.name] = _checks.run_check(
-                check, self.root_dir, frozen=frozen, prefix=prefix, sandbox=kind,
-                progress=report, clock=self.clock)
-        return target.run_id, target.version, outcomes
-
-    def _state_profile(self, compiled: CompiledWorkflow, run: Run, protected: Any) -> Any:
-        """The kernel sandbox's profile of `run`'s state (`policy.confine.profile_for`): what
-        its checks may not do either, before their own frozen paths are added."""
-        state = compiled.states.get(run.state)
-        if state is None:
-            return None
-        from ..policy.confine import profile_for
-        from .enforcement import gate_context
-
-        return profile_for(state, gate_context(self, state, protected))
+        return transition(self, self.resolve_session(session), event, data, expected_version,
+                          actor, progress)
 
     def pause(self, session: str | None = None, actor: str = AGENT) -> dict[str, Any]:
         """Pause the session's top run. A human may always; the agent only when every workflow
@@ -592,54 +487,18 @@ class Runtime:
             return answer
         return None
 
-    # -- state timeouts ---------------------------------------------------------------------
+    # -- state timeouts (`runtime.timeouts`) ----------------------------------------------------
     def fire_due_timeouts(self, limit: int = 500) -> list[dict[str, Any]]:
-        """Fire `on_timeout` on every running run that has been `timeout_s` in its state (any
-        session): what the resident servers and `statewright serve` do while they wait. One
-        read when nothing changed since the last look and no deadline passed. Returns
-        `{run_id, state, event, to}` for each timeout fired."""
-        if not self.has_store():
-            return []
-        now = self.clock()
-        with self.store.read() as tx:
-            mark = tx.last_event_seq()
-            if mark == self._timeouts_seen and (self._next_due is None or now < self._next_due):
-                return []
-            due: list[str] = []
-            next_due: float | None = None
-            for r in tx.list_runs(None, limit):
-                if r.status != RUNNING or r.entered_at is None:
-                    continue
-                st = tx.definition_of(r.run_id).states.get(r.state)
-                if st is None or st.timeout_s is None:
-                    continue
-                at = r.entered_at + st.timeout_s
-                if at <= now:
-                    due.append(r.run_id)
-                else:
-                    next_due = at if next_due is None else min(next_due, at)
-            self._timeouts_seen, self._next_due = mark, next_due
-        fired = []
-        for rid in due:
-            with self.store.transaction() as tx:
-                got = self.fire_timeout_in(tx, rid, self.clock())
-            if got is not None:
-                fired.append(got)
-        return fired
+        """Fire every due state timeout, whichever session's (resident servers, serve)."""
+        from .timeouts import fire_due
+
+        return fire_due(self, limit)
 
     def fire_timeout_in(self, tx: Tx, run_id: str, now: float) -> dict[str, Any] | None:
-        """Inside a write transaction: fire run `run_id`'s timeout when it is due; what fired
-        (`{run_id, state, event, to, timeout_s}`), else None."""
-        run = tx.get_run(run_id)
-        if run is None or run.entered_at is None:
-            return None
-        c = tx.definition_of(run_id)
-        out = engine.fire_timeout(c, run, now=now, new_id=new_id, resolve=self.load_definition)
-        if out is None or not out.accepted:
-            return None
-        apply_outcome(tx, run, out, now)
-        return {"run_id": run_id, "state": run.state, "event": c.states[run.state].on_timeout,
-                "to": out.run.state, "timeout_s": c.states[run.state].timeout_s}
+        """Inside a write transaction: fire run `run_id`'s timeout when it is due."""
+        from .timeouts import fire_in
+
+        return fire_in(self, tx, run_id, now)
 
     # -- listing ----------------------------------------------------------------------------
     def list_runs(self, session: str | None = None,
