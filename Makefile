@@ -74,7 +74,7 @@ test: lint $(NPM_STAMP) $(HOST_STAMP) $(MCP_TOOLS_STAMP) chromium postgres
 screenshots: $(STAMP) chromium
 	UPDATE_SCREENSHOTS=1 $(PY) -m pytest tests/ui/test_browser.py -q
 
-## make bench: run the benchmarks of DESIGN.md section 8 and print a table of ratios
+## make bench: run the benchmarks of docs/design.md section 8 and print a table of ratios
 bench: $(STAMP) $(NPM_STAMP) $(HOST_STAMP) postgres
 	$(PY) benchmarks/run.py
 

@@ -1,8 +1,8 @@
 """Locations and project configuration (DESIGN.md section 5). Stdlib only: the hook uses it.
 
 - project root: explicit `--project`, else `$CLAUDE_PROJECT_DIR`, else the nearest ancestor of the
-  working directory holding `.statewright/`, `statewright.json` or `.git`, else the working
-  directory;
+  working directory holding `.statewright/` (not a Python virtual environment),
+  `statewright.json` or `.git`, else the working directory;
 - store: `<root>/.statewright/state.db`, or `$STATEWRIGHT_HOME/state.db`;
 - workflow search path: `<root>/workflows/`, `<root>/.statewright/workflows/`, the config's
   `workflows` dirs, each dir of `$STATEWRIGHT_WORKFLOWS`, then the shipped examples.
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from .errors import INVALID_ARGUMENTS, StatewrightError
+from .errors import INVALID_ARGUMENTS, STORE_ERROR, StatewrightError
 from .lean import TYPE_CHECKING, Record, loads, set_field
 from .names import CONFIG_FILE, STATE_DIR, STORE_FILE, state_dir_str
 
@@ -71,14 +71,33 @@ def project_root_dir(project: str | os.PathLike[str] | None = None,
     start = os.path.realpath(os.fspath(cwd) if cwd else os.getcwd())
     d = start
     while True:
-        if os.path.isdir(os.path.join(d, STATE_DIR)) or \
-                os.path.isfile(os.path.join(d, CONFIG_FILE)) or \
-                os.path.exists(os.path.join(d, ".git")):  # (a file in a worktree/submodule)
+        if os.path.isfile(os.path.join(d, CONFIG_FILE)) or \
+                os.path.exists(os.path.join(d, ".git")) or \
+                is_store_dir(os.path.join(d, STATE_DIR)):  # (.git: a file in a worktree)
             return d
         parent = os.path.dirname(d)
         if parent == d:
             return start
         d = parent
+
+
+def is_venv(path: str) -> bool:
+    """A Python virtual environment (it holds `pyvenv.cfg`)."""
+    return os.path.isfile(os.path.join(path, "pyvenv.cfg"))
+
+
+def is_store_dir(path: str) -> bool:
+    """A `.statewright/` directory that can be a project's store: a directory that is not a
+    virtual environment (a venv created as `~/.statewright` would make `$HOME` a project)."""
+    return os.path.isdir(path) and not is_venv(path)
+
+
+def refuse_venv_store(store_dir: str, store_file: str) -> None:
+    """STORE_ERROR before a store would be created inside a virtual environment."""
+    if not os.path.exists(store_file) and is_venv(store_dir):
+        raise StatewrightError(STORE_ERROR, f"{store_dir} is a Python virtual environment, not "
+                               "a project's store; install statewright elsewhere or name the "
+                               "project with --project")
 
 
 def find_project_root(project: str | os.PathLike[str] | None = None,

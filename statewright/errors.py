@@ -30,6 +30,7 @@ NO_PENDING_APPROVAL = "NO_PENDING_APPROVAL"
 UNKNOWN_RUN = "UNKNOWN_RUN"
 UNKNOWN_STATE = "UNKNOWN_STATE"
 RUN_NOT_RUNNING = "RUN_NOT_RUNNING"
+RUN_ACTIVE = "RUN_ACTIVE"  # a run governs the session already: a second cannot start
 
 
 class StatewrightError(Exception):

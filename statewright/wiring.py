@@ -71,7 +71,9 @@ _DENY_NOT_INSTALLED = (
     '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", '
     '"permissionDecisionReason": "statewright is wired into this project (.claude/settings.json) '
     'and the project has a statewright store (.statewright/), but statewright is not installed '
-    'on this machine, so the call is refused: install it (pip install statewright) or remove '
+    'on this machine (no statewright-hook on PATH), so the call is refused: install it from '
+    'its source (python3 -m venv VENV && VENV/bin/pip install PATH/TO/statewright, or pipx '
+    'install PATH/TO/statewright, then put VENV/bin on PATH; see its README) or remove '
     '.statewright/ if the project no longer uses it."}}')
 #: `sh -c PORTABLE_LAUNCHER statewright-hook EVENT`: the installed hook from PATH; without it,
 #: nothing to say -- except a refusal where a store shows statewright is in use here
@@ -233,14 +235,26 @@ def merge_server(data: dict[str, Any], key: tuple[str, ...], p: Plan | None) -> 
     if p is None:
         if isinstance(servers, dict) and is_our_server(servers.get(MCP_SERVER_NAME)):
             del servers[MCP_SERVER_NAME]
-            if not servers and key[-1] in node and len(key) > 1:
-                del node[key[-1]]
+            _prune_empty(out, key)
         return out
     if servers is None:
         servers = node[key[-1]] = {}
     entry = servers.get(MCP_SERVER_NAME)
     servers[MCP_SERVER_NAME] = server_entry(p, entry if isinstance(entry, dict) else {})
     return out
+
+
+def _prune_empty(data: dict[str, Any], key: tuple[str, ...]) -> None:
+    """Remove the objects along `key` that removing our entry left empty, deepest first
+    (`{"mcpServers": {}}`, a project entry holding nothing else): uninstalling leaves the file
+    as it would be had statewright never been installed."""
+    for depth in range(len(key), 0, -1):
+        node: Any = data
+        for k in key[:depth - 1]:
+            node = node.get(k) if isinstance(node, dict) else None
+        if not isinstance(node, dict) or node.get(key[depth - 1]) != {}:
+            return
+        del node[key[depth - 1]]
 
 
 def settings_problems(data: Any) -> list[tuple[str, str]]:

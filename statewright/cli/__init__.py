@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import StatewrightError
-from .base import ArgumentError, error_out
+from .base import error_out, exit_status, tolerant_streams
 
 
 def wants_json(argv: list[str]) -> bool:
@@ -26,9 +26,11 @@ def wants_json(argv: list[str]) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; return its exit status (0 ok, 1 refused/failed, 2 usage error)."""
+    """Run one command; return its exit status (`base.exit_status`: 0 ok, 1 refused or failed,
+    2 usage error, 3 a transition parked for approval)."""
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = wants_json(args)
+    tolerant_streams()
     try:
         from .fast import fast
 
@@ -40,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         return rv
     except StatewrightError as e:
         error_out(e.code, e.message, as_json, e.to_dict() if as_json else None)
-        return e.exit_code if isinstance(e, ArgumentError) else 1
+        return exit_status(e.code)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `statewright history | head`

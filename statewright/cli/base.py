@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, TextIO
 
+USAGE = "USAGE"  # the code of a usage error typer/click finds (bad option, missing argument)
 HUMAN = "human"  # the actor of every CLI action (what lets it approve, reject, force)
 AGENT = "agent"
 
@@ -36,14 +37,21 @@ def transition_actor() -> str:
     if os.environ.get("STATEWRIGHT_ACTOR") == AGENT or os.environ.get("CLAUDECODE") == "1":
         return AGENT
     return HUMAN
-USAGE = "USAGE"  # the code of a usage error typer/click finds (bad option, missing argument)
+#: exit statuses, one per class of outcome (README "CLI"): what was asked was done; refused
+#: or failed (the run, the workflow, the store said no); the command line or a file given to
+#: it is wrong (a usage error, INVALID_ARGUMENTS); a transition accepted but parked for a
+#: human's approval (the run has not moved)
+EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_PARKED = 0, 1, 2, 3
+
+
+def exit_status(code: str) -> int:
+    """The exit status of an error with `code`: usage and argument errors 2, the rest 1."""
+    return EXIT_USAGE if code in (USAGE, INVALID_ARGUMENTS) else EXIT_REFUSED
 
 
 class ArgumentError(StatewrightError):
     """A bad argument a command finds itself: `error[INVALID_ARGUMENTS]`, exit status 2 like
     the usage errors typer finds."""
-
-    exit_code = 2
 
     def __init__(self, message: str) -> None:
         super().__init__(INVALID_ARGUMENTS, message)
@@ -190,14 +198,43 @@ def render_panel(segments: list[tuple[str, str]], title: str, stream: TextIO | N
     width = min(width, inner)
     head = f" {title} " if title else ""
     left = (width + 2 - _cells(head)) // 2
-    out = ["╭" + "─" * left + styled(head, "bold", color) + "─" * (width + 2 - left - _cells(head))
-           + "╮"]
+    tl, tr, bl, br, h, v = "╭╮╰╯─│" if encodes(stream, "╭╮╰╯─│✓✗—") else "++++-|"
+    out = [tl + h * left + styled(head, "bold", color) + h * (width + 2 - left - _cells(head))
+           + tr]
     for r in rows:
         body = _styled_cells(r, color)
         pad = width - _cells("".join(c for c, _ in r))
-        out.append("│ " + body + " " * max(pad, 0) + " │")
-    out.append("╰" + "─" * (width + 2) + "╯")
-    stream.write("\n".join(out) + "\n")
+        out.append(f"{v} " + body + " " * max(pad, 0) + f" {v}")
+    out.append(bl + h * (width + 2) + br)
+    text = "\n".join(out) + "\n"
+    if h == "-":  # a stream that cannot write the box cannot write the marks either
+        text = text.translate(_ASCII_MARKS)
+    stream.write(text)
+
+
+_ASCII_MARKS = str.maketrans({"✓": "+", "✗": "x", "—": "-", "→": ">"})
+
+
+def encodes(stream: TextIO, text: str) -> bool:
+    """Whether `stream` can write `text` (`PYTHONIOENCODING=ascii`, a C locale)."""
+    try:
+        text.encode(getattr(stream, "encoding", None) or "utf-8")
+        return True
+    except (UnicodeEncodeError, LookupError):
+        return False
+
+
+def tolerant_streams() -> None:
+    """stdout and stderr write what their encoding cannot as escapes (`\\u2713`) instead of
+    failing: an answer with a workflow's own text in it is never an error for the terminal's
+    sake."""
+    for stream in (sys.stdout, sys.stderr):
+        enc = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if enc not in ("utf8", "utf8sig"):
+            try:
+                stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+            except (AttributeError, ValueError, OSError):
+                pass
 
 
 def _styled_cells(row: list[Cell], color: bool) -> str:
@@ -218,5 +255,6 @@ def _styled_cells(row: list[Cell], color: bool) -> str:
 def render_state(state: dict[str, Any], title: str) -> None:
     """The panel of `statewright status` (also printed after state-changing commands)."""
     from ..runtime.state_text import panel
+    from ..visible import visible
 
-    render_panel(panel(state), title)
+    render_panel([(visible(text), style) for text, style in panel(state)], visible(title))

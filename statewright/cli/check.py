@@ -18,6 +18,7 @@ import typer
 from rich.markup import escape
 
 from ..errors import INVALID_ARGUMENTS, StatewrightError
+from ..visible import visible
 from .app import (
     ArgumentError,
     ProjectOpt,
@@ -103,32 +104,41 @@ def _decision_json(decision: Decision, sess: str, run: Any, wf: Any) -> dict[str
 
 def render_decision(tool: str, tool_input: dict[str, Any], decision: Decision, sess: str,
                     run: Any, wf: Any) -> None:
-    """The decision explained for people: verdict, the run it was decided in, why."""
+    """The decision explained for people: verdict, the run it was decided in, why. Every line
+    fits the terminal (80 columns when piped): long ones wrap under their label."""
     verdict = "[bold green]ALLOWED[/]" if decision.allowed else "[bold red]DENIED[/]"
-    console.print(f"{verdict}  {escape(tool)}", highlight=False)
+    console.print(f"{verdict}  {escape(visible(tool))}", highlight=False)
     if run is None and decision.rule == "no_active_run":
-        console.print(f"session {escape(sess)}: no running workflow, so every call is allowed",
-                      highlight=False)
+        _say(f"session {sess}: no running workflow, so every call is allowed")
     elif run is not None and wf is not None:
-        console.print(f"workflow [bold]{escape(wf.id)}[/], run {run.run_id}, state "
-                      f"[bold]{escape(run.state)}[/] ({run.status}); session {escape(sess)}; "
-                      f"counters: {run.iterations} call(s), {len(run.files_edited)} file(s), "
-                      f"{run.bytes_read} byte(s)", highlight=False, soft_wrap=True)
+        _say(f"workflow {wf.id}, run {run.run_id}, state {run.state} ({run.status}); session "
+             f"{sess}; counters: {run.iterations} call(s), {len(run.files_edited)} file(s), "
+             f"{run.bytes_read} byte(s)")
     if decision.rule:
         console.print(f"decided by: [bold]{escape(decision.rule)}[/]", highlight=False)
     if decision.reason:
-        console.print(f"reason: {escape(decision.reason)}", highlight=False, soft_wrap=True)
+        _say(f"reason: {decision.reason}", 4)
     if decision.explanation:
         console.print("how it was decided:")
         for line in decision.explanation:
-            console.print(f"  - {escape(line)}", highlight=False, soft_wrap=True)
+            _say(f"  - {line}", 6)
     if decision.files:
-        console.print("files this call edits: " + escape(", ".join(decision.files)),
-                      highlight=False)
+        _say("files this call edits: " + ", ".join(decision.files), 4)
     if decision.updated_input is not None:
         console.print("the call would run rewritten as:", highlight=False)
         for k, v in decision.updated_input.items():
             if tool_input.get(k) != v:
-                text = str(v).replace("\n", "\n    ")
-                console.print(f"  {escape(k)}: {escape(text)}", highlight=False, soft_wrap=True)
+                for i, part in enumerate(str(v).split("\n")):
+                    _say(f"  {k}: {part}" if i == 0 else f"    {part}", 6)
     console.print("(dry run: nothing was counted or recorded)", style="dim")
+
+
+def _say(text: str, indent: int = 2) -> None:
+    """One line of the explanation, wrapped at the terminal's width under its label."""
+    import textwrap
+
+    width = max(console.width, 40)
+    lines = textwrap.wrap(visible(text), width, subsequent_indent=" " * indent,
+                          break_on_hyphens=False, drop_whitespace=True) or [""]
+    for line in lines:
+        console.print(escape(line), highlight=False, soft_wrap=True)

@@ -18,7 +18,7 @@ import os
 import sys
 
 from ..lean import TYPE_CHECKING
-from .base import answer, object_option, render_state, transition_actor
+from .base import EXIT_PARKED, answer, object_option, render_state, transition_actor
 
 if TYPE_CHECKING:
     from typing import Any
@@ -103,7 +103,7 @@ def fast(argv: list[str]) -> int | None:
     if argv[0] == "status":
         status(**parsed)
     elif argv[0] == "transition":
-        transition(**parsed)
+        return transition(**parsed)
     else:
         if parsed.pop("as_json") or sys.stdin is None or sys.stdin.isatty():
             return None  # (typer: `--json` is no option of serve; a terminal gets told what it is)
@@ -131,16 +131,31 @@ def status(as_json: bool = False, session: str | None = None,
 
 def transition(event: str, data: str | None = None, expected_version: int | None = None,
                as_json: bool = False, session: str | None = None,
-               project: str | None = None) -> None:
+               project: str | None = None) -> int:
     payload = object_option(data, "--data")
+    rt = _runtime(project)
     progress = CheckProgressBar()
     try:
-        state = _runtime(project).transition(session, event, payload,
-                                             expected_version=expected_version,
-                                             actor=transition_actor(), progress=progress)
+        state = rt.transition(session, event, payload, expected_version=expected_version,
+                              actor=transition_actor(), progress=progress)
     finally:
         progress.close()
-    answer(state, as_json, lambda: render_state(state, f"{event} -> {state['state']}"))
+    pending = state.get("pending_approval")
+    if not pending:
+        answer(state, as_json, lambda: render_state(state, f"{event} -> {state['state']}"))
+        return 0
+    # accepted but not taken: it waits for a human (further events are refused until then)
+    aid = pending.get("approval_id")
+    shown = {k: v for k, v in state.items() if k != "advice"}  # (said below, in one line)
+    answer(state, as_json, lambda: render_state(
+        shown, f"{event} waits for approval (still in {state['state']})"))
+    if not as_json:
+        url = rt.page_url()
+        sys.stdout.write(
+            f"{event} -> {pending.get('target')} is parked until a human decides approval "
+            f"{aid}: `statewright approve {aid}` or `statewright reject {aid} --reason TEXT`"
+            + (f" (or on the web page {url}/runs/{state['run_id']})" if url else "") + ".\n")
+    return EXIT_PARKED  # the run has not moved: `transition DONE && next-step` stops here
 
 
 class CheckProgressBar:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 
 import typer
 
@@ -49,10 +50,15 @@ def run(argv: list[str], as_json: bool = False) -> int:
 
 
 def usage_error(e: Exception, as_json: bool) -> int:
-    """A usage error click found, in the one-line form (JSON under --json); exit status 2."""
+    """A usage error click found, in the one-line form (JSON under --json); exit status 2.
+    A command group run without its subcommand (`statewright install`) shows its help, as a
+    bare `statewright` does: nothing was wrong but what to choose."""
+    ctx = getattr(e, "ctx", None)
+    if type(e).__name__ == "NoArgsIsHelpError" and ctx is not None and not as_json:
+        sys.stdout.write(ctx.get_help() + "\n")
+        return 0
     fmt = getattr(e, "format_message", None)
     message = " ".join((fmt() if callable(fmt) else str(e)).split())
-    ctx = getattr(e, "ctx", None)
     path = getattr(ctx, "command_path", None) or "statewright"
     error_out(USAGE, f"{message} (see '{path} --help')", as_json)
     return int(getattr(e, "exit_code", 2) or 2)

@@ -2,8 +2,8 @@
 wiring, in one go.
 
 Idempotent like the installer: a second run changes nothing. An existing workflow file that
-differs from the starter is never overwritten without `--force` (and then nothing else is done
-either). The wiring is `statewright install claude`'s own code path with its defaults
+differs from the starter is kept (never overwritten without `--force`); the wiring is done
+all the same. The wiring is `statewright install claude`'s own code path with its defaults
 (`install.install_claude_files`): init adds no install logic of its own.
 """
 
@@ -80,9 +80,9 @@ def init_cmd(
     text = _starter_text(name)
     current = _read(path)
     if current is not None and current != text and not force:
-        raise ArgumentError(f"{path} exists and is not the starter workflow; nothing was "
-                            "changed (--force overwrites it, or pick another --name)")
-    if current == text:
+        typer.echo(f"kept {path}: it differs from the starter workflow (yours is never "
+                   "overwritten; --force replaces it, --name writes another)")
+    elif current == text:
         typer.echo(f"workflow {name!r} already in {path} (unchanged)")
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -109,5 +109,9 @@ def _install_claude(root: Path) -> None:
     from .install import install_claude_files
 
     for path, what in install_claude_files(root):
+        if what.endswith("ignores it:"):
+            typer.echo(f"git ({path}) {what} .claude/settings.local.json holds this machine's "
+                       "paths")
+            continue
         unchanged = what in ("not present in", "already up to date in")
         typer.echo(f"statewright {what} {path}" + (" (unchanged)" if unchanged else ""))

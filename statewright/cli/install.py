@@ -138,6 +138,10 @@ def install_claude_files(root: Path, scope: str = "local", hooks: str | None = N
     p = wiring.plan(scope, hooks, root, hook_bin, cli_bin)
     steps = plan_claude_install(p, uninstall)
     report = []
+    if scope == "local":
+        excluded = git_exclude(p.settings, remove=uninstall)
+        if excluded is not None:
+            report.append(excluded)
     for path, content, changed, remove in steps:
         if remove:
             path.unlink()
@@ -149,6 +153,43 @@ def install_claude_files(root: Path, scope: str = "local", hooks: str | None = N
         else:
             report.append((path, "not present in" if uninstall else "already up to date in"))
     return report
+
+
+def git_exclude(path: Path, remove: bool = False) -> tuple[Path, str] | None:
+    """Keep `path` (a file with this machine's paths) out of git: a line in the repository's
+    `info/exclude`, which is itself never committed (the local scope writes no committed
+    file, so not `.gitignore`); `remove`: take the line out again. (file, what happened) when
+    the file changed, else None."""
+    top = next((d for d in (path.parent, *path.parent.parents) if (d / ".git").exists()), None)
+    if top is None:
+        return None
+    git = top / ".git"
+    if git.is_file():  # a worktree or submodule: `gitdir: DIR`, its `commondir` if any
+        text = git.read_text(encoding="utf-8", errors="replace").strip()
+        if not text.startswith("gitdir:"):
+            return None
+        git = (top / text[len("gitdir:"):].strip()).resolve()
+        common = git / "commondir"
+        if common.is_file():
+            git = (git / common.read_text(encoding="utf-8").strip()).resolve()
+    exclude = git / "info" / "exclude"
+    line = "/" + path.relative_to(top).as_posix()
+    try:
+        current = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+    except (OSError, UnicodeDecodeError):
+        return None
+    lines = current.splitlines()
+    if remove:
+        if line not in lines:
+            return None
+        exclude.write_text("".join(f"{ln}\n" for ln in lines if ln != line), encoding="utf-8")
+        return exclude, "no longer ignores"
+    if line in lines:
+        return None  # (already there: nothing to say)
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    with open(exclude, "a", encoding="utf-8") as fh:
+        fh.write(("" if not current or current.endswith("\n") else "\n") + line + "\n")
+    return exclude, "now ignores it:"
 
 
 def _remove_empty_dir(d: Path, root: Path) -> None:
@@ -179,6 +220,14 @@ def install_claude(
 
     root = find_project_root(project)
     for path, what in install_claude_files(root, scope, hooks, uninstall):
+        if what.endswith("ignores it:"):
+            console.print(f"git ({path}) {what} .claude/settings.local.json holds this "
+                          "machine's paths", highlight=False, soft_wrap=True)
+            continue
+        if what == "no longer ignores":
+            console.print(f"git ({path}) {what} .claude/settings.local.json", highlight=False,
+                          soft_wrap=True)
+            continue
         if what.startswith("removed ("):
             console.print(f"{path}: {what}", highlight=False, soft_wrap=True)
             continue

@@ -17,6 +17,7 @@ from typing import Any
 
 import typer
 
+from ..visible import visible, visible_data
 from .app import ProjectOpt, SessionOpt, app, json_option
 from .base import answer, color_enabled, styled, term_width
 
@@ -50,7 +51,7 @@ def _cut(text: str, width: int) -> str:
 def _table(columns: list[tuple[str, int | None]], rows: list[list[str]]) -> None:
     """Print a borderless table in the terminal's width. A column with a cap keeps its cells
     whole up to that many characters; the columns with None give way when the line is too
-    long (their cells cut with an ellipsis, down to 8 characters)."""
+    long (their cells cut with an ellipsis, down to 5 characters)."""
     gap = "  "
     widths = [max([len(name)] + [len(r[i]) for r in rows]) for i, (name, _) in enumerate(columns)]
     widths = [min(w, cap) if cap else w for w, (_, cap) in zip(widths, columns, strict=True)]
@@ -58,12 +59,12 @@ def _table(columns: list[tuple[str, int | None]], rows: list[list[str]]) -> None
     flexible = [i for i, (_, cap) in enumerate(columns) if cap is None]
     while excess > 0 and flexible:
         i = max(flexible, key=lambda j: widths[j])
-        if widths[i] <= 8:
+        if widths[i] <= 5:
             break
         widths[i] -= 1
         excess -= 1
     color = color_enabled(sys.stdout)
-    head = gap.join(name.ljust(w) for (name, _), w in zip(columns, widths, strict=True))
+    head = gap.join(_cut(name, w).ljust(w) for (name, _), w in zip(columns, widths, strict=True))
     out = [styled(head.rstrip(), "bold", color), "─" * min(len(head.rstrip()), term_width())]
     for r in rows:
         out.append(gap.join(_cut(c, w).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
@@ -105,17 +106,18 @@ def render_runs(runs: list[dict[str, Any]], left_out: int = 0) -> None:
     rows = []
     shared = any("project" in r for r in runs)  # (a shared store: where each run came from)
     for r in runs:
-        status = "awaiting approval" if r.get("pending_approval") else r["status"]
+        # a run waiting for a human shows the approval's id (whole: `statewright approve ID`)
+        status = f"awaits {r['pending_approval']}" if r.get("pending_approval") else r["status"]
         state = r["state"] + (f" ({r['branch']})" if r.get("branch") else "")
-        row = [r["run_id"], (r["workflow"]), (state), status,
-               str(r["version"]), _when(r.get("updated_at") or r.get("created_at")),
-               (r["session"])]
+        row = [visible(c) for c in (
+            r["run_id"], r["workflow"], state, status, str(r["version"]),
+            _when(r.get("updated_at") or r.get("created_at")), r["session"])]
         if shared:
-            row += [str(r.get("project") or "-"), str(r.get("machine") or "-")]
+            row += [visible(str(r.get("project") or "-")), visible(str(r.get("machine") or "-"))]
         rows.append(row)
-    # the run id is never cut: people copy it
+    # ids are never cut: people copy them
     columns: list[tuple[str, int | None]] = [
-        ("run", 64), ("workflow", None), ("state", None), ("status", 17), ("v", 6),
+        ("run", 64), ("workflow", None), ("state", None), ("status", 24), ("v", 6),
         ("changed", 11), ("session", None)]
     if shared:
         columns += [("project", None), ("machine", None)]
@@ -146,21 +148,24 @@ def history_cmd(
 
 
 def summary(data: Any) -> str:
-    """One line for an event's data: the event and where the run came from first, then the
-    other fields (`digest`, `context`, `input` are left for --details)."""
+    """One line for an event's data: the approval id, the event and where the run came from
+    first (a narrow terminal cuts the tail, never the id people copy), then the other fields
+    (`digest`, `context`, `input` are left for --details). Invisible characters an agent put
+    in are written visibly (`statewright.visible`)."""
     if not isinstance(data, dict):
-        return json.dumps(data, default=str)
-    words = [str(data["event"])] if data.get("event") else []
+        return visible(json.dumps(data, default=str, ensure_ascii=False))
+    words = [str(data["approval_id"])] if data.get("approval_id") else []
+    words += [str(data["event"])] if data.get("event") else []
     if "from" in data:
         words.append(f"from {data['from']}")
     head = " ".join(words)
     parts = [head] if head else []  # (the state column shows where it went)
     for k, v in data.items():
-        if k in _HIDDEN or k in ("event", "from", "to") or v in (None, "", [], {}):
+        if k in _HIDDEN or k in ("approval_id", "event", "from", "to") or v in (None, "", [], {}):
             continue
         text = v if isinstance(v, str) else json.dumps(v, default=str, ensure_ascii=False)
         parts.append(f"{k}: {text}")
-    return "; ".join(" ".join(p.split()) for p in parts)
+    return visible("; ".join(" ".join(p.split()) for p in parts))
 
 
 def render_history(rows: list[dict[str, Any]], details: bool = False, left_out: int = 0) -> None:
@@ -180,7 +185,8 @@ def render_history(rows: list[dict[str, Any]], details: bool = False, left_out: 
             print(styled(f"#{h['seq']} {_when(h['at'], with_date)}{run} {h['actor']} "
                          f"{h['kind']} v{h['version']} {h['state'] or ''}", "bold",
                          color_enabled(sys.stdout)))
-            print(json.dumps(h["data"], default=str, indent=2, ensure_ascii=False))
+            print(json.dumps(visible_data(h["data"]), default=str, indent=2,
+                             ensure_ascii=False))
         return
     columns: list[tuple[str, int | None]] = [("#", 8), ("time", 14), ("actor", 6),
                                              ("event", 20), ("v", 6), ("state", 24),

@@ -71,8 +71,10 @@ def transition_cmd(
     session: str | None = SessionOpt,
     project: str | None = ProjectOpt,
 ) -> None:
-    """Fire EVENT on the session's run."""
-    fast.transition(event, data, expected_version, as_json, session, project)
+    """Fire EVENT on the session's run (exit status 3: it was parked for a human's approval)."""
+    code = fast.transition(event, data, expected_version, as_json, session, project)
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command("pause")

@@ -15,7 +15,9 @@ from rich.table import Table
 from rich.text import Text
 
 from ..config import Config, find_project_root, load_config
-from .app import ArgumentError, ProjectOpt, answer, app, console, err_console, json_option
+from ..errors import INVALID_ARGUMENTS
+from .app import ArgumentError, ProjectOpt, answer, app, console, json_option
+from .base import error_out, exit_status
 
 if TYPE_CHECKING:
     from ..definition import CompiledWorkflow, ValidationResult
@@ -35,6 +37,19 @@ def _shown(path: Path, root: Path | None = None) -> str:
     except (ValueError, OSError):
         pass
     return str(path)
+
+
+def _shown_source(path: Path, config: Config) -> str:
+    """A workflow file as people want it named: `(shipped)` for the examples that come with
+    statewright (not a path into a venv), else relative to the project when inside it."""
+    from ..config import examples_dir
+
+    try:
+        if path.resolve().parent == examples_dir().resolve():
+            return f"shipped: {path.name}"
+    except OSError:
+        pass
+    return _shown(path, config.root)
 
 
 def _expand(paths: list[str]) -> tuple[list[Path], list[tuple[str, str]]]:
@@ -78,7 +93,8 @@ def validate_cmd(
 ) -> None:
     """Validate workflow definitions: schema, types and every semantic rule, with JSON Pointers.
 
-    Exit status: 0 all valid, 1 any error (or warning with --strict), 2 usage error.
+    Exit status: 0 all valid, 1 any error (or warning with --strict), 2 usage error (a PATH
+    that does not exist or holds no workflow file).
     """
     from ..definition import validate
     from ..definition.discovery import make_resolver
@@ -106,7 +122,7 @@ def validate_cmd(
         "problems": [{"path": p, "message": m} for p, m in problems],
     }
     answer(report, as_json, lambda: render_validation(results, problems, report))
-    raise typer.Exit(1 if failed else 0)
+    raise typer.Exit(exit_status(INVALID_ARGUMENTS) if problems else 1 if failed else 0)
 
 
 def _plural(n: int, word: str) -> str:
@@ -117,7 +133,7 @@ def render_validation(results: list[tuple[Path, ValidationResult]],
                       problems: list[tuple[str, str]], report: dict[str, Any]) -> None:
     """Each file's verdict and diagnostics, then the totals."""
     for _, msg in problems:
-        err_console.print(Text.assemble(("error", "bold red"), f": {msg}"), soft_wrap=True)
+        error_out(INVALID_ARGUMENTS, msg)
     for f, r in results:
         head = Text()
         if r.ok:
@@ -173,7 +189,7 @@ def render_list(entries: list[WorkflowEntry], config: Config) -> None:
         states = doc.get("states") if isinstance(doc, dict) else None
         n_states = str(len(states)) if isinstance(states, dict) else "-"
         table.add_row(Text(e.id or f"? ({e.path.stem})"), _list_status(e, config), n_states,
-                      Text(_shown(e.path, config.root)))
+                      Text(_shown_source(e.path, config)))
     console.print(table)
 
 
@@ -181,7 +197,7 @@ def _list_status(e: WorkflowEntry, config: Config) -> Text:
     n_err = sum(1 for d in e.diagnostics if d.severity == "error")
     n_warn = sum(1 for d in e.diagnostics if d.severity == "warning")
     if e.duplicate_of is not None:
-        return Text(f"shadowed by {_shown(e.duplicate_of, config.root)}", style="yellow")
+        return Text(f"shadowed by {_shown_source(e.duplicate_of, config)}", style="yellow")
     if n_err:
         return Text(f"invalid ({_plural(n_err, 'error')})", style="red")
     if n_warn:
@@ -297,6 +313,15 @@ def show_cmd(
     config = _config(project)
     wf = _load_named(name, config)
     answer(wf.to_dict(), as_json, lambda: render_workflow(wf, config))
+    if not as_json:
+        from ..runtime import Runtime
+
+        older = Runtime(config.root_dir, config).runs_on_older_file(wf.id)
+        if older:
+            console.print(Text(
+                f"This is the file as it is now. {_plural(len(older), 'run')} of {wf.id} "
+                f"({', '.join(older)}) started before it changed and obey the definition they "
+                "started with: `statewright status` shows those rules.", style="bold yellow"))
 
 
 def render_workflow(wf: CompiledWorkflow, config: Config) -> None:
@@ -304,11 +329,10 @@ def render_workflow(wf: CompiledWorkflow, config: Config) -> None:
     head.append(wf.id, style="bold")
     head.append(f"  initial: {wf.initial}")
     if wf.source_path:
-        head.append(f"  ({_shown(Path(wf.source_path), config.root)})", style="dim")
-    console.print(head, soft_wrap=True)
+        head.append(f"  ({_shown_source(Path(wf.source_path), config)})", style="dim")
+    console.print(head)  # (wrapped at the terminal's width, like every line below)
     if wf.meta:
-        console.print(Text("meta: " + json.dumps(wf.meta, ensure_ascii=False), style="dim"),
-                      soft_wrap=True)
+        console.print(Text("meta: " + json.dumps(wf.meta, ensure_ascii=False), style="dim"))
     table = Table(show_lines=True)
     table.add_column("state", style="bold")
     table.add_column("rules")

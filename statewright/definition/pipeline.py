@@ -169,7 +169,8 @@ def _run(doc: Any, source_path: str | None, resolver: Resolver | None) -> Valida
 
     diags = schema_check.check(doc)
     if diags:
-        return ValidationResult(False, diags, None, source_path)
+        return ValidationResult(False, diags + _beside_schema_errors(doc, diags, resolver),
+                                None, source_path)
     from pydantic import ValidationError
 
     from . import compiler, model, semantic
@@ -186,6 +187,61 @@ def _run(doc: Any, source_path: str | None, resolver: Resolver | None) -> Valida
         return ValidationResult(False, diags, None, source_path)
     compiled = compiler.build(m, doc, source_path)
     return ValidationResult(True, diags, compiled, source_path)
+
+
+#: semantic checks whose answer depends on the whole graph: after parts were set aside they
+#: could report what is only missing because it was set aside
+_WHOLE_GRAPH = frozenset({"unreachable-state", "no-path-to-final", "no-final-state",
+                          "fork-terminal-unreachable", "unused-guard", "invoke-cycle"})
+_PLACEHOLDER_GUARD = {"field": "_", "op": "exists"}
+
+
+def _beside_schema_errors(doc: Any, diags: list[Diagnostic],
+                          resolver: Resolver | None) -> list[Diagnostic]:
+    """The semantic problems of the parts of `doc` the schema found no fault with, so that one
+    run of `validate` reports every problem at once (DESIGN section 2): each faulty part is set
+    aside (a faulty state or guard kept as an empty one, so references to it still resolve),
+    and the rest is checked. Checks that need the whole graph are left out; nothing is
+    reported when what remains is still not of the schema's shape."""
+    import copy
+
+    from pydantic import ValidationError
+
+    from . import model, schema_check, semantic
+
+    pruned = copy.deepcopy(doc)
+    if not isinstance(pruned, dict):
+        return []
+    for ptr in sorted({d.pointer for d in diags}, key=lambda p: -p.count("/")):
+        parts = [t.replace("~1", "/").replace("~0", "~") for t in ptr.split("/")[1:]]
+        if not parts or parts[0] not in ("states", "guards", "interrupts", "checks", "meta",
+                                         "context") or len(parts) < 2:
+            if len(parts) == 1 and parts[0] not in ("id", "initial", "states"):
+                pruned.pop(parts[0], None)  # an unknown or malformed optional top-level field
+                continue
+            return []
+        if len(parts) == 2 and parts[0] == "states":
+            pruned["states"][parts[1]] = {}
+            continue
+        if len(parts) == 2 and parts[0] == "guards":
+            pruned["guards"][parts[1]] = dict(_PLACEHOLDER_GUARD)
+            continue
+        owner: Any = pruned
+        for t in parts[:-1]:
+            nxt = owner.get(t)
+            if not isinstance(nxt, dict):  # inside a list (a branch): set the whole list aside
+                owner.pop(t, None)
+                break
+            owner = nxt
+        else:
+            owner.pop(parts[-1], None)
+    if schema_check.check(pruned):
+        return []
+    try:
+        m = model.parse(pruned)
+    except ValidationError:
+        return []
+    return [d for d in semantic.check(m, pruned, resolver) if d.code not in _WHOLE_GRAPH]
 
 
 def _is_union_tag(p: Any) -> bool:

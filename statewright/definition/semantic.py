@@ -207,7 +207,7 @@ def _initial_and_final_checks(m: WorkflowModel, finals: set[str]) -> list[Diagno
     if m.initial not in m.states:
         out.append(error(pointer("initial"), "unknown-state",
                          f"initial state {m.initial!r} is not defined in 'states'"
-                         f"{_known(m.states)}"))
+                         f"{_known(m.states, m.initial)}"))
     if not finals:
         out.append(error(pointer("states"), "no-final-state",
                          "no final state: mark at least one state with \"type\": \"final\""))
@@ -242,13 +242,14 @@ def _state_reference_checks(m: WorkflowModel, name: str, st: StateModel,
         if r.name not in states:
             out.append(error(r.ptr, "unknown-state",
                              f"{_REF_WHAT[r.kind]} {r.name!r} is not a state of this workflow"
-                             f"{_known(states)}"))
+                             f"{_known(states, r.name)}"))
     for g, gp in e.guard_refs:
         if g not in guards:
             hint = (f" (defined guards: {', '.join(sorted(guards))})" if guards
                     else " (no guards are defined)")
             out.append(error(gp, "unknown-guard",
-                             f"guard {g!r} is not defined in top-level 'guards'{hint}"))
+                             f"guard {g!r} is not defined in top-level 'guards'"
+                             f"{did_you_mean(g, list(guards))}{hint}"))
     for event, t in (st.on or {}).items():
         tp = pointer("states", name, "on", event)
         if isinstance(t, list):
@@ -277,7 +278,7 @@ def _interrupt_checks(m: WorkflowModel) -> list[Diagnostic]:
         elif it.target not in states:
             out.append(error(ip + pointer("target"), "unknown-state",
                              f"interrupt target {it.target!r} is not a state of this workflow"
-                             f"{_known(states)}"))
+                             f"{_known(states, it.target)}"))
         elif states[it.target].type == "final":
             out.append(warning(ip + pointer("target"), "interrupt-to-final",
                                f"interrupt target {it.target!r} is a final state: a matching "
@@ -369,10 +370,22 @@ def _guard_checks(m: WorkflowModel, edges: dict[str, StateEdges]) -> list[Diagno
     return out
 
 
-def _known(states: dict[str, Any]) -> str:
+def _known(states: dict[str, Any], wrong: str | None = None) -> str:
     names = list(states)
     shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
-    return f" (states: {shown})"
+    return f"{did_you_mean(wrong, names)} (states: {shown})"
+
+
+def did_you_mean(wrong: str | None, names: list[str]) -> str:
+    """` (did you mean 'x'?)` for the closest of `names` to a misspelt name, else ''."""
+    import difflib
+
+    if not isinstance(wrong, str):
+        return ""
+    hint = difflib.get_close_matches(wrong, names, n=1, cutoff=0.7)
+    if not hint:  # a different case is a near miss too (`Done` for `done`)
+        hint = [n for n in names if n.lower() == wrong.lower()][:1]
+    return f" (did you mean {hint[0]!r}?)" if hint else ""
 
 
 def _graph_checks(m: WorkflowModel, edges: dict[str, StateEdges], finals: set[str],

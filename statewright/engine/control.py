@@ -77,8 +77,9 @@ def force_state(compiled: CompiledWorkflow, run: Run, state: str, context: Any =
     events = [Event("forced", actor, {"from": run.state, "to": state, "context": clean,
                                       "previous_status": run.status})]
     if run.pending_approval is not None:
-        events.append(Event("rejected", SYSTEM, {"approval_id": run.pending_approval.approval_id,
-                                                 "reason": "superseded by force-state"}))
+        events.append(Event("approval_dropped", SYSTEM, {
+            "approval_id": run.pending_approval.approval_id,
+            "reason": "superseded by force-state"}))
     events += settled_events(base if run.status in FINISHED else run, new, SYSTEM)
     return Outcome(True, new, tuple(events), stop=tuple(run.waited_children()))
 

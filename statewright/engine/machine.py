@@ -349,7 +349,8 @@ def _enter_handler(compiled: CompiledWorkflow, run: Run, interrupt: Interrupt, n
     events = [Event("interrupted", actor, {"interrupt": interrupt.name, "file": path,
                                            "from": run.state, "to": interrupt.target})]
     if run.pending_approval is not None:
-        events.append(Event("rejected", SYSTEM, {"approval_id": run.pending_approval.approval_id,
-                                                 "reason": "superseded by an interrupt"}))
+        events.append(Event("approval_dropped", SYSTEM, {
+            "approval_id": run.pending_approval.approval_id,
+            "reason": "superseded by an interrupt"}))
     events += settled_events(run, new, SYSTEM)
     return Outcome(True, new, tuple(events))

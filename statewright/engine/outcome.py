@@ -85,6 +85,7 @@ def strip_reserved(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def reject(run: Run, code: str, message: str, actor: str, **data: Any) -> Outcome:
-    """A refusal, with the `rejected` history row that records it."""
-    ev = Event("rejected", actor, {"code": code, "message": message, "state": run.state, **data})
+    """A refusal, with the `refused` history row that records it (a human's decision against
+    a parked transition is `rejected_by_human`: the two are never named alike)."""
+    ev = Event("refused", actor, {"code": code, "message": message, "state": run.state, **data})
     return Outcome(False, run, (ev,), code=code, message=message)

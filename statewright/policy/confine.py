@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 
-from ..lean import TYPE_CHECKING, environ_get
+from ..lean import TYPE_CHECKING, environ_get, lru_cache
 from ..names import run_dir
 from ..sandbox.launcher import wrap
 from ..sandbox.probe import tier
@@ -100,9 +100,28 @@ def needs_sandbox(analysis: ShellAnalysis, state: State, ctx: GateContext | None
     hides the store from it, so no text rule has to guess what the mention reaches."""
     if state.sandbox == "off":
         return False
-    if state.blocked_env or not plain_line(analysis):
+    if state.blocked_env or not plain_line(analysis) or not _path_trusted(
+            ctx.project_root if ctx is not None else None, os.environ.get("PATH", "")):
         return True
     return ctx is not None and markers_of(ctx.store_dir).search(analysis.source)
+
+
+def _path_trusted(root: str | None, path: str) -> bool:
+    """Whether a bare program name resolves outside the project: no `PATH` entry is relative
+    (`.`, empty) or inside the project (an activated project virtual environment): else a
+    program the agent's code put there would answer for `ls` in a line that runs unsandboxed."""
+    return _path_trusted_kept(root, path)
+
+
+@lru_cache(maxsize=16)
+def _path_trusted_kept(root: str | None, path: str) -> bool:
+    inside = os.path.realpath(root).rstrip(os.sep) + os.sep if root else None
+    for d in path.split(os.pathsep):
+        if not os.path.isabs(d):
+            return False
+        if inside and (os.path.realpath(d) + os.sep).startswith(inside):
+            return False
+    return True
 
 
 def binds(analysis: ShellAnalysis, state: State, ctx: GateContext) -> bool:
@@ -149,6 +168,8 @@ def _profile(state: State, project_root: str, store_dir: str, workflow_files: fr
     paths += [os.path.join(root, ".git", "hooks"), os.path.join(root, ".git", "config")]
     paths += [os.path.join(root, d) for d in sorted(HOOK_DIRS)]
     paths += program_paths()
+    paths += host_programs(root)
+    paths += runs_later(root)
     paths.append(run_dir(os.environ))
     paths += read_only_paths(state, root)
     store = real(store_dir)
@@ -161,6 +182,87 @@ def _profile(state: State, project_root: str, store_dir: str, workflow_files: fr
     return Profile(root, kept, (store, pgpass), names,
                    tuple(sorted(state.env_overrides.items())),
                    network=state.network, unix_sockets=state.unix_sockets)
+
+
+#: what makes code run later, outside any sandbox: the user's shell start-up files (Claude
+#: Code's shell snapshot is made from them, and plain lines run in that shell), the user's
+#: configuration of git, npm and ssh, and the user's own program directory
+HOME_STARTUP = ("~/.bashrc", "~/.bash_profile", "~/.bash_login", "~/.bash_logout", "~/.profile",
+                "~/.zshrc", "~/.zshenv", "~/.zprofile", "~/.zlogin", "~/.config/fish",
+                "~/.inputrc", "~/.gitconfig", "~/.config/git", "~/.npmrc", "~/.yarnrc",
+                "~/.yarnrc.yml", "~/.ssh", "~/.local/bin")
+#: system places whose files run in later shells and programs (writable where the agent runs
+#: as root)
+SYSTEM_STARTUP = ("/etc",)
+
+
+def runs_later(root: str) -> list[str]:
+    """Paths outside the project whose contents run later outside any sandbox: the user's and
+    the system's start-up files (`HOME_STARTUP`, `SYSTEM_STARTUP`), every directory on `PATH`
+    (a program put there would answer for a bare name in a later line), and the Python the
+    hook runs on (its standard library and every site directory on `sys.path`: a `.pth` or a
+    `sitecustomize.py` there runs in every later hook)."""
+    import sys
+
+    real = os.path.realpath
+    out = [real(os.path.expanduser(f)) for f in HOME_STARTUP] + list(SYSTEM_STARTUP)
+    out += [real(d) for d in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(d)]
+    out.append(real(os.path.dirname(os.__file__)))
+    out += [real(d) for d in sys.path if os.path.isabs(d) and os.path.isdir(d)]
+    out.append(real(sys.executable))
+    inside = root.rstrip(os.sep) + os.sep
+    return [p for p in out if not (p + os.sep).startswith(inside)]
+
+
+def host_programs(root: str) -> list[str]:
+    """The programs the host's settings run for statewright (`.claude/settings*.json` and
+    `~/.claude/settings.json` hooks, the `statewright` server of `.mcp.json`): each program's
+    file and, when it lives in a virtual environment, that environment (its interpreter and
+    packages decide what runs)."""
+    import json
+    import shutil
+
+    commands: list[str] = []
+    for f in (os.path.join(root, ".claude", "settings.json"),
+              os.path.join(root, ".claude", "settings.local.json"),
+              os.path.expanduser("~/.claude/settings.json")):
+        try:
+            with open(f, encoding="utf-8") as fh:
+                hooks = json.load(fh).get("hooks") or {}
+        except (OSError, ValueError, AttributeError):
+            continue
+        for groups in hooks.values() if isinstance(hooks, dict) else ():
+            for g in groups if isinstance(groups, list) else ():
+                for h in (g.get("hooks") or []) if isinstance(g, dict) else ():
+                    if isinstance(h, dict) and isinstance(h.get("command"), str):
+                        commands.append(h["command"])
+    try:
+        with open(os.path.join(root, ".mcp.json"), encoding="utf-8") as fh:
+            server = (json.load(fh).get("mcpServers") or {}).get("statewright") or {}
+        if isinstance(server.get("command"), str):
+            commands.append(server["command"])
+    except (OSError, ValueError, AttributeError):
+        pass
+    out: list[str] = []
+    for command in commands:
+        for var in ('"$CLAUDE_PROJECT_DIR"', "${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR"):
+            command = command.replace(var, root)
+        words = command.replace('"', " ").replace("'", " ").split()
+        if not words:
+            continue
+        program = words[0] if "/" in words[0] else shutil.which(words[0])
+        if not program:
+            continue
+        full = os.path.realpath(program if os.path.isabs(program) else
+                                os.path.join(root, program))
+        out.append(os.path.abspath(program if os.path.isabs(program) else
+                                   os.path.join(root, program)))
+        out.append(full)
+        env = os.path.dirname(os.path.dirname(os.path.abspath(
+            program if os.path.isabs(program) else os.path.join(root, program))))
+        if os.path.exists(os.path.join(env, "pyvenv.cfg")):
+            out.append(os.path.realpath(env))
+    return out
 
 
 def server_profile(ctx: GateContext, withheld: frozenset[str]) -> Profile:

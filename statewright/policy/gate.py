@@ -221,7 +221,9 @@ def _argument_problems(c: _Call, ctx: GateContext) -> list[str]:
             if not isinstance(v, str):
                 problems.append(f"the `{k}` argument is not text")
                 continue
-            if name == "Glob" or name == "Grep":
+            if name == "Glob" or (name == "Grep" and k == "glob"):
+                # (Grep's `pattern` is what to find in the files, not a path: `state.db` in
+                # a search for mentions of it names no file)
                 paths.append(v)
             why = protect.glob_violation(v, ctx) if name != "Grep" or k == "glob" else None
             if why:
@@ -277,7 +279,7 @@ def _write_scope(c: _Call, state: State, counters: Counters, ctx: GateContext
             rel = relative_to_real(full, root)
             why = write_target_problem(p, full, rel, ctx)
             if i == 0 and rel is not None and rel not in c.files:
-                c.files.append(rel)
+                c.files += [f for f in c.files_named(p, rel, c.cwd) if f not in c.files]
             if why is None and i == 0 and full.endswith(".json"):
                 from .protect.worktree import shadowing_write
 

@@ -299,6 +299,17 @@ class PathResolver:
         full = self._seen[key] = real_path(joined, self.real_root)
         return full
 
+    def files_named(self, p: str, rel: str, cwd: str | None) -> list[str]:
+        """The project files a write of `p` (resolved by the kernel to `rel`) may change, as
+        checks 7-8 count them: `lnk/../x.py` is `d/x.py` for the kernel (`lnk` -> `d/sub`) and
+        `x.py` for a front end that takes `..` before following links (Claude Code's edit
+        tools, Node's `path.resolve`); both are counted, whichever is written."""
+        if ".." not in p:
+            return [rel]
+        lex = os.path.normpath(os.path.join(cwd or self.root, os.path.expanduser(p)))
+        other = relative_to_real(real_path(lex, self.real_root), self.real_root)
+        return [rel] if other is None or other == rel else [rel, other]
+
     def every(self, p: str, cwd: str | None, roots: tuple[str, ...] = (),
               shell: bool = False) -> list[str]:
         """Every resolution of path `p` the executing side may apply (DESIGN section 4

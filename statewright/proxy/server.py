@@ -21,8 +21,6 @@ import weakref
 from typing import Any
 
 import anyio
-import anyio.from_thread
-import anyio.to_thread
 import mcp_types as types
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
@@ -39,6 +37,7 @@ from ..errors import (
 from ..names import HOOK_TOOL
 from ..policy.evidence import exit_code_of_result
 from ..policy.types import ToolCall, ToolResult
+from . import checks as own_checks
 from . import tools as own
 from .capabilities import ProxyServer
 from .config import resolve_session
@@ -203,10 +202,7 @@ class Proxy:
         version (one small SQLite read) and announce changes."""
         while True:
             await anyio.sleep(POLL_INTERVAL)
-            try:  # state timeouts fire here while no call comes (DESIGN section 2)
-                await anyio.to_thread.run_sync(self.rt.fire_due_timeouts)
-            except Exception as exc:
-                log.debug("timeouts could not be fired: %s", exc)
+            await own_checks.fire_timeouts(self.rt)  # (while no call comes)
             try:
                 await self.check_state_change()
             except Exception as exc:
@@ -238,7 +234,7 @@ class Proxy:
                 debug = own.debug_run(run, wf)
                 state = self.rt.enforced_state(run, wf)
                 if state is not None:
-                    allowed = _name_filter(state)
+                    allowed = own.name_filter(state)
         except Exception as exc:
             print(f"statewright: cannot read the run state ({describe(exc)}); listing only "
                   "statewright tools", file=self.errlog, flush=True)
@@ -503,7 +499,7 @@ class Proxy:
                                           branch=args.get("branch"), input=args.get("input"),
                                           actor="agent")
             elif name == "statewright_transition":
-                answer = await self._transition(session, args, progress)
+                answer = await own_checks.transition(rt, session, args, progress)
             elif name == "statewright_pause":
                 answer = rt.pause(session, actor="agent")
             elif name == "statewright_resume":
@@ -520,23 +516,6 @@ class Proxy:
         except Exception as exc:
             return self._error("INTERNAL", f"{name} failed: {describe(exc)}")
         return _json_result(self._with_downstream(dict(answer)))
-
-    async def _transition(self, session: str, args: dict[str, Any],
-                          progress: Any) -> dict[str, Any]:
-        """`statewright_transition`, in a worker thread: the checks statewright runs may take
-        minutes, and the proxy keeps answering meanwhile. Each check's progress goes to
-        `progress(elapsed_s, timeout_s, message)` (MCP progress notifications)."""
-        report = None
-        if progress is not None:
-            def report(check: str, elapsed: float, total: float, line: str) -> None:
-                message = f"check {check}: {elapsed:.0f} s" + (f" | {line}" if line else "")
-                anyio.from_thread.run_sync(progress, round(elapsed, 1), total, message)
-
-        rt = self.rt
-        return await anyio.to_thread.run_sync(
-            lambda: rt.transition(session, args["event"], data=args.get("data"),
-                                  expected_version=args.get("expected_version"), actor="agent",
-                                  progress=report))
 
     def _with_downstream(self, answer: dict[str, Any]) -> dict[str, Any]:
         if self.downstream.servers:
@@ -619,11 +598,3 @@ class Proxy:
             if watcher is not None:
                 watcher.stop()
 
-
-def _name_filter(state: Any) -> Any:
-    """A predicate over workflow tool names (`mcp__server__tool`) answering "does this state's
-    `allowed_tools`/`disallowed_tools` let this name through?" -- the policy's own matcher."""
-    from ..policy.tools import normalize_tool_name, tool_allowed
-
-    allowed, disallowed = state.allowed_tools, state.disallowed_tools
-    return lambda name: tool_allowed(normalize_tool_name(name), allowed, disallowed)

@@ -46,6 +46,7 @@ def state_answer(tx: Tx, chain: list[tuple[Run, CompiledWorkflow]],
             "max_files_per_state": st.max_files_per_state if st else None,
             "bytes": run.bytes_read,
             "context_budget_bytes": st.context_budget_bytes if st else None,
+            "max_edit_lines": st.max_edit_lines if st else None,  # (per edit: no counter)
         },
         "transitions": transitions,
         "context": run.context,
@@ -132,3 +133,15 @@ def definition_status(tx: Tx, run_id: str) -> dict[str, Any] | None:
                             "keeps the definition it started with; new runs use the file as it "
                             "is now")
     return status
+
+
+def runs_on_older_file(tx: Tx, workflow: str) -> list[str]:
+    """Running or paused runs of `workflow` whose workflow file changed since they started
+    (each keeps the definition it started with: `show` prints the file, not their rules)."""
+    out = []
+    for r in tx.list_runs(None):
+        if r.workflow == workflow and r.status in (RUNNING, PAUSED):
+            status = tx.definition_status(r.run_id)
+            if status is not None and status["changed_since_start"]:
+                out.append(r.run_id)
+    return out

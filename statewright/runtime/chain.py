@@ -12,10 +12,12 @@ On the hook's path: stdlib, the store and `engine.run` only.
 from __future__ import annotations
 
 from ..engine.run import PAUSED, RUNNING, Run
-from ..errors import NO_ACTIVE_RUN, StatewrightError
+from ..errors import NO_ACTIVE_RUN, NO_PENDING_APPROVAL, RUN_ACTIVE, StatewrightError
 from ..lean import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
     from ..definition.compiled import CompiledWorkflow
     from ..store import Tx
 
@@ -92,3 +94,30 @@ def top_of(tx: Tx, run: Run) -> Run:
             break
         cur = p
     return cur
+
+
+def run_in_the_way(session: str, top: Run, state: dict[str, Any]) -> StatewrightError:
+    """Why a run cannot start for `session`, naming the run in the way and the exact commands
+    that get past it. A session without a run of its own obeys the default session's run, and
+    cannot start its own while that one runs (else a second workflow would lift its rules)."""
+    opt = "" if top.session == DEFAULT_SESSION else f" --session {top.session}"
+    what = f"run {top.run_id} of workflow '{top.workflow}' (state '{top.state}')"
+    if top.session == session:
+        head = f"session '{session}' already has running {what}"
+        other = (", or start the new run for another session: `statewright start NAME "
+                 "--session OTHER`" if session != DEFAULT_SESSION else "")
+    else:
+        head = (f"session '{session}' has no run of its own and obeys the '{top.session}' "
+                f"session's running {what}")
+        other = ""
+    return StatewrightError(RUN_ACTIVE, f"{head}; to start another, close it for good with "
+                            f"`statewright end{opt}` or set it aside with `statewright "
+                            f"pause{opt}` (resume it later){other}", state=state)
+
+
+def no_runs_yet(code: str, session: str, root: str) -> StatewrightError:
+    """The refusal of a command that needs a run, in a project without a store."""
+    what = ("no transition is waiting for approval" if code == NO_PENDING_APPROVAL
+            else f"no active run for session '{session}'")
+    return StatewrightError(code, f"{what}: no runs yet in this project ({root}); start one "
+                            "with `statewright start NAME` or statewright_load_workflow")

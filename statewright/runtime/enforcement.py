@@ -15,7 +15,8 @@ agent must read (`[STATEWRIGHT INTERRUPT] ...`, budget warnings).
 
 `failure_decision` is THE place `fail_open` is honoured: whatever raised while deciding (the
 gate, the store, the runtime, the hook around them), the answer is a refusal with the cause,
-or an allow when the project config sets `"fail_open": true`.
+or an allow when the project config sets `"fail_open": true` -- except for a call whose input
+could not be read (`input_failure`: the caller can make that happen at will).
 
 Stdlib + our pure layers only: this module is on the hook's start-up path.
 """
@@ -24,19 +25,17 @@ from __future__ import annotations
 
 import os
 
-from ..engine.run import AGENT, RUNNING, SYSTEM
+from ..engine.run import AGENT, RUNNING
 from ..errors import UNKNOWN_STATE, StatewrightError
 from ..lean import TYPE_CHECKING
 from ..policy.types import Counters, Decision, GateContext
-from ..store.db import EventRow
-from ..store.tables import to_json
 from . import marker
 from .chain import effective_in
 from .interrupted import handler_narrows
 from .messages import agent_events, briefing, budget_warnings, has_budget, interrupt_message
 from .messages import stop_text as _stop_text
 from .messages import timed_out as _timed_out
-from .watch import not_a_real_run
+from .observe import _ROWS, _keep, observed
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable, Set
@@ -86,6 +85,11 @@ def failure_decision(rt: Runtime | None, exc: BaseException) -> Decision:
         fail_open = rt is not None and rt.config.fail_open is True
     except BaseException:
         fail_open = False
+    if fail_open and input_failure(exc):
+        return Decision.deny(
+            f"statewright could not read this call ({cause}), so it is refused: a call whose "
+            "input cannot be read is refused even with fail_open (the caller chose it).",
+            rule="fail_closed")
     if fail_open:
         return Decision.allow(rule="fail_open", counts_iteration=False,
                               reason=f"statewright could not decide ({cause}); allowed because "
@@ -94,6 +98,15 @@ def failure_decision(rt: Runtime | None, exc: BaseException) -> Decision:
         f"statewright could not decide this call ({cause}), so it is refused: statewright fails "
         "closed. A human can inspect the project with `statewright status`.",
         rule="fail_closed")
+
+
+def input_failure(exc: BaseException) -> bool:
+    """A failure the call's own input can cause at will: nesting deeper than a parser or a
+    walk can follow (RecursionError), text that is not JSON or not UTF-8. `fail_open` is for
+    statewright failing, never for an input an agent shaped to fail: those are refused."""
+    import json
+
+    return isinstance(exc, (RecursionError, json.JSONDecodeError, UnicodeError))
 
 
 def describe_exception(exc: BaseException) -> str:
@@ -292,19 +305,6 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall) -> Decision:
         return d
 
 
-#: the history rows of allowed calls that edit nothing, and of commands' exit statuses, as
-#: JSON once (`_allowed_row`, `_observed`): a process deciding call after call writes the same
-#: few over and over
-_ROWS: dict[tuple[Any, ...], EventRow] = {}
-
-
-def _keep(key: tuple[Any, ...], actor: str, kind: str, data: dict[str, Any]) -> EventRow:
-    if len(_ROWS) >= 512:
-        _ROWS.clear()
-    row = _ROWS[key] = EventRow((actor, kind, to_json(data)))
-    return row
-
-
 def _allowed_row(tool: object, source: object) -> Any:
     """The `tool_allowed` history row of a call that edits no file."""
     if type(tool) is not str or type(source) is not str:
@@ -401,7 +401,7 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
                 return RecordOutcome(messages=messages)
             run, wf = eff
             state = enforced_state(run, wf) or state
-        current = tx.save_with_events(run, *_observed(run, state, result, line, nbytes, files,
+        current = tx.save_with_events(run, *observed(run, state, result, line, nbytes, files,
                                                       now, rt.root_dir), now)
         if files and wf.interrupts:
             fire_for_files(rt, tx, session, wf, files, now, interrupts, messages)
@@ -481,56 +481,6 @@ def fire_for_files(rt: Runtime, tx: Any, session: str, wf: CompiledWorkflow, fil
                 "return_to": it.get("return_to")}
         interrupts.append(info)
         messages.append(interrupt_message(info, answer))
-
-
-def _observed(run: Run, state: State, result: ToolResult, line: str | None, nbytes: int,
-              files: list[str], now: float, root: str = "") -> tuple[Run, tuple[Any, ...]]:
-    """The run with this result accounted (bytes, evidence), and the history row that records a
-    command's exit status (when the line credits an `allowed_commands` entry)."""
-    evidence = _evidence()
-    entries = _credited(evidence, line, state.allowed_commands) if (
-        line is not None and state.allowed_commands) else ()
-    if entries and line is not None and not result.is_error and result.exit_code == 0 and \
-            not_a_real_run(evidence, run, line, files, root):
-        entries = ()  # a pass of a part of the suite, or under changed config: no evidence
-    ctx = evidence.observe(run.context, tool=result.tool_name, is_error=result.is_error,
-                  exit_code=result.exit_code, entries=entries, files=files, at=now)
-    new = run.with_(bytes_read=run.bytes_read + nbytes, context=ctx)
-    if entries and (result.is_error or result.exit_code is not None):
-        tool, code = result.tool_name, result.exit_code
-        ok = not result.is_error and code == 0
-        if type(tool) is str and (code is None or type(code) is int):  # (True == 1: no key)
-            key = ("observed", tool, entries, ok, code)
-            row = _ROWS.get(key) or _keep(key, SYSTEM, "observed", {
-                "tool": tool, "commands": list(entries), "ok": ok, "exit_code": code})
-            return new, (row,)
-        return new, ({"kind": "observed", "actor": SYSTEM, "data": {
-            "tool": tool, "commands": list(entries), "ok": ok, "exit_code": code}},)
-    return new, ()
-
-
-_EVIDENCE: list[Any] = []  # policy.evidence, once imported (recording loads it, deciding not)
-_CREDITED: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}  # see `_credited`
-
-
-def _evidence() -> Any:
-    if not _EVIDENCE:
-        from ..policy import evidence
-
-        _EVIDENCE.append(evidence)
-    return _EVIDENCE[0]
-
-
-def _credited(evidence: Any, line: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
-    """`evidence.credited_entries`, remembered: a pure function of the line and the entries,
-    which an agent repeats (the same test command, run after run)."""
-    key = (line, allowed)
-    hit = _CREDITED.get(key)
-    if hit is None:
-        if len(_CREDITED) >= 512:
-            _CREDITED.clear()
-        hit = _CREDITED[key] = evidence.credited_entries(line, allowed)
-    return hit
 
 
 def shell_line(rt: Runtime, tool_name: str, tool_input: Any) -> str | None:

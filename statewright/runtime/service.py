@@ -13,7 +13,7 @@ import os
 import time
 
 from .. import engine
-from ..config import Config, load_config, project_root_dir
+from ..config import Config, load_config, project_root_dir, refuse_venv_store
 from ..engine.run import AGENT, FINISHED, HUMAN, PAUSED, RUNNING, Run
 from ..errors import (
     INVALID_ARGUMENTS,
@@ -27,6 +27,7 @@ from ..errors import (
 from ..lean import TYPE_CHECKING
 from ..names import STORE_FILE
 from ..store import Store, Tx, open_store
+from . import chain as chains
 from .answer import answer_for_run, definition_status, ended_answer, state_answer
 from .chain import DEFAULT_SESSION, active_chain, chain_of, effective_in, session_top, top_of
 from .persist import apply_outcome, start_run
@@ -117,6 +118,7 @@ class Runtime:
     @property
     def store(self) -> Store:
         if self._store is None:  # the project's SQLite file, or a team's shared store
+            refuse_venv_store(self.store_dir, self.store_file)
             self._store = open_store(self)
         return self._store
 
@@ -179,6 +181,11 @@ class Runtime:
             self.close()  # (the next use opens the file that is there now)
         return here is not None
 
+    def require_store(self, session: str, code: str = NO_ACTIVE_RUN) -> None:
+        """No store, no runs: refuse before opening one (a failed command creates nothing)."""
+        if not self.has_store():
+            raise chains.no_runs_yet(code, session, self.root_dir)
+
     def protected_files(self) -> set[str]:
         """Workflow source files of the runs in use (running or paused, any session)."""
         if not self.has_store():
@@ -214,11 +221,7 @@ class Runtime:
     def _refuse_if_running(self, tx: Tx, session: str) -> None:
         top = session_top(tx, session)
         if top is not None and top.status == RUNNING:
-            raise StatewrightError(
-                INVALID_ARGUMENTS,
-                f"session '{top.session}' already has running run {top.run_id} of workflow "
-                f"'{top.workflow}' (state '{top.state}'); finish it or pause it before starting "
-                "another", state=answer_for_run(tx, top))
+            raise chains.run_in_the_way(session, top, answer_for_run(tx, top))
 
     def start(self, name: str, session: str | None = None, input: Any = None,
               actor: str = HUMAN) -> dict[str, Any]:
@@ -280,6 +283,7 @@ class Runtime:
                 raise StatewrightError(NO_ACTIVE_RUN, "no runs yet in this project")
             with self.store.read() as tx:
                 return forks.fork_overview(tx, session)
+        self.require_store(session)
         with self.store.transaction() as tx:
             answer, error = forks.bind(tx, session, branch, self.clock(), actor, workflow)
         if error is not None:
@@ -324,6 +328,7 @@ class Runtime:
     def _on_top_run(self, session: str,
                     op: Callable[[CompiledWorkflow, Run, float, Chain], engine.Outcome],
                     ) -> dict[str, Any]:
+        self.require_store(session)
         now = self.clock()
         with self.store.transaction() as tx:
             top, chain = active_chain(tx, session)
@@ -345,6 +350,8 @@ class Runtime:
         """Resume the newest paused run of workflow `name` (else start it fresh); without a
         name, the session's own paused run (NO_ACTIVE_RUN when it has none)."""
         session = self.resolve_session(session)
+        if name is None:
+            self.require_store(session)
         now = self.clock()
         with self.store.transaction() as tx:
             self._refuse_if_running(tx, session)
@@ -367,6 +374,7 @@ class Runtime:
     def force_state(self, session: str | None, state: str, context: Any = None,
                     actor: str = HUMAN) -> dict[str, Any]:
         session = self.resolve_session(session)
+        self.require_store(session)
         now = self.clock()
         with self.store.transaction() as tx:
             top = session_top(tx, session)
@@ -383,30 +391,6 @@ class Runtime:
         return answer
 
     # -- approvals --------------------------------------------------------------------------
-    def _approval_target(self, tx: Tx, session: str, approval_id: str | None) -> Run:
-        if approval_id:
-            a = tx.approval(approval_id)
-            if a is None:
-                raise StatewrightError(NO_PENDING_APPROVAL, f"no approval request {approval_id}; "
-                                       "`statewright status` shows the pending one")
-            if a["status"] != "pending":
-                raise StatewrightError(NO_PENDING_APPROVAL,
-                                       f"approval {approval_id} is already {a['status']}")
-            return tx.require_run(a["run_id"])
-        top = session_top(tx, session)
-        if top is not None:
-            for r, _ in reversed(chain_of(tx, top)):
-                if r.pending_approval is not None:
-                    return r
-        pending = tx.pending_approvals()
-        if len(pending) == 1:
-            return tx.require_run(pending[0]["run_id"])
-        if not pending:
-            raise StatewrightError(NO_PENDING_APPROVAL, "no transition is waiting for approval")
-        ids = ", ".join(p["approval_id"] for p in pending)
-        raise StatewrightError(NO_PENDING_APPROVAL, f"several approvals are pending ({ids}); "
-                               "name the one you mean")
-
     def _decide_where(self, message: str, run_id: str) -> str:
         """A parked transition's message, saying where a human decides it."""
         url = self.page_url()
@@ -422,9 +406,12 @@ class Runtime:
         from . import people  # (`approver`: who decides, by their token)
 
         session = self.resolve_session(session)
+        self.require_store(session, NO_PENDING_APPROVAL)
+        from .approvals import approval_target  # (a human's command: off the hook's path)
+
         now = self.clock()
         with self.store.transaction() as tx:
-            run = self._approval_target(tx, session, approval_id)
+            run = approval_target(tx, session, approval_id)
             out = op(tx.definition_of(run.run_id), run, now)
             if not out.accepted:
                 raise out.error()
@@ -519,6 +506,15 @@ class Runtime:
         from .views import history
 
         return history(self, run_id, self.resolve_session(session))
+
+    def runs_on_older_file(self, workflow: str) -> list[str]:
+        """Running or paused runs of `workflow` whose file changed since they started."""
+        if not self.has_store():
+            return []
+        from .answer import runs_on_older_file
+
+        with self.store.read() as tx:
+            return runs_on_older_file(tx, workflow)
 
     # -- the web page (statewright ui; runtime/views.py, runtime/page.py) --------------------
     def page_url(self) -> str | None:

@@ -49,6 +49,20 @@ def names_text(values: Any, unrestricted: str, empty: str) -> str:
     return _joined(values)
 
 
+def commands_text(answer: dict[str, Any], unrestricted: str) -> str:
+    """`allowed_commands` for people: no list means any command only where a shell tool is
+    allowed at all (a state whose tools leave out Bash runs no command, whatever the list)."""
+    cmds = answer.get("allowed_commands")
+    if cmds is None:
+        tools = answer.get("allowed_tools")
+        if tools is not None:
+            from ..wildcards import name_matches
+
+            if not any(name_matches(t, "Bash") for t in tools):
+                return "(none: Bash is not an allowed tool here)"
+    return names_text(cmds, unrestricted, "(none)")
+
+
 # -- for the agent -------------------------------------------------------------------------------
 
 def briefing(answer: dict[str, Any]) -> str:
@@ -75,6 +89,8 @@ def briefing(answer: dict[str, Any]) -> str:
     for used, limit, _label, sentence in BUDGETS:
         if counters.get(limit):
             lines.append(f"{sentence}: {_used(counters, used)} of {counters[limit]}.")
+    if counters.get("max_edit_lines"):
+        lines.append(f"Each edit may change at most {counters['max_edit_lines']} lines.")
     lines.append(_agent_transitions(answer.get("transitions") or []))
     if answer.get("pending_approval"):
         lines.append("A transition is waiting for human approval; further transitions are "
@@ -131,13 +147,19 @@ def panel(answer: dict[str, Any]) -> list[Segment]:
     if answer.get("instructions"):
         row("instructions", str(answer["instructions"]))
     row("allowed tools", names_text(answer.get("allowed_tools"), "any (no restriction)", "(none)"))
-    row("allowed commands",
-        names_text(answer.get("allowed_commands"), "any (no restriction)", "(none)"))
+    row("allowed commands", commands_text(answer, "any (no restriction)"))
     if answer.get("blocked_env"):
         row("blocked env", _joined(answer["blocked_env"]))
     counters = answer.get("counters") or {}
     row("counters", ", ".join(people_budget(counters, used, limit, label)
                               for used, limit, label, _sentence in BUDGETS))
+    if counters.get("max_edit_lines"):
+        row("max edit lines", f"{counters['max_edit_lines']} per edit")
+    definition = answer.get("definition") or {}
+    if definition.get("changed_since_start"):
+        row("workflow file", f"{definition.get('source_path')} changed since this run started: "
+            "the run obeys the rules above (the definition it started with); new runs use "
+            "the file as it is now", "bold yellow")
     for label, value, style in _people_extras(answer):
         row(label, value, style)
     out.extend(_people_transitions(answer.get("transitions") or []))
@@ -166,7 +188,11 @@ def _people_extras(answer: dict[str, Any]) -> list[tuple[str, str, str]]:
         pa = answer["pending_approval"]
         rows.append(("pending approval",
                      f"{pa.get('approval_id')}: {pa.get('event')} -> {pa.get('target')} — "
-                     f"{pa.get('message')}  (statewright approve / reject)", "bold yellow"))
+                     f"{pa.get('message')}  (statewright approve {pa.get('approval_id')} / "
+                     f"reject {pa.get('approval_id')})", "bold yellow"))
+        if pa.get("data"):  # what the agent sent with the event, for the human who decides
+            data = dumps(pa["data"], default=str, ensure_ascii=False)
+            rows.append(("approval data", data[:300], ""))
     if answer.get("timeout"):
         rows.append(("timeout", timeout_text(answer["timeout"]), "yellow"))
     if answer.get("advice"):

@@ -37,6 +37,7 @@ def transition(rt: Runtime, session: str, event: str, data: Any, expected_versio
     if expected_version is not None and (isinstance(expected_version, bool)
                                          or not isinstance(expected_version, int)):
         raise StatewrightError(INVALID_ARGUMENTS, "expected_version must be an integer")
+    rt.require_store(session)
     ran: Ran | None = None
     while True:
         now = rt.clock()

@@ -41,6 +41,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 STATIC_FILES = {"ui.js": "text/javascript; charset=utf-8", "ui.css": "text/css; charset=utf-8"}
+#: the page's icon (browsers ask for /favicon.ico whatever the page says): a state graph's node
+FAVICON = (b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><circle cx="8" cy="8" '
+           b'r="6" fill="none" stroke="#2563eb" stroke-width="3"/></svg>')
 WAIT_SECONDS = 20.0  # a long poll answers at the latest after this long
 POLL_SECONDS = 0.2  # how often a long poll looks at the store
 MAX_BODY = 16_384
@@ -86,12 +89,15 @@ class _Routes:
             return _error(404, "NOT_FOUND", "no such file")
         return Response((STATIC_DIR / name).read_bytes(), media_type=STATIC_FILES[name])
 
+    async def favicon(self, request: Request) -> Response:
+        return Response(FAVICON, media_type="image/svg+xml")
+
     async def sign_in(self, request: Request) -> Response:
         body = await _json_body(request)
         key = self.secrets.sign_in(body.get("token") if isinstance(body, dict) else None)
         if key is None:
             return _error(401, "SIGN_IN", "this sign-in link is not valid or was already "
-                          "used; restart `statewright ui` for a new one")
+                          "used; press Enter in the terminal of `statewright ui` for a new one")
         return JSONResponse({"key": key})
 
     async def runs(self, request: Request) -> Response:
@@ -150,7 +156,7 @@ def build_app(rt: Runtime, secrets: Secrets, port: int,
     r = _Routes(rt, secrets, approver)
     app = Starlette(routes=[
         Route("/", r.page), Route("/runs/{run_id}", r.page),
-        Route("/static/{name}", r.static),
+        Route("/static/{name}", r.static), Route("/favicon.ico", r.favicon),
         Route("/api/session", r.sign_in, methods=["POST"]),
         Route("/api/runs", r.keyed(r.runs)), Route("/api/runs/{run_id}", r.keyed(r.run)),
         Route("/api/wait", r.keyed(r.wait)),

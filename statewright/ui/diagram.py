@@ -273,9 +273,12 @@ def render_svg(wf: CompiledWorkflow, current: str | None = None,
     for e in lay.edges:
         outs[e.source] = outs.get(e.source, 0) + 1
         ins[e.target] = ins.get(e.target, 0) + 1
+    placed: list[tuple[float, float, float, float]] = [
+        (n.x - n.width / 2, n.y - NODE_H / 2, n.x + n.width / 2, n.y + NODE_H / 2)
+        for n in lay.nodes.values() if not n.dummy]
     for e in lay.edges:
         fan = outs[e.source] - ins[e.target]
-        out.append(_edge_svg(lay, e, fan, current, passing))
+        out.append(_edge_svg(lay, e, fan, current, passing, placed))
     for n in lay.nodes.values():
         if not n.dummy:
             out.append(_node_svg(wf, n, current))
@@ -284,18 +287,61 @@ def render_svg(wf: CompiledWorkflow, current: str | None = None,
 
 
 def _edge_svg(lay: Layout, e: _Edge, fan: int, current: str | None,
-              passing: dict[str, bool]) -> str:
+              passing: dict[str, bool], placed: list[tuple[float, float, float, float]]) -> str:
     d, lx, ly = _edge_path(lay, e, fan)
     cls = ["edge"]
     if e.dashed:
         cls.append("dashed")
     if e.source == current:
         cls.append("pass" if any(passing.get(ev) for ev in e.events) else "blocked")
-    text = ", ".join(dict.fromkeys(e.events))
+    lines = _label_lines(e)
+    ly = _free_spot(lx, ly, lines, placed)
+    spans = "".join(
+        f'<tspan x="{lx:.1f}" dy="{0 if i == 0 else LINE_H}"'
+        + (' class="guard"' if i else "") + f">{escape(line)}</tspan>"
+        for i, line in enumerate(lines))
     return (f'<g class="{" ".join(cls)}"><title>{escape(" | ".join(e.labels))}</title>'
             f'<path d="{d}" marker-end="url(#arrow)"/>'
-            f'<text x="{lx:.1f}" y="{ly:.1f}" text-anchor="middle">{escape(_short(text))}</text>'
+            f'<text x="{lx:.1f}" y="{ly:.1f}" text-anchor="middle">{spans}</text>'
             "</g>")
+
+
+LINE_H = 12  # px between the lines of an edge label
+LABEL_CHAR_W = 6.3  # px per character of the 11 px label font
+
+
+def _label_lines(e: _Edge) -> list[str]:
+    """An edge's label: its events on the first line, then what each needs (guards, an
+    approval, the default branch) on lines of their own (whole in the tooltip)."""
+    lines = [_short(", ".join(dict.fromkeys(e.events)))]
+    for label in dict.fromkeys(e.labels):
+        _event, _sp, rest = label.partition(" ")
+        if rest:
+            lines.append(_short(rest))
+    return lines[:4]
+
+
+def _free_spot(x: float, y: float, lines: list[str],
+               placed: list[tuple[float, float, float, float]]) -> float:
+    """A baseline near `y` where the label's box overlaps no node or label drawn before it
+    (tried below and above in turn), and the box, recorded in `placed`."""
+    w = max(len(line) for line in lines) * LABEL_CHAR_W + 4
+    h = LINE_H * len(lines)
+
+    def box(base: float) -> tuple[float, float, float, float]:
+        return (x - w / 2, base - LINE_H + 2, x + w / 2, base - LINE_H + 2 + h)
+
+    def clear(b: tuple[float, float, float, float]) -> bool:
+        return all(b[2] <= o[0] or o[2] <= b[0] or b[3] <= o[1] or o[3] <= b[1]
+                   for o in placed)
+
+    for step in range(60):
+        base = y + (step + 1) // 2 * 4 * (1 if step % 2 else -1)
+        if clear(box(base)):
+            placed.append(box(base))
+            return base
+    placed.append(box(y))
+    return y
 
 
 def _node_svg(wf: CompiledWorkflow, n: _Node, current: str | None) -> str:

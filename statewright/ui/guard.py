@@ -51,6 +51,11 @@ class Secrets:
         self.login_token: str | None = secrets.token_urlsafe(TOKEN_BYTES)
         self._keys: list[str] = []
 
+    def new_login(self) -> str:
+        """A fresh one-time sign-in token (the unspent one, if any, stops working)."""
+        self.login_token = secrets.token_urlsafe(TOKEN_BYTES)
+        return self.login_token
+
     def sign_in(self, token: object) -> str | None:
         """A new session key for the sign-in token, once; None for anything else."""
         expected = self.login_token

@@ -16,7 +16,8 @@ from html import escape
 from typing import Any
 from urllib.parse import quote
 
-from ..runtime.state_text import BUDGETS, names_text, people_budget, timeout_text
+from ..runtime.state_text import BUDGETS, commands_text, names_text, people_budget, timeout_text
+from ..visible import visible
 from .diagram import render_svg
 
 RUNS_PER_PAGE = 100
@@ -25,7 +26,9 @@ DATA_SHOWN = 240  # characters of an event's data shown in the history table
 
 
 def _e(value: Any) -> str:
-    return escape("" if value is None else str(value), quote=True)
+    """Text for the page: invisible characters written visibly (`statewright.visible`: an
+    agent's bidi override cannot make one approval read as another), then HTML-escaped."""
+    return escape(visible("" if value is None else str(value)), quote=True)
 
 
 def _time(t: Any) -> str:
@@ -42,6 +45,26 @@ def _json(value: Any, limit: int | None = None) -> str:
     return _e(text)
 
 
+def _data_html(data: Any) -> str:
+    """An event's data for people: one field a line, times as dates (`at`, `requested_at`:
+    Unix seconds in the store), text as text, anything else as short JSON."""
+    if not isinstance(data, dict):
+        return f"<code>{_json(data, DATA_SHOWN)}</code>"
+    rows = []
+    for k, v in data.items():
+        if v in (None, "", [], {}):
+            continue
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and (
+                k == "at" or k.endswith("_at")):
+            shown = _e(_time(v))
+        elif isinstance(v, str):
+            shown = _e(v if len(v) <= DATA_SHOWN else v[:DATA_SHOWN - 1] + "…")
+        else:
+            shown = f"<code>{_json(v, DATA_SHOWN)}</code>"
+        rows.append(f"<dt>{_e(k)}</dt><dd>{shown}</dd>")
+    return f'<dl class="data">{"".join(rows)}</dl>' if rows else ""
+
+
 def _run_link(run_id: str, text: str | None = None) -> str:
     return f'<a href="/runs/{quote(run_id, safe="")}">{_e(text or run_id)}</a>'
 
@@ -54,7 +77,7 @@ def shell(title: str) -> str:
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{_e(title)}</title><link rel="icon" href="data:,">
+<title>{_e(title)}</title><link rel="icon" href="/favicon.ico" type="image/svg+xml">
 <link rel="stylesheet" href="/static/ui.css">
 <script src="/static/ui.js" defer></script></head>
 <body><header><a class="brand" href="/">statewright</a><span id="live" class="live">…</span>
@@ -63,8 +86,8 @@ def shell(title: str) -> str:
 <main id="main"><p class="muted">Loading…</p></main>
 <template id="signin"><section class="card signin"><h2>Sign in</h2>
 <p>This page shows runs only to the person who started it. Open the link that
-<code>statewright ui</code> printed in its terminal (it works once; restart
-<code>statewright ui</code> for a new one).</p></section></template>
+<code>statewright ui</code> printed in its terminal. It works once: for a new one (another
+tab, another browser), press Enter in that terminal.</p></section></template>
 </body></html>"""
 
 
@@ -200,7 +223,7 @@ def _rules_html(a: dict[str, Any]) -> str:
     rows = [("counters", ", ".join(people_budget(counters, used, limit, label)
                                    for used, limit, label, _s in BUDGETS)),
             ("allowed tools", names_text(a.get("allowed_tools"), "any", "(none)")),
-            ("allowed commands", names_text(a.get("allowed_commands"), "any", "(none)"))]
+            ("allowed commands", commands_text(a, "any"))]
     if a.get("blocked_env"):
         rows.append(("blocked env", ", ".join(a["blocked_env"])))
     if a.get("interrupt"):
@@ -221,7 +244,7 @@ def _history_data(h: dict[str, Any]) -> str:
     """A history row's data: a check's outcome in words with its output's tail, else JSON."""
     d = h.get("data") or {}
     if h.get("kind") != "check" or not isinstance(d, dict):
-        return f"<code>{_json(d, DATA_SHOWN)}</code>"
+        return _data_html(d)
     ok = d.get("ok") is True
     how = "passed" if ok else (d.get("error") or f"failed (exit status {d.get('exit_code')})")
     s = d.get("summary")

@@ -47,8 +47,9 @@ def serve(rt: Runtime, port: int, approver: str | None = None) -> None:
         sys.stdout.write(
             f"statewright ui for {rt.root_dir}\n"
             f"  open (works once, only in your browser): {base}/#login={secrets.login_token}\n"
-            f"  the page: {base}   (stop with Ctrl-C)\n")
+            f"  the page: {base}   (stop with Ctrl-C; Enter prints a new sign-in link)\n")
         sys.stdout.flush()
+        _new_links_on_enter(secrets, base)
         config = uvicorn.Config(build_app(rt, secrets, port, approver), log_level="warning",
                                 access_log=False, lifespan="off", timeout_graceful_shutdown=2,
                                 server_header=False)
@@ -59,6 +60,28 @@ def serve(rt: Runtime, port: int, approver: str | None = None) -> None:
     finally:
         remove_address(store_dir)
         sock.close()
+
+
+def _new_links_on_enter(secrets: Secrets, base: str) -> None:
+    """Each line typed on this terminal prints a new one-time sign-in link (a second tab, a
+    browser restarted): only whoever holds the terminal of `statewright ui` can ask, as only
+    they saw the first link. Nothing when stdin is not readable (started detached)."""
+    import threading
+
+    stdin = sys.stdin
+    if stdin is None or stdin.closed:
+        return
+
+    def read() -> None:
+        try:
+            for _line in stdin:
+                sys.stdout.write(f"  new sign-in link (works once): {base}/#login="
+                                 f"{secrets.new_login()}\n")
+                sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+
+    threading.Thread(target=read, name="statewright-ui-links", daemon=True).start()
 
 
 def _exit_on_signal(signum: int, frame: object) -> None:

@@ -75,7 +75,7 @@ def test_start_status_transition_pause_resume_force_runs_history(project):
     runs = sw(project, "runs").stdout
     assert a["run_id"] in runs and "tdd-feature" in runs
     hist = sw(project, "history").stdout
-    for kind in ("started", "transitioned", "rejected", "paused", "resumed", "forced"):
+    for kind in ("started", "transitioned", "refused", "paused", "resumed", "forced"):
         assert kind in hist
     assert json.loads(sw(project, "runs", "--json").stdout)[0]["run_id"] == a["run_id"]
 
@@ -83,7 +83,7 @@ def test_start_status_transition_pause_resume_force_runs_history(project):
 def test_reject_with_reason(project):
     sw(project, "start", "demo-proxy")
     sw(project, "transition", "PLAN_READY")
-    sw(project, "transition", "DONE")
+    assert sw(project, "transition", "DONE", check=False).returncode == 3  # parked
     out = json.loads(sw(project, "reject", "--reason", "tests missing", "--json").stdout)
     assert out["pending_approval"] is None and out["state"] == "implement"
     hist = json.loads(sw(project, "history", "--json").stdout)
@@ -99,7 +99,7 @@ def test_errors_are_one_line(project):
     one_line_error(sw(project, "start", "tdd-feature", "--input", "[1]", check=False),
                    "INVALID_ARGUMENTS")
     sw(project, "start", "tdd-feature")
-    one_line_error(sw(project, "start", "tdd-feature", check=False), "INVALID_ARGUMENTS")
+    one_line_error(sw(project, "start", "tdd-feature", check=False), "RUN_ACTIVE")
     one_line_error(sw(project, "history", "run_000000000000", check=False), "UNKNOWN_RUN")
 
 
@@ -150,7 +150,7 @@ def test_end_closes_the_run_for_good_and_only_a_human_may(project):
     assert ended["status"] == "ended"
     history = json.loads(sw(project, "history", "--json").stdout)
     kinds = [(e["kind"], e["actor"]) for e in history]
-    assert ("rejected", "agent") in kinds and ("ended", "human") in kinds
+    assert ("refused", "agent") in kinds and ("ended", "human") in kinds
     assert any(e["kind"] == "ended" and e["data"]["reason"] == "abandoned" for e in history)
     one_line_error(sw(project, "end", check=False), "NO_ACTIVE_RUN")  # nothing left to end
     # for good: not even a human's force-state revives it (recovery is a new run)

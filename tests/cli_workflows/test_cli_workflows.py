@@ -73,12 +73,12 @@ def test_validate_missing_file_and_empty_dir(tmp_path: Path) -> None:
     empty.mkdir()
     p = run("validate", str(tmp_path / "nope.json"), str(empty), "--project", str(tmp_path))
     no_traceback(p)
-    assert p.returncode == 1
+    assert p.returncode == 2  # a PATH that is not there is a usage error
     lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 2
+    assert len(lines) == 2 and all(ln.startswith("error[INVALID_ARGUMENTS]: ") for ln in lines)
     assert "no such file or directory" in lines[0] and "no workflow files" in lines[1]
     pj = run("validate", str(tmp_path / "nope.json"), "--json", "--project", str(tmp_path))
-    assert pj.returncode == 1 and json.loads(pj.stdout)["problems"][0]["path"].endswith("nope.json")
+    assert pj.returncode == 2 and json.loads(pj.stdout)["problems"][0]["path"].endswith("nope.json")
 
 
 def test_validate_usage_errors_exit_2(tmp_path: Path) -> None:

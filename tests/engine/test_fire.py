@@ -66,7 +66,7 @@ def test_reserved_keys_are_stripped_and_data_must_be_an_object():
     assert out.run.context == {"test_result": None, "ok": 2}
     bad = fire(c, run, "TESTS_GREEN", ["not", "an", "object"], now=2)
     assert not bad.accepted and bad.code == errors.INVALID_ARGUMENTS
-    assert bad.run is run and kinds(bad) == ["rejected"]
+    assert bad.run is run and kinds(bad) == ["refused"]
 
 
 def test_unknown_event_rejected_and_safe_next_only_for_unknown_events():
@@ -352,7 +352,7 @@ def test_the_agent_may_pause_only_when_the_workflow_opts_in():
         assert not refused.accepted and refused.code == errors.TOOL_DENIED and refused.run is run
         assert "only a human can pause" in refused.message and "`statewright pause`" in refused.message
         assert "allow_agent_pause" in refused.message and "TESTS_GREEN" in refused.message
-        assert kinds(refused) == ["rejected"] and refused.events[0].data["code"] == errors.TOOL_DENIED
+        assert kinds(refused) == ["refused"] and refused.events[0].data["code"] == errors.TOOL_DENIED
     assert pause(plain, run, now=2).code == errors.TOOL_DENIED  # the default actor is the agent
     assert pause(plain, run, now=2, actor="human").accepted
     for meta in ({"allow_agent_pause": True}, {"debug": True}):

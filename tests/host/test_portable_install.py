@@ -81,5 +81,5 @@ def test_clone_without_statewright_but_with_a_store_is_refused(tmp_path: Path) -
     s = b.run(STEPS, allowed_tools=("Bash",))
     assert s.returncode == 0, s.stderr
     r = s.results()
-    assert all(x[2] and "pip install statewright" in x[1] for x in r)
+    assert all(x[2] and "pip install PATH/TO/statewright" in x[1] for x in r)
     assert not (b.root / "out.txt").exists()

@@ -122,3 +122,65 @@ def test_the_refusal_note_names_the_rule() -> None:
     assert note is not None and note.startswith("[STATEWRIGHT SANDBOX]")
     assert "'green'" in note and "tests/**" in note
     assert refusal_note(state, "1 passed in 0.1s") is None
+
+
+def test_what_runs_later_outside_any_sandbox_is_protected(ctx: GateContext, tmp_path: Path,
+                                                         monkeypatch) -> None:
+    """The user's start-up files, every directory on PATH, the hook's own Python, and the
+    program the host's settings name for statewright (here: a hook in the project's own virtual
+    environment) are read-only for a sandboxed line."""
+    import json
+    import sys
+
+    root = Path(ctx.project_root)
+    venv = root / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "bin" / "statewright-hook").write_text("#!/bin/sh\n")
+    (root / ".claude").mkdir()
+    (root / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [
+        {"matcher": "*", "hooks": [{"type": "command", "command":
+                                    '"$CLAUDE_PROJECT_DIR"/.venv/bin/statewright-hook pre'}]}]}}))
+    p = profile_for(State(name="s2", blocked_env=("X",)), ctx)
+    home = os.path.realpath(os.path.expanduser("~"))
+    for path in (f"{home}/.bashrc", f"{home}/.gitconfig", f"{home}/.local/bin", "/etc",
+                 os.path.realpath(os.path.dirname(os.__file__)), os.path.realpath(sys.executable),
+                 os.path.realpath(venv)):
+        assert path in p.read_only, path
+    for d in os.environ["PATH"].split(os.pathsep):
+        assert os.path.realpath(d) in p.read_only, d
+
+
+def test_a_path_inside_the_project_makes_no_line_plain(ctx: GateContext, monkeypatch) -> None:
+    """`ls` would be whatever the agent's code put in an activated project venv's bin."""
+    assert not needs_sandbox(analyze("ls"), FREE, ctx)
+    monkeypatch.setenv("PATH", f"{ctx.project_root}/.venv/bin{os.pathsep}/usr/bin")
+    assert needs_sandbox(analyze("ls"), FREE, ctx)
+    monkeypatch.setenv("PATH", f".{os.pathsep}/usr/bin")
+    assert needs_sandbox(analyze("ls"), FREE, ctx)
+
+
+def test_what_the_text_rules_refused_and_the_kernel_now_binds(ctx: GateContext) -> None:
+    """Everyday calls the text rules refused (they only guessed), allowed now; what names the
+    store itself is still refused early."""
+    root = ctx.project_root
+    free = State(name="free")
+    allowed = [
+        ("Bash", {"command": 'git commit -m "fix the state.db migration"'}, True),
+        ("Bash", {"command": "sqlite3 data/state.db .tables"}, True),
+        ("Bash", {"command": "find . -name '*.pyc' -delete"}, True),
+        ("Bash", {"command": "pytest > /tmp/x.log"}, True),
+        ("Bash", {"command": "cat data/state.db"}, True),
+        ("Grep", {"pattern": "state.db"}, False),
+        ("Read", {"file_path": f"{root}/data/state.db"}, False),
+        ("Edit", {"file_path": "data/state.db", "old_string": "a", "new_string": "b"}, False),
+    ]
+    for tool, args, sandboxed in allowed:
+        d = gate(free, Counters(), ToolCall(tool, args, cwd=root), ctx)
+        assert d.allowed and d.sandboxed is sandboxed, (tool, args, d.reason)
+    for tool, args in [("Bash", {"command": "cat .statewright/state.db"}),
+                       ("Bash", {"command": "pytest; rm -rf workflows"}),
+                       ("Read", {"file_path": f"{root}/.statewright/state.db"}),
+                       ("Grep", {"pattern": "x", "path": f"{root}/.statewright"})]:
+        d = gate(free, Counters(), ToolCall(tool, args, cwd=root), ctx)
+        assert not d.allowed and d.rule == "self_protection", (tool, args)

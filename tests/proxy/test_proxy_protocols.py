@@ -104,7 +104,7 @@ def _serve(project, *args, stdin: str = "") -> subprocess.CompletedProcess[str]:
 def test_bad_config_is_one_clear_line(tmp_path, config, expected):
     (tmp_path / "statewright.json").write_text(config)
     cp = _serve(tmp_path)
-    assert cp.returncode == 1
+    assert cp.returncode == 2  # INVALID_ARGUMENTS: what it was given cannot be used
     assert expected in cp.stderr and "Traceback" not in cp.stderr
     assert len(cp.stderr.strip().splitlines()) == 1, cp.stderr
     assert cp.stdout == ""

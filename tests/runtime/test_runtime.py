@@ -25,7 +25,8 @@ def test_state_answer_shape(rt):
     a = rt.start("deploy-pipeline", None)
     assert ANSWER_KEYS <= set(a)
     assert set(a["counters"]) == {"iterations", "max_iterations", "files_edited",
-                                  "max_files_per_state", "bytes", "context_budget_bytes"}
+                                  "max_files_per_state", "bytes", "context_budget_bytes",
+                                  "max_edit_lines"}
     assert a["counters"]["max_iterations"] == 10 and a["allowed_tools"] == ["Read", "Grep", "Glob"]
     t = a["transitions"][0]
     assert set(t) >= {"event", "target", "guards", "requires_approval", "passes"}
@@ -52,7 +53,7 @@ def test_starting_while_a_run_governs_the_session_is_refused(rt):
     rt.start("tdd-feature", None)
     with pytest.raises(errors.StatewrightError) as ei:  # an agent cannot escape into a looser workflow
         rt.load_workflow("guarded-edits", "agent-1")
-    assert ei.value.code == errors.INVALID_ARGUMENTS and "already has running run" in ei.value.message
+    assert ei.value.code == errors.RUN_ACTIVE and "obeys the 'default' session's" in ei.value.message
     rt.pause(None, actor="human")
     b = rt.start("guarded-edits", "agent-1")  # paused: enforcement stopped, a new run may start
     assert b["workflow"] == "guarded-edits"
@@ -72,7 +73,7 @@ def test_rejections_are_recorded_and_carry_the_state(rt):
     e = ei.value
     assert e.code == errors.INVALID_TRANSITION and e.state["state"] == "writing_test"
     assert "TEST_WRITTEN" in e.message
-    assert rt.history()[-1]["kind"] == "rejected"
+    assert rt.history()[-1]["kind"] == "refused"
     with pytest.raises(errors.StatewrightError) as ei:
         rt.transition(None, "TEST_WRITTEN", expected_version=1)
     assert ei.value.code == errors.STALE_VERSION
@@ -285,7 +286,7 @@ def test_the_agent_cannot_pause_a_workflow_that_does_not_opt_in(rt):
     assert e.state["status"] == "running" and e.state["version"] == a["version"]
     assert rt.effective_run("s1") is not None  # enforcement goes on
     hist = rt.history(session="s1")
-    assert hist[-1]["kind"] == "rejected" and hist[-1]["data"]["code"] == errors.TOOL_DENIED
+    assert hist[-1]["kind"] == "refused" and hist[-1]["data"]["code"] == errors.TOOL_DENIED
     assert hist[-1]["actor"] == "agent"
     p = rt.pause("s1", actor="human")  # `statewright pause`
     assert p["status"] == "paused" and rt.effective_run("s1") is None

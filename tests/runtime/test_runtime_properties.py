@@ -84,7 +84,7 @@ def test_random_sequences(name, ops):
             # a run's history includes its fork branches' and invoked runs': each in order
             for rid in {e["run_id"] for e in h}:
                 sm = [e["version"] for e in h if e["run_id"] == rid
-                      and e["kind"] not in ("rejected", "tool_allowed", "tool_denied")]
+                      and e["kind"] not in ("refused", "tool_allowed", "tool_denied")]
                 assert sm == sorted(sm)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

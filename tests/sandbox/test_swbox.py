@@ -264,3 +264,23 @@ def test_wrap_runs_through_bash_as_the_host_would(tmp_path: Path) -> None:
                        timeout=60, env={**os.environ, "SECRET_TOKEN": SECRET})
     assert r.stdout.splitlines() == ["src", "hi-you",
                                      f"status=4 pwd={root.resolve()}/src/pkg"], r.stdout + r.stderr
+
+
+def test_nested_in_a_sandbox_that_refuses_namespaces_it_falls_back_to_landlock(
+        tmp_path: Path) -> None:
+    """Inside another sandbox that refuses new user namespaces (Claude Code's own, emulated by
+    an outer launcher, whose seccomp filter refuses them), the launcher falls back to Landlock
+    alone and its rules still hold."""
+    root = project(tmp_path)
+    outer = [HELPER, "--root", str(root), "--"]
+    inner = argv(profile(root))
+    r = subprocess.run([*outer, *inner, "/bin/bash", "-c",
+                        "rm workflows/flow.json; echo rm=$?; echo ok > src/x.txt; "
+                        "cat /proc/self/status | grep -c Seccomp"],
+                       cwd=root, capture_output=True, text=True, timeout=60)
+    assert "rm=1" in r.stdout, r.stdout + r.stderr
+    assert (root / "workflows" / "flow.json").read_text() == "{}\n"
+    assert (root / "src" / "x.txt").read_text() == "ok\n"
+    out = subprocess.run([*outer, HELPER, "--probe"], capture_output=True, text=True,
+                         timeout=30).stdout
+    assert out.startswith("landlock"), out

@@ -46,11 +46,11 @@ def browser():
         b.close()
 
 
-def cli(project, *args):
+def cli(project, *args, status=0):
     p = subprocess.run([bin_path("statewright"), *args, "--project", str(project),
                         "--session", "agent"], capture_output=True, text=True,
                        env=clean_env(), timeout=60)
-    assert p.returncode == 0, p.stderr
+    assert p.returncode == status, p.stderr
     return p
 
 
@@ -106,7 +106,7 @@ def test_the_human_follows_a_run_live_and_approves_it(project, browser, evil_ori
         assert page.locator("svg.graph g.state.current").get_attribute("data-state") == \
             "implement"
         assert "PLAN_READY" in page.locator("table.history").inner_text()
-        cli(project, "transition", "DONE")
+        cli(project, "transition", "DONE", status=3)  # parked for approval
         card = page.locator("section.approval")
         card.wait_for()
         assert "The agent says the change is complete" in card.inner_text()

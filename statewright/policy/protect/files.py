@@ -44,13 +44,24 @@ def path_violation(p: str, ctx: Any, resolve: Resolve, cwd: str | None, write: b
 
 def _path_verdict(p: str, fulls: list[str], fx: Any, ctx: Any, write: bool, tree: bool
                   ) -> str | None:
-    if fx.markers.search(p):
+    if fx.markers.search(p) and _names_store_dir(p, ctx.store_dir):
         return f"`{p}` is inside statewright's store ({ctx.store_dir}), which agents may not touch"
     for full in fulls:
         why = _one_violation(p, full, fx, ctx, write, tree)
         if why:
             return why
     return None
+
+
+def _names_store_dir(p: str, store_dir: str) -> bool:
+    """Whether path `p` names the store's directory by one of its names (a component, in any
+    case) or by its path: `state.db` elsewhere (an app's own `data/state.db`) is judged by
+    where it resolves, like any file."""
+    low = p.lower()
+    if os.path.normpath(store_dir).lower() in low:
+        return True
+    names = {m.lower() for m in store_markers(store_dir)}
+    return any(part in names for part in low.replace("\\", "/").split("/"))
 
 
 def _one_violation(p: str, full: str, fx: Any, ctx: Any, write: bool, tree: bool) -> str | None:

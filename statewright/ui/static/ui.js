@@ -65,7 +65,14 @@
     }
     if (!r.ok) {
       const body = await r.json().catch(() => ({}));
-      main.replaceChildren();
+      // never a dead end (an unknown run id, a run gone): a way back to the list of runs
+      const back = document.createElement("p");
+      const link = document.createElement("a");
+      link.href = "/";
+      link.textContent = "← all runs";
+      back.className = "back";
+      back.append(link);
+      main.replaceChildren(back);
       say((body.error && body.error.message) || ("error " + r.status), "error");
       return true;
     }
