@@ -39,6 +39,8 @@ CORE = frozenset({
     "statewright.runtime", "statewright.runtime.answer", "statewright.runtime.chain",
     "statewright.runtime.enforcement", "statewright.runtime.marker",
     "statewright.runtime.messages",
+    # (what a call showed, and a handler's narrowing: small, stdlib and our pure layers)
+    "statewright.runtime.observe", "statewright.runtime.interrupted",
     "statewright.runtime.persist", "statewright.runtime.service", "statewright.runtime.state_text",
     "statewright.store", "statewright.store.db", "statewright.store.schema",
     "statewright.store.tables", "statewright.store.cache",
