@@ -241,7 +241,7 @@ def test_deploy_pipeline_moves_on_the_checks_not_on_claims(proj: CheckProject) -
     refused(proj.send("DONE", {"failed_checks": []}), "GUARD_REJECTED", "rollout")
     (proj.bindir / "rollout-status").write_text("0")
     parked = proj.send("DONE")
-    assert parked.returncode == 0, parked.stderr
+    assert parked.returncode == 3, parked.stderr  # (the CLI's "parked for a human")
     assert json.loads(parked.stdout)["pending_approval"] is not None
     proj.cli("approve", human=True)
     assert proj.status()["status"] == "completed"
