@@ -47,6 +47,10 @@ OBSERVED = "_observed"
 #: under `OBSERVED`: a limit of the state that what a call changed went over (found by scanning
 #: after a sandboxed call: `runtime.effects`), `{rule, reason, ...}`; cleared on entering a state
 OVERRUN = "overrun"
+#: the outcomes of the checks statewright ran itself (DESIGN section 2)
+CHECKS = "_checks"
+#: the fingerprints of the checks' frozen paths, taken when a run starts
+FROZEN = "_frozen"
 #: host tools that run code in a language statewright cannot analyse: refused in any state
 #: that restricts commands or the environment (DESIGN section 4)
 CODE_TOOLS = frozenset({"PowerShell"})

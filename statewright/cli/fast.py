@@ -134,9 +134,12 @@ def transition(event: str, data: str | None = None, expected_version: int | None
                project: str | None = None) -> int:
     payload = object_option(data, "--data")
     rt = _runtime(project)
-    state = rt.transition(session, event, payload,
-                                         expected_version=expected_version,
-                                         actor=transition_actor())
+    progress = CheckProgressBar()
+    try:
+        state = rt.transition(session, event, payload, expected_version=expected_version,
+                              actor=transition_actor(), progress=progress)
+    finally:
+        progress.close()
     pending = state.get("pending_approval")
     if not pending:
         answer(state, as_json, lambda: render_state(state, f"{event} -> {state['state']}"))
@@ -153,6 +156,42 @@ def transition(event: str, data: str | None = None, expected_version: int | None
             f"{aid}: `statewright approve {aid}` or `statewright reject {aid} --reason TEXT`"
             + (f" (or on the web page {url}/runs/{state['run_id']})" if url else "") + ".\n")
     return EXIT_PARKED  # the run has not moved: `transition DONE && next-step` stops here
+
+
+class CheckProgressBar:
+    """The progress of the checks a transition runs, on stderr: a bar (elapsed against the
+    check's timeout) with the last line of its output, redrawn in place on a terminal; a line
+    every few seconds elsewhere (a log, an agent's shell)."""
+
+    def __init__(self, stream: Any = None, width: int = 24) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.width = width
+        try:
+            self.tty = bool(self.stream.isatty())
+        except (AttributeError, ValueError):
+            self.tty = False
+        self.shown = False
+        self.last_plain = -10.0
+
+    def __call__(self, check: str, elapsed: float, total: float, line: str) -> None:
+        frac = min(1.0, elapsed / total) if total > 0 else 0.0
+        filled = int(frac * self.width)
+        bar = "#" * filled + "-" * (self.width - filled)
+        text = f"check {check} [{bar}] {elapsed:5.1f}s / {total:g}s  {line[:60]}"
+        if self.tty:
+            self.stream.write("\r\x1b[K" + text)
+            self.shown = True
+        elif elapsed - self.last_plain >= 5.0:
+            self.stream.write(text + "\n")
+            self.last_plain = elapsed
+        else:
+            return
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
 
 
 def serve_stdio(session: str | None = None, project: str | None = None,

@@ -278,6 +278,11 @@ def _transitions(st: State) -> Text:
             t.append("\n")
         t.append("*", style="bold")
         t.append(f" (any other event) -> {st.safe_next}", style="dim")
+    if st.timeout_s is not None:
+        if t:
+            t.append("\n")
+        t.append(f"after {st.timeout_s:g} s", style="bold")
+        t.append(f" statewright fires {st.on_timeout}", style="dim")
     return t
 
 
@@ -292,6 +297,8 @@ def _append_targets(t: Text, tr: Transition) -> None:
             s += " (default)"
         parts.append(s)
     t.append(" -> " + " | ".join(parts))
+    if tr.checks:
+        t.append(" [runs " + ", ".join(tr.checks) + "]", style="cyan")
     if tr.requires_approval:
         t.append(" [needs approval]", style="yellow")
 
@@ -352,8 +359,23 @@ def render_workflow(wf: CompiledWorkflow, config: Config) -> None:
         it.add_column("file pattern")
         it.add_column("handler")
         for i in wf.interrupts:
-            it.add_row(Text(i.name), Text(i.file_pattern), Text(i.target))
+            it.add_row(Text(i.name), Text(i.file_pattern),
+                       Text(i.target + ("  (widens: may grant what it interrupts refused)"
+                                        if i.widen else "")))
         console.print(it)
+    if wf.checks:
+        ct = Table(title="checks (statewright runs them itself)")
+        ct.add_column("check", style="bold")
+        ct.add_column("runs")
+        ct.add_column("frozen")
+        ct.add_column("passes on")
+        for c in wf.checks.values():
+            where = f"  (in {c.cwd})" if c.cwd else ""
+            ct.add_row(Text(c.name), Text(f"{c.run}{where}  [timeout {c.timeout_s:g} s]"),
+                       Text(", ".join(c.read_only) or "-"),
+                       Text("exit " + ", ".join(map(str, c.expect_exit))
+                            + (f"; report {c.report}" if c.report else "")))
+        console.print(ct)
 
 
 @app.command("graph")

@@ -91,7 +91,7 @@ class Fork(Record):
 class Transition(Record):
     __slots__ = __match_args__ = _fields = (
         "event", "kind", "branches", "requires_approval", "approval_message", "invoke",
-        "on_complete", "on_fail", "input", "fork")
+        "on_complete", "on_fail", "input", "fork", "checks")
     event: str
     kind: str
     branches: tuple[Branch, ...]
@@ -102,12 +102,13 @@ class Transition(Record):
     on_fail: str | None
     input: dict[str, Any]
     fork: Fork | None
+    checks: tuple[str, ...]
 
     def __init__(self, event: str, kind: str, branches: tuple[Branch, ...] = (),
                  requires_approval: bool = False, approval_message: str | None = None,
                  invoke: str | None = None, on_complete: str | None = None,
                  on_fail: str | None = None, input: dict[str, Any] | None = None,
-                 fork: Fork | None = None) -> None:
+                 fork: Fork | None = None, checks: tuple[str, ...] = ()) -> None:
         set_field(self, "event", event)
         set_field(self, "kind", kind)  # one of TRANSITION_KINDS
         set_field(self, "branches", branches)  # simple / guarded / branched
@@ -118,6 +119,9 @@ class Transition(Record):
         set_field(self, "on_fail", on_fail)  # invoke
         set_field(self, "input", {} if input is None else input)  # invoke
         set_field(self, "fork", fork)
+        # the checks statewright runs itself when the event fires, before guards (every
+        # branch's, in order, each once): simple / guarded / branched
+        set_field(self, "checks", checks)
 
     def targets(self) -> tuple[str, ...]:
         """Every state this transition can lead to directly (for graphs and reachability)."""
@@ -136,7 +140,7 @@ class State(Record):
         "name", "final", "instructions", "allowed_tools", "disallowed_tools", "allowed_commands",
         "blocked_env", "env_overrides", "max_iterations", "max_edit_lines", "max_files_per_state",
         "context_budget_bytes", "safe_next", "on", "read_only", "sandbox", "network",
-        "unix_sockets")
+        "unix_sockets", "timeout_s", "on_timeout")
     name: str
     final: bool
     instructions: str | None
@@ -155,6 +159,8 @@ class State(Record):
     sandbox: str
     network: bool
     unix_sockets: bool
+    timeout_s: float | None
+    on_timeout: str | None
 
     def __init__(self, name: str, final: bool = False, instructions: str | None = None,
                  allowed_tools: tuple[str, ...] | None = None,
@@ -165,7 +171,8 @@ class State(Record):
                  max_files_per_state: int | None = None, context_budget_bytes: int | None = None,
                  safe_next: str | None = None, on: dict[str, Transition] | None = None,
                  read_only: tuple[str, ...] = (), sandbox: str = "auto", network: bool = True,
-                 unix_sockets: bool = False) -> None:
+                 unix_sockets: bool = False, timeout_s: float | None = None,
+                 on_timeout: str | None = None) -> None:
         set_field(self, "name", name)
         set_field(self, "final", final)
         set_field(self, "instructions", instructions)
@@ -186,24 +193,71 @@ class State(Record):
         set_field(self, "sandbox", sandbox)  # one of SANDBOX_MODES
         set_field(self, "network", network)  # sandboxed lines may use the network
         set_field(self, "unix_sockets", unix_sockets)  # sandboxed lines may create Unix sockets
+        # statewright fires `on_timeout` itself once the run has been `timeout_s` in the state
+        set_field(self, "timeout_s", timeout_s)
+        set_field(self, "on_timeout", on_timeout)
 
 
 class Interrupt(Record):
-    __slots__ = __match_args__ = _fields = ("name", "file_pattern", "target")
+    __slots__ = __match_args__ = _fields = ("name", "file_pattern", "target", "widen")
     name: str
     file_pattern: str
     target: str
+    widen: bool
 
-    def __init__(self, name: str, file_pattern: str, target: str) -> None:
+    def __init__(self, name: str, file_pattern: str, target: str, widen: bool = False) -> None:
         set_field(self, "name", name)
         set_field(self, "file_pattern", file_pattern)
         set_field(self, "target", target)
+        # the handler may grant what the interrupted state refused (else both states' rules
+        # apply while the handler is active)
+        set_field(self, "widen", widen)
+
+
+DEFAULT_CHECK_TIMEOUT_S = 600.0
+
+
+class Check(Record):
+    """A command statewright runs itself (DESIGN section 2), never the agent."""
+
+    __slots__ = __match_args__ = _fields = ("name", "run", "cwd", "timeout_s", "read_only",
+                                            "expect_exit", "report")
+    name: str
+    run: str
+    cwd: str | None
+    timeout_s: float
+    read_only: tuple[str, ...]
+    expect_exit: tuple[int, ...]
+    report: str | None
+
+    def __init__(self, name: str, run: str, cwd: str | None = None,
+                 timeout_s: float = DEFAULT_CHECK_TIMEOUT_S, read_only: tuple[str, ...] = (),
+                 expect_exit: tuple[int, ...] = (0,), report: str | None = None) -> None:
+        set_field(self, "name", name)
+        set_field(self, "run", run)  # a shell line (/bin/sh -c)
+        set_field(self, "cwd", cwd)  # project-relative; None: the project root
+        set_field(self, "timeout_s", timeout_s)
+        set_field(self, "read_only", read_only)  # project-relative globs, frozen
+        set_field(self, "expect_exit", expect_exit)  # the statuses that pass
+        set_field(self, "report", report)  # project-relative JUnit XML path
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"run": self.run, "cwd": self.cwd, "timeout_s": self.timeout_s,
+                "read_only": list(self.read_only), "expect_exit": list(self.expect_exit),
+                "report": self.report}
+
+    @classmethod
+    def from_dict(cls, name: str, d: dict[str, Any]) -> Check:
+        return cls(name, d["run"], d.get("cwd"), float(d.get("timeout_s")
+                                                       or DEFAULT_CHECK_TIMEOUT_S),
+                   tuple(d.get("read_only") or ()), tuple(d.get("expect_exit") or (0,)),
+                   d.get("report"))
 
 
 class CompiledWorkflow(Record):
     __slots__ = __match_args__ = _fields = (
         "id", "initial", "states", "context", "guards", "interrupts", "meta", "source_path",
-        "digest")
+        "digest", "checks")
     id: str
     initial: str
     states: dict[str, State]
@@ -213,11 +267,13 @@ class CompiledWorkflow(Record):
     meta: dict[str, Any]
     source_path: str | None
     digest: str
+    checks: dict[str, Check]
 
     def __init__(self, id: str, initial: str, states: dict[str, State],
                  context: dict[str, Any] | None = None, guards: dict[str, Guard] | None = None,
                  interrupts: tuple[Interrupt, ...] = (), meta: dict[str, Any] | None = None,
-                 source_path: str | None = None, digest: str = "") -> None:
+                 source_path: str | None = None, digest: str = "",
+                 checks: dict[str, Check] | None = None) -> None:
         set_field(self, "id", id)
         set_field(self, "initial", initial)
         set_field(self, "states", states)
@@ -228,6 +284,7 @@ class CompiledWorkflow(Record):
         # absolute path of the file it came from, if any
         set_field(self, "source_path", source_path)
         set_field(self, "digest", digest)  # sha256 of the canonical JSON of the source document
+        set_field(self, "checks", {} if checks is None else checks)
 
     # -- convenience -------------------------------------------------------------------------
     @property
@@ -256,10 +313,13 @@ class CompiledWorkflow(Record):
                 for n, g in self.guards.items()
             },
             "interrupts": [
-                {"name": i.name, "file_pattern": i.file_pattern, "target": i.target}
+                {"name": i.name, "file_pattern": i.file_pattern, "target": i.target,
+                 **({"widen": True} if i.widen else {})}
                 for i in self.interrupts
             ],
             "states": {n: _state_to_dict(s) for n, s in self.states.items()},
+            **({"checks": {n: c.to_dict() for n, c in self.checks.items()}}
+               if self.checks else {}),
         }
 
     @classmethod
@@ -276,10 +336,11 @@ class CompiledWorkflow(Record):
                 for n, g in (d.get("guards") or {}).items()
             },
             interrupts=tuple(
-                Interrupt(i["name"], i["file_pattern"], i["target"])
+                Interrupt(i["name"], i["file_pattern"], i["target"], i.get("widen") is True)
                 for i in d.get("interrupts") or ()
             ),
             states={n: _state_from_dict(n, s) for n, s in d["states"].items()},
+            checks={n: Check.from_dict(n, c) for n, c in (d.get("checks") or {}).items()},
         )
 
 
@@ -306,6 +367,8 @@ def _state_to_dict(s: State) -> dict[str, Any]:
         "sandbox": s.sandbox,
         "network": s.network,
         "unix_sockets": s.unix_sockets,
+        **({"timeout_s": s.timeout_s, "on_timeout": s.on_timeout}
+           if s.timeout_s is not None else {}),
     }
 
 
@@ -330,6 +393,8 @@ def _state_from_dict(name: str, d: dict[str, Any]) -> State:
         sandbox=d.get("sandbox") or "auto",
         network=d.get("network", True) is not False,
         unix_sockets=d.get("unix_sockets") is True,
+        timeout_s=d.get("timeout_s"),
+        on_timeout=d.get("on_timeout"),
     )
 
 
@@ -341,6 +406,8 @@ def _transition_to_dict(t: Transition) -> dict[str, Any]:
         out["requires_approval"] = True
     if t.approval_message is not None:
         out["approval_message"] = t.approval_message
+    if t.checks:
+        out["checks"] = list(t.checks)
     if t.kind == "invoke":
         out.update(invoke=t.invoke, on_complete=t.on_complete, on_fail=t.on_fail, input=t.input)
     if t.fork is not None:
@@ -378,4 +445,5 @@ def _transition_from_dict(event: str, d: dict[str, Any]) -> Transition:
         on_fail=d.get("on_fail"),
         input=d.get("input") or {},
         fork=fork,
+        checks=tuple(d.get("checks") or ()),
     )

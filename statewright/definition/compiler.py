@@ -8,7 +8,9 @@ import json
 from typing import Any
 
 from .compiled import (
+    DEFAULT_CHECK_TIMEOUT_S,
     Branch,
+    Check,
     CompiledWorkflow,
     Fork,
     ForkBranch,
@@ -37,6 +39,11 @@ def _merged_guards(t: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _checks_of(entries: Any) -> tuple[str, ...]:
+    """The checks a transition runs: every entry's, in order, each once."""
+    return tuple(dict.fromkeys(c for e in entries for c in (e.checks or ())))
+
+
 def _transition(event: str, t: Any) -> Transition:
     if isinstance(t, str):
         return Transition(event=event, kind="simple", branches=(Branch(t),))
@@ -44,10 +51,11 @@ def _transition(event: str, t: Any) -> Transition:
         return Transition(event=event, kind="guarded",
                           branches=(Branch(t.target, _merged_guards(t)),),
                           requires_approval=bool(t.requires_approval),
-                          approval_message=t.approval_message)
+                          approval_message=t.approval_message, checks=_checks_of([t]))
     if isinstance(t, list):
         return Transition(event=event, kind="branched",
-                          branches=tuple(Branch(b.target, _merged_guards(b)) for b in t))
+                          branches=tuple(Branch(b.target, _merged_guards(b)) for b in t),
+                          checks=_checks_of(t))
     if isinstance(t, InvokeTransition):
         return Transition(event=event, kind="invoke", invoke=t.invoke, on_complete=t.on_complete,
                           on_fail=t.on_fail, input=copy.deepcopy(t.input or {}))
@@ -81,7 +89,17 @@ def _state(name: str, s: StateModel) -> State:
         network=True if s.network is None else s.network,
         unix_sockets=bool(s.unix_sockets),
         on={e: _transition(e, t) for e, t in (s.on or {}).items()},
+        timeout_s=s.timeout_s,
+        on_timeout=s.on_timeout,
     )
+
+
+def _check(name: str, c: Any) -> Check:
+    exits = c.expect_exit if c.expect_exit is not None else 0
+    return Check(name, c.run, c.cwd.strip("/") if c.cwd else None,
+                 c.timeout_s if c.timeout_s is not None else DEFAULT_CHECK_TIMEOUT_S,
+                 tuple(c.read_only or ()),
+                 tuple(exits) if isinstance(exits, list) else (exits,), c.report)
 
 
 def build(m: WorkflowModel, raw: dict[str, Any],
@@ -96,8 +114,9 @@ def build(m: WorkflowModel, raw: dict[str, Any],
         context=copy.deepcopy(raw.get("context") or {}),
         guards={n: Guard(n, g.field, g.op, copy.deepcopy(g.value), "value" in g.model_fields_set)
                 for n, g in (m.guards or {}).items()},
-        interrupts=tuple(Interrupt(n, i.trigger.file_pattern, i.target)
+        interrupts=tuple(Interrupt(n, i.trigger.file_pattern, i.target, i.widen is True)
                          for n, i in (m.interrupts or {}).items()),
+        checks={n: _check(n, c) for n, c in (m.checks or {}).items()},
         meta=meta,
         source_path=source_path,
         digest=digest_of(raw),

@@ -43,6 +43,8 @@ def edges(wf: CompiledWorkflow) -> list[Edge]:
                         label += " [" + " & ".join(b.guards) + "]"
                     elif t.kind == "branched":
                         label += " [default]"
+                    if t.checks:
+                        label += " [checks " + ", ".join(t.checks) + "]"
                     if t.requires_approval:
                         label += " [approval]"
                     out.append(Edge(name, b.target, label))

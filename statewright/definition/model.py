@@ -13,7 +13,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
-from .schema_check import ENV_PATTERN, EVENT_PATTERN, FIELD_PATTERN, ID_PATTERN, STATE_NAME_PATTERN
+from .schema_check import (
+    CHECK_PATTERN,
+    ENV_PATTERN,
+    EVENT_PATTERN,
+    FIELD_PATTERN,
+    ID_PATTERN,
+    STATE_NAME_PATTERN,
+)
 
 
 def _whole_number(v: Any) -> Any:
@@ -34,6 +41,18 @@ EventName = Annotated[str, StringConstraints(pattern=EVENT_PATTERN)]
 StateName = Annotated[str, StringConstraints(pattern=STATE_NAME_PATTERN)]
 BranchName = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
 FieldPath = Annotated[str, StringConstraints(pattern=FIELD_PATTERN)]
+CheckName = Annotated[str, StringConstraints(pattern=CHECK_PATTERN)]
+
+
+def _positive_number(v: Any) -> Any:
+    if isinstance(v, bool):
+        raise ValueError("must be a number, not a boolean")
+    if isinstance(v, int):
+        return float(v)
+    return v
+
+
+PositiveNumber = Annotated[float, BeforeValidator(_positive_number), Field(gt=0)]
 
 _STRICT = ConfigDict(extra="forbid", strict=True, protected_namespaces=(), populate_by_name=False)
 
@@ -46,6 +65,7 @@ class GuardedTransition(_Model):
     target: NonEmpty
     guard: NonEmpty = None  # type: ignore[assignment]
     guards: list[NonEmpty] = None  # type: ignore[assignment]
+    checks: Annotated[list[CheckName], Field(min_length=1)] = None  # type: ignore[assignment]
     requires_approval: bool = None  # type: ignore[assignment]
     approval_message: str = None  # type: ignore[assignment]
 
@@ -54,6 +74,7 @@ class BranchEntry(_Model):
     target: NonEmpty
     guard: NonEmpty = None  # type: ignore[assignment]
     guards: list[NonEmpty] = None  # type: ignore[assignment]
+    checks: Annotated[list[CheckName], Field(min_length=1)] = None  # type: ignore[assignment]
 
 
 class InvokeTransition(_Model):
@@ -95,6 +116,8 @@ class StateModel(_Model):
     instructions: str = None  # type: ignore[assignment]
     max_iterations: PositiveInt = None  # type: ignore[assignment]
     safe_next: NonEmpty = None  # type: ignore[assignment]
+    timeout_s: PositiveNumber = None  # type: ignore[assignment]
+    on_timeout: EventName = None  # type: ignore[assignment]
     max_edit_lines: PositiveInt = None  # type: ignore[assignment]
     max_files_per_state: PositiveInt = None  # type: ignore[assignment]
     allowed_commands: list[NonEmpty] = None  # type: ignore[assignment]
@@ -128,6 +151,17 @@ class Trigger(_Model):
 class InterruptModel(_Model):
     trigger: Trigger
     target: NonEmpty
+    widen: bool = None  # type: ignore[assignment]
+
+
+class CheckModel(_Model):
+    run: NonEmpty
+    cwd: NonEmpty = None  # type: ignore[assignment]
+    timeout_s: PositiveNumber = None  # type: ignore[assignment]
+    read_only: list[NonEmpty] = None  # type: ignore[assignment]
+    expect_exit: Annotated[int, BeforeValidator(_whole_number)] | Annotated[
+        list[Annotated[int, BeforeValidator(_whole_number)]], Field(min_length=1)] = None  # type: ignore[assignment]
+    report: NonEmpty = None  # type: ignore[assignment]
 
 
 class MetaModel(BaseModel):
@@ -151,6 +185,7 @@ class WorkflowModel(_Model):
     context: dict[str, Any] = None  # type: ignore[assignment]
     guards: dict[str, GuardModel] = None  # type: ignore[assignment]
     interrupts: dict[str, InterruptModel] = None  # type: ignore[assignment]
+    checks: dict[CheckName, CheckModel] = None  # type: ignore[assignment]
     meta: MetaModel = None  # type: ignore[assignment]
     agent_model: Any = Field(None, alias="model")
     thinking_level: Any = None

@@ -31,6 +31,7 @@ EVENT_PATTERN = "^[A-Za-z][A-Za-z0-9_]*$"
 ENV_PATTERN = "^[A-Za-z_][A-Za-z0-9_]*$"
 STATE_NAME_PATTERN = "^[^$]"
 FIELD_PATTERN = "^[^.]+(\\.[^.]+)*$"
+CHECK_PATTERN = "^[A-Za-z_][A-Za-z0-9_-]*$"
 
 _PATTERN_HELP = {
     ID_PATTERN: "must start with a letter or digit and contain only letters, digits, '_', '.' "
@@ -39,6 +40,8 @@ _PATTERN_HELP = {
     ENV_PATTERN: "is not a valid environment variable name (letters, digits and '_', not "
                  "starting with a digit)",
     STATE_NAME_PATTERN: "state names may not start with '$' (\"$return\" is a reserved target)",
+    CHECK_PATTERN: "check names start with a letter or '_' and contain only letters, digits, "
+                   "'_' and '-' (a guard reads `_checks.<name>`)",
     FIELD_PATTERN: "must be a context field name or a dotted path without empty parts (e.g. "
                    "\"review.score\")",
 }

@@ -22,6 +22,7 @@ from .model import (
     StateModel,
     WorkflowModel,
 )
+from .semantic_checks import check_checks, timeout_checks, widening_checks
 
 Resolver = Callable[[str], "bool | None"]
 
@@ -132,6 +133,10 @@ def check(m: WorkflowModel, raw: dict[str, Any],
     out.extend(_interrupt_checks(m))
     out.extend(_guard_checks(m, edges))
     out.extend(_sandbox_checks(m))
+    out.extend(check_checks(m))
+    out.extend(timeout_checks(m))
+    out.extend(widening_checks(m, {n: [r.name for r in e.targets if r.name in states]
+                                   for n, e in edges.items()}))
 
     # -- allowed_commands without Bash ---------------------------------------------------------
     for name, st in states.items():
@@ -554,3 +559,4 @@ def _find_cycle(root: str, start: str, invokes_of: Callable[[str], Any]) -> list
             if n not in seen and len(path) < 256:
                 stack.append((n, [*path, n]))
     return None
+

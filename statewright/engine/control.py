@@ -45,7 +45,10 @@ def resume(compiled: CompiledWorkflow, run: Run, *, now: float, actor: str = AGE
     if run.status != PAUSED:
         return reject(run, RUN_NOT_RUNNING, f"run {run.run_id} is {run.status}, not paused", actor)
     new = run.with_(status=RUNNING, iterations=0, denied=0, stop_reminders=0,
-                    session=session or run.session, version=run.version + 1, updated_at=now)
+                    session=session or run.session, version=run.version + 1, updated_at=now,
+                    # paused time does not count against a state's timeout
+                    entered_at=(None if run.entered_at is None
+                                else run.entered_at + max(0.0, now - run.updated_at)))
     return Outcome(True, new, (Event("resumed", actor, {"state": run.state,
                                                         "session": new.session}),))
 
@@ -69,7 +72,7 @@ def force_state(compiled: CompiledWorkflow, run: Run, state: str, context: Any =
     base = run.with_(status=RUNNING if run.status != PAUSED else PAUSED,
                      context={**run.context, **clean},
                      child_run=None, invoke=None, interrupt=None, interrupt_return=None,
-                     interrupt_queue=())
+                     interrupt_queue=(), interrupt_counters=None)
     new = enter(compiled, base, state, now).with_(version=run.version + 1)
     events = [Event("forced", actor, {"from": run.state, "to": state, "context": clean,
                                       "previous_status": run.status})]

@@ -11,10 +11,12 @@ are in `fork` and `invoke` (and what a parent does when they end in `children`),
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any
 
 from ..definition.compiled import (
     BRANCH_DONE_PREFIX,
+    Check,
     CompiledWorkflow,
     Interrupt,
     Transition,
@@ -28,6 +30,7 @@ from ..errors import (
     RUN_NOT_RUNNING,
     STALE_VERSION,
 )
+from ..names import CHECKS, FROZEN
 from . import guards as _guards
 from .approvals import request_approval
 from .fork import branch_done, fire_fork
@@ -37,8 +40,10 @@ from .moves import (
     enter,
     is_waiting,
     new_run,
+    saved_counters,
     settled_events,
     state_of,
+    timeout_due,
     what_next,
 )
 from .outcome import (
@@ -58,14 +63,19 @@ from .run import FINISHED, RUNNING, Run
 # -- starting --------------------------------------------------------------------------------
 
 def start(compiled: CompiledWorkflow, run_id: str, session: str, now: float,
-          input: Any = None, actor: str = HUMAN) -> Outcome:
-    """A fresh run at `initial` with the workflow's context plus `input` (reserved keys dropped)."""
+          input: Any = None, actor: str = HUMAN,
+          frozen: dict[str, Any] | None = None) -> Outcome:
+    """A fresh run at `initial` with the workflow's context plus `input` (reserved keys dropped).
+    `frozen`: the fingerprints of the checks' frozen paths the runtime took (kept under
+    `context._frozen`, which nothing else writes)."""
     clean, err = clean_data(input)
     placeholder = Run(run_id=run_id, workflow=compiled.id, session=session, state=compiled.initial,
                       created_at=now, updated_at=now)
     if err or clean is None:
         return Outcome(False, placeholder, code=INVALID_ARGUMENTS, message=f"input: {err}")
     ctx = {**strip_reserved(copy.deepcopy(compiled.context)), **copy.deepcopy(clean)}
+    if frozen:
+        ctx[FROZEN] = copy.deepcopy(frozen)
     run = new_run(compiled, run_id, session, now, ctx)
     events = [Event("started", actor, {"workflow": compiled.id, "state": run.state,
                                        "input": clean, "digest": compiled.digest})]
@@ -75,10 +85,33 @@ def start(compiled: CompiledWorkflow, run_id: str, session: str, now: float,
 
 # -- firing events ---------------------------------------------------------------------------
 
+def checks_needed(compiled: CompiledWorkflow, run: Run, event: Any,
+                  expected_version: int | None = None) -> tuple[Check, ...]:
+    """The checks statewright must run before firing `event` on `run` (the transition's, in
+    order): none when the event would be refused whatever they answer (no such transition, a
+    run that is not running, waits or has a parked approval, a stale version)."""
+    if not compiled.checks:
+        return ()
+    if _refuse_firing(compiled, run, event, AGENT, expected_version) is not None:
+        return ()
+    if event.startswith(BRANCH_DONE_PREFIX) or is_waiting(run):
+        return ()
+    st = state_of(compiled, run)
+    t = st.on.get(event) if st is not None else None
+    if t is None or not t.checks:
+        return ()
+    return tuple(compiled.checks[n] for n in t.checks if n in compiled.checks)
+
+
 def fire(compiled: CompiledWorkflow, run: Run, event: str, data: Any = None, *, now: float,
          actor: str = AGENT, expected_version: int | None = None,
-         new_id: IdFactory | None = None, resolve: Resolver | None = None) -> Outcome:
-    """Fire `event` on `run` (DESIGN section 3): a refusal, or the transition's outcome."""
+         new_id: IdFactory | None = None, resolve: Resolver | None = None,
+         checks: dict[str, dict[str, Any]] | None = None) -> Outcome:
+    """Fire `event` on `run` (DESIGN section 3): a refusal, or the transition's outcome.
+
+    `checks`: the outcomes of the transition's checks, which the runtime ran itself
+    (`checks_needed`), by name; recorded under `context._checks` before guards are evaluated.
+    A check the transition names and `checks` lacks counts as failed (never run)."""
     refused = _refuse_firing(compiled, run, event, actor, expected_version)
     if refused is not None:
         return refused
@@ -107,7 +140,7 @@ def fire(compiled: CompiledWorkflow, run: Run, event: str, data: Any = None, *, 
         return fire_invoke(compiled, run, t, clean, now, actor, new_id, resolve)
     if t.kind == "fork":
         return fire_fork(compiled, run, t, clean, now, actor, new_id)
-    return _fire_guarded(compiled, run, t, clean, now, actor, new_id)
+    return _fire_guarded(compiled, run, t, clean, now, actor, new_id, checks)
 
 
 def _refuse_firing(compiled: CompiledWorkflow, run: Run, event: Any, actor: str,
@@ -144,10 +177,68 @@ def _refuse_firing(compiled: CompiledWorkflow, run: Run, event: Any, actor: str,
     return None
 
 
+def _with_checks(run: Run, t: Transition, outcomes: dict[str, dict[str, Any]] | None,
+                 now: float) -> tuple[Run, list[Event]]:
+    """`run` with the outcomes of `t`'s checks under `context._checks`, and their history rows.
+    Only the outcomes handed in by the runtime are recorded (agent data never reaches here:
+    `clean_data` strips every `_` key); a named check without one failed."""
+    if not t.checks:
+        return run, []
+    old = run.context.get(CHECKS)
+    recorded: dict[str, Any] = dict(old) if isinstance(old, dict) else {}
+    events: list[Event] = []
+    for name in t.checks:
+        o = (outcomes or {}).get(name)
+        if not isinstance(o, dict):
+            o = {"ok": False, "exit_code": None, "at": now, "duration_ms": 0, "summary": None,
+                 "output_tail": "", "error": "the check was not run"}
+        recorded[name] = copy.deepcopy(o)
+        events.append(Event("check", SYSTEM, {"check": name, "event": t.event, **o}))
+    return run.with_(context={**run.context, CHECKS: recorded}), events
+
+
+_BEFORE_ADVICE = (". Guards read the context as it was BEFORE this call; set the fields with "
+                  "the data of an earlier transition.")
+
+
+def _checks_said(run: Run, t: Transition) -> str:
+    """What the transition's checks answered, for a refusal."""
+    rec = run.context.get(CHECKS) or {}
+    parts = []
+    for name in t.checks:
+        o = rec.get(name) or {}
+        how = "passed" if o.get("ok") else (o.get("error") or
+                                           f"failed (exit status {o.get('exit_code')})")
+        tail = (o.get("output_tail") or "").strip().splitlines()[-3:]
+        parts.append(f"check '{name}' {how}" + (": " + " | ".join(tail) if tail and not
+                                                 o.get("ok") else ""))
+    return "; ".join(parts)
+
+
 def _fire_guarded(compiled: CompiledWorkflow, run: Run, t: Transition, data: dict[str, Any],
-                  now: float, actor: str, new_id: IdFactory | None) -> Outcome:
+                  now: float, actor: str, new_id: IdFactory | None,
+                  checks: dict[str, dict[str, Any]] | None = None) -> Outcome:
     """Simple / guarded / branched: the first passing entry wins; guards see the context as it
-    was BEFORE the transition."""
+    was BEFORE the transition (with the outcomes of the transition's checks)."""
+    before = run
+    run, check_events = _with_checks(run, t, checks, now)
+    if check_events:
+        out = _fire_checked(compiled, run, t, data, now, actor, new_id)
+        if not out.accepted:  # the run stays as it was; history keeps the outcomes
+            # (the advice to set fields with earlier data does not apply to what checks say)
+            head = out.message.split(_BEFORE_ADVICE)[0].rstrip(".")
+            message = f"{head}. Statewright ran the checks itself: {_checks_said(run, t)}."
+            ev = out.events[-1]
+            rejected = Event(ev.kind, ev.actor, {**ev.data, "message": message}, ev.run_id)
+            return Outcome(False, before, (*check_events, *out.events[:-1], rejected),
+                           code=out.code, message=message)
+        return Outcome(True, out.run, (*check_events, *out.events), out.children, out.stop,
+                       out.code, out.message, out.advice, out.parked)
+    return _fire_checked(compiled, run, t, data, now, actor, new_id)
+
+
+def _fire_checked(compiled: CompiledWorkflow, run: Run, t: Transition, data: dict[str, Any],
+                  now: float, actor: str, new_id: IdFactory | None) -> Outcome:
     event = t.event
     failures: list[str] = []
     chosen = None
@@ -163,8 +254,7 @@ def _fire_guarded(compiled: CompiledWorkflow, run: Run, t: Transition, data: dic
                    "no default: " + "; ".join(failures))
         else:
             msg = f"'{event}' from '{run.state}' is blocked: " + "; ".join(failures)
-        msg += (". Guards read the context as it was BEFORE this call; set the fields with "
-                "the data of an earlier transition.")
+        msg += _BEFORE_ADVICE
         return reject(run, GUARD_REJECTED, msg, actor, event=event, failed=failures)
     if not t.requires_approval:
         return _returned(compiled, run,
@@ -191,6 +281,23 @@ def _returned(compiled: CompiledWorkflow, run: Run, out: Outcome, now: float) ->
     if queued is None:
         return Outcome(True, out.run.with_(interrupt_queue=()), out.events, advice=out.advice)
     return Outcome(True, queued.run, out.events + queued.events, advice=out.advice)
+
+
+# -- state timeouts --------------------------------------------------------------------------
+
+def fire_timeout(compiled: CompiledWorkflow, run: Run, *, now: float,
+                 new_id: IdFactory | None = None,
+                 resolve: Resolver | None = None) -> Outcome | None:
+    """Fire the state's `on_timeout` event as statewright (actor `system`) when the run has
+    been `timeout_s` in its state; None when nothing is due. A guard that refuses it leaves the
+    run where it is (the refusal is recorded, and it is tried again at the next look)."""
+    event = timeout_due(compiled, run, now)
+    if event is None:
+        return None
+    out = fire(compiled, run, event, {}, now=now, actor=SYSTEM, new_id=new_id, resolve=resolve)
+    note = Event("timed_out", SYSTEM, {"state": run.state, "event": event,
+                                       "timeout_s": compiled.states[run.state].timeout_s})
+    return replace(out, events=(note, *out.events))
 
 
 # -- interrupts ------------------------------------------------------------------------------
@@ -237,7 +344,8 @@ def fire_queued(compiled: CompiledWorkflow, run: Run, now: float) -> Outcome | N
 def _enter_handler(compiled: CompiledWorkflow, run: Run, interrupt: Interrupt, now: float,
                    path: str, actor: str) -> Outcome:
     new = enter(compiled, run, interrupt.target, now).with_(
-        interrupt=interrupt.name, interrupt_return=run.state, version=run.version + 1)
+        interrupt=interrupt.name, interrupt_return=run.state, version=run.version + 1,
+        interrupt_counters=saved_counters(run))
     events = [Event("interrupted", actor, {"interrupt": interrupt.name, "file": path,
                                            "from": run.state, "to": interrupt.target})]
     if run.pending_approval is not None:

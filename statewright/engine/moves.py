@@ -41,10 +41,12 @@ def what_next(compiled: CompiledWorkflow, run: Run) -> str:
 
 def enter(compiled: CompiledWorkflow, run: Run, target: str, now: float) -> Run:
     """Move to `target`: counters reset, transition counted, final/terminal settles status."""
+    st = compiled.states.get(target)
     new = run.with_(state=target, context=state_entered(run.context), iterations=0,
                     files_edited=(), bytes_read=0, denied=0, stop_reminders=0,
                     transition_count=run.transition_count + 1,
-                    pending_approval=None, fork=None, updated_at=now)
+                    pending_approval=None, fork=None, updated_at=now,
+                    entered_at=now if st is not None and st.timeout_s is not None else None)
     return new.with_(status=status_after_entry(compiled, new))
 
 
@@ -58,6 +60,36 @@ def state_entered(context: dict[str, Any]) -> dict[str, Any]:
     obs = {**obs, "files_changed": []}
     obs.pop(OVERRUN, None)
     return {**context, OBSERVED: obs}
+
+
+def saved_counters(run: Run) -> dict[str, Any]:
+    """The counters of `run`'s state, kept while an interrupt handler is active."""
+    return {"iterations": run.iterations, "files_edited": list(run.files_edited),
+            "bytes_read": run.bytes_read, "denied": run.denied, "entered_at": run.entered_at}
+
+
+def returned_counters(handler: Run, back: Run) -> Run:
+    """`back` (the run entering the interrupted state again through `$return`) with that
+    state's counters as they were when it was interrupted, plus what the handler used: a round
+    trip through a handler never refills a budget (DESIGN section 3)."""
+    saved = handler.interrupt_counters or {}
+    files = set(saved.get("files_edited") or ()).union(handler.files_edited)
+    return back.with_(iterations=int(saved.get("iterations") or 0) + handler.iterations,
+                      files_edited=tuple(sorted(files)),
+                      bytes_read=int(saved.get("bytes_read") or 0) + handler.bytes_read,
+                      denied=int(saved.get("denied") or 0), interrupt_counters=None,
+                      # its timeout runs on from where it was (the handler's time counts)
+                      entered_at=saved.get("entered_at", back.entered_at))
+
+
+def timeout_due(compiled: CompiledWorkflow, run: Run, now: float) -> str | None:
+    """The event statewright fires now because the run has been `timeout_s` in its state
+    (`on_timeout`), else None: the run is running, not waiting on children nor on a human."""
+    st = state_of(compiled, run)
+    if (st is None or st.timeout_s is None or not st.on_timeout or run.entered_at is None
+            or run.status != RUNNING or run.pending_approval is not None or run.is_waiting()):
+        return None
+    return st.on_timeout if now - run.entered_at >= st.timeout_s else None
 
 
 def status_after_entry(compiled: CompiledWorkflow, run: Run) -> str:
@@ -86,6 +118,8 @@ def new_run(compiled: CompiledWorkflow, run_id: str, session: str, now: float,
               state=state or compiled.initial, context=context, created_at=now, updated_at=now,
               **extra)
     st = state_of(compiled, run)
+    if st is not None and st.timeout_s is not None:
+        run = run.with_(entered_at=now)
     if (st is not None and st.final) or run.state == run.branch_terminal:
         run = run.with_(status=status_after_entry(compiled, run))
     return run
@@ -113,6 +147,8 @@ def apply_target(compiled: CompiledWorkflow, run: Run, event: str, target: str,
     new = new.with_(
         context={**new.context, **data}, version=run.version + 1,
         interrupt=new_interrupt, interrupt_return=new_return)
+    if kind == "returned":
+        new = returned_counters(run, new)
     payload: dict[str, Any] = {"event": event, "from": run.state, "to": target, "data": data}
     if via:
         payload["via"] = via

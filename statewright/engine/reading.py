@@ -36,8 +36,12 @@ def transitions(compiled: CompiledWorkflow, run: Run) -> list[dict[str, Any]]:
             if b.target == RETURN_TARGET and run.interrupt_return is None:
                 passes = False
             taken = taken or ok
-            out.append({"event": event, "target": b.target, "guards": list(b.guards),
-                        "requires_approval": t.requires_approval, "passes": passes})
+            entry = {"event": event, "target": b.target, "guards": list(b.guards),
+                     "requires_approval": t.requires_approval, "passes": passes}
+            if t.checks:
+                # statewright runs these when the event fires: `passes` is their last outcome's
+                entry["checks"] = list(t.checks)
+            out.append(entry)
     return out
 
 

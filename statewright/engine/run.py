@@ -216,7 +216,8 @@ _FIELDS = (
     "run_id", "workflow", "session", "state", "status", "context", "version", "iterations",
     "files_edited", "bytes_read", "denied", "stop_reminders", "transition_count",
     "interrupt_return", "interrupt", "pending_approval", "fork", "child_run", "invoke",
-    "parent_run", "branch", "branch_terminal", "created_at", "updated_at", "interrupt_queue")
+    "parent_run", "branch", "branch_terminal", "created_at", "updated_at", "interrupt_queue",
+    "interrupt_counters", "entered_at")
 _FIELD_SET = frozenset(_FIELDS)
 
 
@@ -246,6 +247,8 @@ class Run(Record):
     created_at: float
     updated_at: float
     interrupt_queue: tuple[tuple[str, str], ...]
+    interrupt_counters: dict[str, Any] | None
+    entered_at: float | None
 
     __slots__ = _fields = _FIELDS
 
@@ -259,7 +262,9 @@ class Run(Record):
                  invoke: Invoke | None = None, parent_run: str | None = None,
                  branch: str | None = None, branch_terminal: str | None = None,
                  created_at: float = 0.0, updated_at: float = 0.0,
-                 interrupt_queue: tuple[tuple[str, str], ...] = ()) -> None:
+                 interrupt_queue: tuple[tuple[str, str], ...] = (),
+                 interrupt_counters: dict[str, Any] | None = None,
+                 entered_at: float | None = None) -> None:
         s = set_field
         s(self, "run_id", run_id)  # "run_" + 12 hex
         s(self, "workflow", workflow)  # workflow id
@@ -288,6 +293,12 @@ class Run(Record):
         s(self, "updated_at", updated_at)
         # interrupts that matched while a handler was active: (name, file), fired at `$return`
         s(self, "interrupt_queue", interrupt_queue)
+        # while a handler is active: the interrupted state's counters when it was interrupted
+        # (`$return` carries them on: a round trip never refills a budget)
+        s(self, "interrupt_counters", interrupt_counters)
+        # when the run entered a state that times out (`timeout_s`), else None: statewright
+        # fires `on_timeout` once `timeout_s` has passed (paused time does not count)
+        s(self, "entered_at", entered_at)
 
     # long: one line per field, spelled out (a loop over them costs three times as much)
     def with_(self, **changes: Any) -> Run:
@@ -326,6 +337,9 @@ class Run(Record):
         n.created_at = c["created_at"] if "created_at" in c else self.created_at
         n.updated_at = c["updated_at"] if "updated_at" in c else self.updated_at
         n.interrupt_queue = c["interrupt_queue"] if "interrupt_queue" in c else self.interrupt_queue
+        n.interrupt_counters = (c["interrupt_counters"] if "interrupt_counters" in c
+                                else self.interrupt_counters)
+        n.entered_at = c["entered_at"] if "entered_at" in c else self.entered_at
         if n.context is None:
             n.context = {}
         n.__class__ = Run

@@ -171,6 +171,7 @@ class Server:
                     return self.log(f"stopped: no request for {self.idle:g} s")
                 if not self.still_ours():
                     return self.log("stopped: its socket, key or store directory is gone")
+                self.fire_timeouts()
                 continue
             with conn:
                 try:
@@ -182,6 +183,23 @@ class Server:
                 return self.log("stopped: its code changed on disk")
             if outcome == SERVED:  # (a connection that was not served keeps no server alive)
                 last = time.monotonic()
+
+    def fire_timeouts(self) -> None:
+        """While no request comes: fire the state timeouts that are due (DESIGN section 2),
+        whichever session's (`Runtime.fire_due_timeouts`); never fails."""
+        held = list(self.runtimes.values())
+        if not held:  # (started by a hook that decided itself: no request served yet)
+            try:
+                held = [(self.runtime((), None), None)]
+            except Exception as exc:
+                return self.log(f"timeouts could not be fired: {type(exc).__name__}: {exc}")
+        for rt, _mark in held:
+            try:
+                for fired in rt.fire_due_timeouts():
+                    self.log(f"timeout: run {fired['run_id']} {fired['state']} -> "
+                             f"{fired['to']} ({fired['event']})")
+            except Exception as exc:
+                self.log(f"timeouts could not be fired: {type(exc).__name__}: {exc}")
 
     def log(self, line: str) -> None:
         """Append a line to `$STATEWRIGHT_HOOK_LOG` when it is set (what the server did, for

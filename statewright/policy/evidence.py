@@ -8,7 +8,11 @@ context under `_observed`, so that guards can rely on it instead of on what the 
 Only `observe` writes it, from the host's or the proxy's report of a call's result; agent data,
 `load_workflow` input and `force_state` context never carry a `_` key (`engine.strip_reserved`).
 
-A command is credited only when the line's exit status is that command's own: the last
+A test runner's pass is credited only when the line is a run of the suite: not one that
+selects or deselects tests, only collects them or prints a version (`policy.programs.runs`),
+and not one after the agent changed, in this state, the configuration that decides what runs
+(`not_evidence_of_a_pass`; the runtime compares). A failure is credited either way. A command
+is credited only when the line's exit status is that command's own: the last
 top-level command, not after `||`, not followed by `;`, `&` or a later pipeline stage, not
 negated, and no function defined in the line (a function named like a program, or bash's
 `command_not_found_handle`, would answer for it). The shell analysis decides which command that
@@ -39,6 +43,21 @@ def credited_entries(command: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
     if c.parent is not None or c.function_call or c.kind != "simple":
         return ()
     return matching_prefixes(c.argv, allowed)
+
+
+def not_evidence_of_a_pass(command: str) -> tuple[str | None, tuple[str, ...]]:
+    """(why the line's status command is not a run of the whole suite, or None; the globs of
+    the configuration that decides what it runs), when it is a test runner's
+    (`policy.programs.runs`). A pass of such a line is not credited, nor a pass after the agent
+    changed that configuration in this state (the runtime compares); a failure still is."""
+    from .programs.runs import config_of, not_a_full_run
+    from .shell import analyze
+
+    a = analyze(command)
+    if a.problems or a.status_command < 0:
+        return None, ()
+    argv = [w.value for w in a.commands[a.status_command].argv]
+    return not_a_full_run(argv), config_of(argv)
 
 
 def observe(context: dict[str, Any], *, tool: str, is_error: bool, exit_code: int | None,

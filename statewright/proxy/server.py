@@ -37,6 +37,7 @@ from ..errors import (
 from ..names import HOOK_TOOL
 from ..policy.evidence import exit_code_of_result
 from ..policy.types import ToolCall, ToolResult
+from . import checks as own_checks
 from . import tools as own
 from .capabilities import ProxyServer
 from .config import resolve_session
@@ -201,6 +202,7 @@ class Proxy:
         version (one small SQLite read) and announce changes."""
         while True:
             await anyio.sleep(POLL_INTERVAL)
+            await own_checks.fire_timeouts(self.rt)  # (while no call comes)
             try:
                 await self.check_state_change()
             except Exception as exc:
@@ -232,7 +234,7 @@ class Proxy:
                 debug = own.debug_run(run, wf)
                 state = self.rt.enforced_state(run, wf)
                 if state is not None:
-                    allowed = _name_filter(state)
+                    allowed = own.name_filter(state)
         except Exception as exc:
             print(f"statewright: cannot read the run state ({describe(exc)}); listing only "
                   "statewright tools", file=self.errlog, flush=True)
@@ -252,6 +254,12 @@ class Proxy:
             return await self.answer_hook(args, getattr(params, "meta", None))
         if name in own.OWN_TOOLS:
             try:
+                meta = params.meta
+                if name == "statewright_transition" and meta is not None and \
+                        meta.get("progress_token") is not None:
+                    # the checks statewright runs report progress to this caller
+                    return await call_with_progress(
+                        ctx, lambda progress: self._own_tool(name, args, progress))
                 return await self._own_tool(name, args)
             finally:
                 await self.check_state_change()
@@ -465,7 +473,8 @@ class Proxy:
         return None
 
     # ---- statewright_* tools ----------------------------------------------------------------
-    async def _own_tool(self, name: str, args: dict[str, Any]) -> types.CallToolResult:
+    async def _own_tool(self, name: str, args: dict[str, Any],
+                        progress: Any = None) -> types.CallToolResult:
         problem = self._check_size(args)
         if problem is None:
             args = own.drop_nulls(name, args)
@@ -490,8 +499,7 @@ class Proxy:
                                           branch=args.get("branch"), input=args.get("input"),
                                           actor="agent")
             elif name == "statewright_transition":
-                answer = rt.transition(session, args["event"], data=args.get("data"),
-                                       expected_version=args.get("expected_version"), actor="agent")
+                answer = await own_checks.transition(rt, session, args, progress)
             elif name == "statewright_pause":
                 answer = rt.pause(session, actor="agent")
             elif name == "statewright_resume":
@@ -590,11 +598,3 @@ class Proxy:
             if watcher is not None:
                 watcher.stop()
 
-
-def _name_filter(state: Any) -> Any:
-    """A predicate over workflow tool names (`mcp__server__tool`) answering "does this state's
-    `allowed_tools`/`disallowed_tools` let this name through?" -- the policy's own matcher."""
-    from ..policy.tools import normalize_tool_name, tool_allowed
-
-    allowed, disallowed = state.allowed_tools, state.disallowed_tools
-    return lambda name: tool_allowed(normalize_tool_name(name), allowed, disallowed)

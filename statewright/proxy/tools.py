@@ -299,3 +299,12 @@ def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> list[s
         if len(out) >= 10:
             break
     return out
+
+
+def name_filter(state: Any) -> Any:
+    """A predicate over workflow tool names (`mcp__server__tool`) answering "does this state's
+    `allowed_tools`/`disallowed_tools` let this name through?" -- the policy's own matcher."""
+    from ..policy.tools import normalize_tool_name, tool_allowed
+
+    allowed, disallowed = state.allowed_tools, state.disallowed_tools
+    return lambda name: tool_allowed(normalize_tool_name(name), allowed, disallowed)

@@ -55,7 +55,16 @@ def state_answer(tx: Tx, chain: list[tuple[Run, CompiledWorkflow]],
         "interrupt": ({"name": run.interrupt, "return_to": run.interrupt_return}
                       if run.interrupt else None),
         "fork": fork_info,
+        "timeout": _timeout_info(st, run, status),
     }
+
+
+def _timeout_info(st: Any, run: Run, status: str) -> dict[str, Any] | None:
+    """The state's timeout: when statewright fires `on_timeout` (epoch seconds), if it does."""
+    if st is None or st.timeout_s is None or run.entered_at is None or status != RUNNING:
+        return None
+    return {"timeout_s": st.timeout_s, "on_timeout": st.on_timeout,
+            "deadline": run.entered_at + st.timeout_s}
 
 
 def _fork_info(tx: Tx, chain: list[tuple[Run, CompiledWorkflow]], run: Run, status: str,

@@ -25,16 +25,17 @@ from __future__ import annotations
 
 import os
 
-from ..engine.run import AGENT, RUNNING, SYSTEM
+from ..engine.run import AGENT, RUNNING
 from ..errors import UNKNOWN_STATE, StatewrightError
 from ..lean import TYPE_CHECKING
 from ..names import EFFECTS_DIR, OBSERVED, OVERRUN, PENDING_DIR
 from ..policy.types import Counters, Decision, GateContext
-from ..store.db import EventRow
-from ..store.tables import to_json
 from . import marker
 from .chain import effective_in
+from .interrupted import handler_narrows
 from .messages import agent_events, budget_warnings, has_budget, interrupt_message
+from .messages import timed_out as _timed_out
+from .observe import _ROWS, _keep, observed
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable, Set
@@ -147,8 +148,11 @@ def explain(rt: Runtime, session: str, call: ToolCall) -> tuple[Decision, Run | 
         state = enforced_state(run, wf)
         if state is None:
             return _not_running(run), run, wf
-        return _gate()(state, counters_of(run), call,
-                       gate_context(rt, state, tool_name=call.tool_name)), run, wf
+        d = _gate()(state, counters_of(run), call,
+                    gate_context(rt, state, tool_name=call.tool_name))
+        if d.allowed and run.interrupt is not None:
+            d = handler_narrows(rt, run, wf, call, d, None)
+        return d, run, wf
     except BaseException as exc:
         return failure_decision(rt, exc), None, None
 
@@ -268,6 +272,9 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall,
             # their interrupts first: this call is then decided under the handler's rules
             if look_at_files(rt, tx, session, eff[0], eff[1], rt.clock()):
                 eff = effective_in(tx, session)
+        timed = _timed_out(rt, tx, eff[0]) if eff is not None else None
+        if timed is not None:
+            return timed  # the state's rules changed under the agent: refused, saying why
         state = enforced_state(*eff) if eff is not None else None
         if state is None:
             replaced = marker.replaced_store(store_file, session,
@@ -279,6 +286,8 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall,
         marker.ensure_marker(store_file, session, run.run_id)
         ctx = gate_context(rt, state, tx.source_paths_in_use(), call.tool_name)
         d = gate(state, counters_of(run), call, ctx)  # counters read under the write lock
+        if d.allowed and run.interrupt is not None:
+            d = handler_narrows(rt, run, eff[1], call, d, ctx.protected_files)  # type: ignore[index]
         if d.allowed and not d.counts_iteration:
             return d, False  # statewright's own tools: not counted, nothing written
         if not d.allowed:
@@ -298,19 +307,6 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall,
         tx.save_with_events(run, new, (ev,), rt.clock())
     scan = d.sandboxed if sandboxed is None else sandboxed
     return d, d.allowed and scan and _effects().wanted(state, eff[1])  # type: ignore[index]
-
-
-#: the history rows of allowed calls that edit nothing, and of commands' exit statuses, as
-#: JSON once (`_allowed_row`, `_observed`): a process deciding call after call writes the same
-#: few over and over
-_ROWS: dict[tuple[Any, ...], EventRow] = {}
-
-
-def _keep(key: tuple[Any, ...], actor: str, kind: str, data: dict[str, Any]) -> EventRow:
-    if len(_ROWS) >= 512:
-        _ROWS.clear()
-    row = _ROWS[key] = EventRow((actor, kind, to_json(data)))
-    return row
 
 
 def _allowed_row(tool: object, source: object) -> Any:
@@ -414,7 +410,8 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
                 return RecordOutcome(messages=messages)
             run, wf = eff
             state = enforced_state(run, wf) or state
-        new_run, rows = _observed(run, state, result, line, nbytes, files, now)
+        new_run, rows = observed(run, state, result, line, nbytes, files, now,
+                                 rt.root_dir)
         overrun: list[str] = []
         if effect:  # (checks 7 and 8 by effect)
             new_run, rows, overrun = _effects().account(new_run, rows, state, effect, line,
@@ -490,53 +487,6 @@ def fire_for_files(rt: Runtime, tx: Any, session: str, wf: CompiledWorkflow, fil
                 "return_to": it.get("return_to")}
         interrupts.append(info)
         messages.append(interrupt_message(info, answer))
-
-
-def _observed(run: Run, state: State, result: ToolResult, line: str | None, nbytes: int,
-              files: list[str], now: float) -> tuple[Run, tuple[Any, ...]]:
-    """The run with this result accounted (bytes, evidence), and the history row that records a
-    command's exit status (when the line credits an `allowed_commands` entry)."""
-    evidence = _evidence()
-    entries = _credited(evidence, line, state.allowed_commands) if (
-        line is not None and state.allowed_commands) else ()
-    ctx = evidence.observe(run.context, tool=result.tool_name, is_error=result.is_error,
-                  exit_code=result.exit_code, entries=entries, files=files, at=now)
-    new = run.with_(bytes_read=run.bytes_read + nbytes, context=ctx)
-    if entries and (result.is_error or result.exit_code is not None):
-        tool, code = result.tool_name, result.exit_code
-        ok = not result.is_error and code == 0
-        if type(tool) is str and (code is None or type(code) is int):  # (True == 1: no key)
-            key = ("observed", tool, entries, ok, code)
-            row = _ROWS.get(key) or _keep(key, SYSTEM, "observed", {
-                "tool": tool, "commands": list(entries), "ok": ok, "exit_code": code})
-            return new, (row,)
-        return new, ({"kind": "observed", "actor": SYSTEM, "data": {
-            "tool": tool, "commands": list(entries), "ok": ok, "exit_code": code}},)
-    return new, ()
-
-
-_EVIDENCE: list[Any] = []  # policy.evidence, once imported (recording loads it, deciding not)
-_CREDITED: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}  # see `_credited`
-
-
-def _evidence() -> Any:
-    if not _EVIDENCE:
-        from ..policy import evidence
-
-        _EVIDENCE.append(evidence)
-    return _EVIDENCE[0]
-
-
-def _credited(evidence: Any, line: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
-    """`evidence.credited_entries`, remembered: a pure function of the line and the entries,
-    which an agent repeats (the same test command, run after run)."""
-    key = (line, allowed)
-    hit = _CREDITED.get(key)
-    if hit is None:
-        if len(_CREDITED) >= 512:
-            _CREDITED.clear()
-        hit = _CREDITED[key] = evidence.credited_entries(line, allowed)
-    return hit
 
 
 def shell_line(rt: Runtime, tool_name: str, tool_input: Any) -> str | None:

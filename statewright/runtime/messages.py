@@ -91,3 +91,25 @@ def stop_text(workflow: str, run: Run, state: State) -> str:
     if state.instructions:
         text += f" Instructions for this state: {state.instructions}"
     return text
+
+
+def timeout_message(timed: dict[str, Any]) -> str:
+    """What the agent is told when statewright fired a state's timeout."""
+    return (f"[STATEWRIGHT TIMEOUT] state '{timed['state']}' timed out after "
+            f"{timed['timeout_s']:g} s: statewright fired {timed['event']} and the run is now in "
+            f"state '{timed['to']}'. Read the state (statewright_get_state or `statewright "
+            "status`) and go on under its rules.")
+
+
+def timed_out(rt: Any, tx: Any, run: Any) -> Any:
+    """When `run`'s state timed out: statewright fires its timeout now (`Runtime.fire_timeout_in`)
+    and the call being decided is refused, saying where the run is now (a `Decision`); else
+    None."""
+    if run.entered_at is None:
+        return None
+    timed = rt.fire_timeout_in(tx, run.run_id, rt.clock())
+    if timed is None:
+        return None
+    from ..policy.types import Decision
+
+    return Decision.deny(timeout_message(timed), rule="state_timeout", counts_iteration=False)

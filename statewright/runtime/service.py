@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .enforcement import RecordOutcome
 
     Chain = list[tuple[Run, CompiledWorkflow]]
+    CheckProgress = Callable[[str, float, float, str], None]
 
 
 AGENT_CALL_TTL_S = 120.0  # how long the proxy honours the hook's note of a sub-agent's call
@@ -81,6 +82,8 @@ class Runtime:
         # its calls leave out the per-call comparison of file marks (`runtime.watch`)
         self.watching: str | None = None
         self.gate_facts: Any = None  # the last call's gate facts (`enforcement.gate_context`)
+        # `runtime.timeouts`: the store's change mark at the last look, and the next deadline
+        self._timeouts_seen: int | None = None
 
     @classmethod
     def open(cls, project: str | os.PathLike[str] | None = None,
@@ -224,10 +227,16 @@ class Runtime:
               actor: str = HUMAN) -> dict[str, Any]:
         session = self.resolve_session(session)
         compiled = self.load_definition(name)
+        frozen = None
+        if any(c.read_only for c in compiled.checks.values()):
+            from .checks import fingerprints
+
+            frozen = fingerprints(self.root_dir, compiled)
         now = self.clock()
         with self.store.transaction() as tx:
             self._refuse_if_running(tx, session)
-            out = engine.start(compiled, new_id("run"), session, now, input, actor)
+            out = engine.start(compiled, new_id("run"), session, now, input, actor,
+                               frozen=frozen)
             if not out.accepted:
                 raise out.error()
             start_run(tx, out, compiled, now)
@@ -283,38 +292,15 @@ class Runtime:
 
     # -- moving the run ---------------------------------------------------------------------
     def transition(self, session: str | None, event: str, data: Any = None,
-                   expected_version: int | None = None, actor: str = AGENT) -> dict[str, Any]:
-        session = self.resolve_session(session)
-        if expected_version is not None and (isinstance(expected_version, bool)
-                                             or not isinstance(expected_version, int)):
-            raise StatewrightError(INVALID_ARGUMENTS, "expected_version must be an integer")
-        self.require_store(session)
-        now = self.clock()
-        with self.store.transaction() as tx:
-            top, chain = active_chain(tx, session)
-            if top.status == PAUSED:
-                raise StatewrightError(NO_ACTIVE_RUN, f"run {top.run_id} is paused; resume it with "
-                                       f"`statewright resume {top.workflow}`",
-                                       state=state_answer(tx, chain, top))
-            i, checked_version = engine.event_target([r for r, _ in chain], event, expected_version)
-            target, target_c = chain[i]
-            out = engine.fire(target_c, target, event, data, now=now, actor=actor,
-                              expected_version=checked_version, new_id=new_id,
-                              resolve=self.load_definition)
-            apply_outcome(tx, target, out, now)
-            if target is top and not out.children and not (
-                    out.run.parent_run and out.run.status in FINISHED):
-                top_now = out.run  # nothing else changed: no need to read it back
-            else:
-                top_now = tx.require_run(top.run_id)
-            answer = answer_for_run(tx, top_now)
-        if not out.accepted:  # raised after COMMIT: the `refused` history row is kept
-            raise StatewrightError(out.code, out.message, state=answer)
-        if out.advice:
-            answer["advice"] = out.advice
-        if out.parked:
-            answer["advice"] = self._decide_where(out.message, out.run.run_id)
-        return answer
+                   expected_version: int | None = None, actor: str = AGENT,
+                   progress: CheckProgress | None = None) -> dict[str, Any]:
+        """Fire `event` (`runtime.transition`). When its transition names checks, statewright
+        runs them first, outside the store's lock, and the engine records their outcomes before
+        it evaluates guards; `progress(check, elapsed_s, timeout_s, last_line)` meanwhile."""
+        from .transition import transition
+
+        return transition(self, self.resolve_session(session), event, data, expected_version,
+                          actor, progress)
 
     def pause(self, session: str | None = None, actor: str = AGENT) -> dict[str, Any]:
         """Pause the session's top run. A human may always; the agent only when every workflow
@@ -487,6 +473,19 @@ class Runtime:
                 answer["queued"] = {"interrupt": i.name, "file": relpath}
             return answer
         return None
+
+    # -- state timeouts (`runtime.timeouts`) ----------------------------------------------------
+    def fire_due_timeouts(self, limit: int = 500) -> list[dict[str, Any]]:
+        """Fire every due state timeout, whichever session's (resident servers, serve)."""
+        from .timeouts import fire_due
+
+        return fire_due(self, limit)
+
+    def fire_timeout_in(self, tx: Tx, run_id: str, now: float) -> dict[str, Any] | None:
+        """Inside a write transaction: fire run `run_id`'s timeout when it is due."""
+        from .timeouts import fire_in
+
+        return fire_in(self, tx, run_id, now)
 
     # -- listing ----------------------------------------------------------------------------
     def list_runs(self, session: str | None = None,

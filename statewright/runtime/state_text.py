@@ -95,7 +95,19 @@ def briefing(answer: dict[str, Any]) -> str:
     if answer.get("pending_approval"):
         lines.append("A transition is waiting for human approval; further transitions are "
                      "refused until then.")
+    if answer.get("timeout"):
+        lines.append(timeout_text(answer["timeout"]) + ".")
     return "\n".join(lines)
+
+
+def timeout_text(timeout: dict[str, Any], now: float | None = None) -> str:
+    """When statewright fires the state's timeout event, in words."""
+    import time
+
+    left = timeout.get("deadline", 0) - (time.time() if now is None else now)
+    when = f"in {left:.0f} s" if left > 0 else "now"
+    return (f"This state times out {when} (after {timeout.get('timeout_s'):g} s): statewright "
+            f"then fires {timeout.get('on_timeout')}")
 
 
 def _agent_transitions(transitions: list[dict[str, Any]]) -> str:
@@ -109,6 +121,8 @@ def _agent_transitions(transitions: list[dict[str, Any]]) -> str:
             s += f" (guards: {', '.join(map(str, t['guards']))}; currently {passing})"
         if t.get("requires_approval"):
             s += " (needs human approval)"
+        if t.get("checks"):
+            s += f" (statewright runs the checks {', '.join(t['checks'])} first)"
         parts.append(s)
     return ("Events that move the run on (fire them with the statewright_transition tool "
             "or `statewright transition EVENT`): " + "; ".join(parts) + ".")
@@ -179,6 +193,8 @@ def _people_extras(answer: dict[str, Any]) -> list[tuple[str, str, str]]:
         if pa.get("data"):  # what the agent sent with the event, for the human who decides
             data = dumps(pa["data"], default=str, ensure_ascii=False)
             rows.append(("approval data", data[:300], ""))
+    if answer.get("timeout"):
+        rows.append(("timeout", timeout_text(answer["timeout"]), "yellow"))
     if answer.get("advice"):
         rows.append(("advice", str(answer["advice"]), "cyan"))
     if answer.get("context"):
@@ -197,6 +213,8 @@ def _people_transitions(transitions: list[dict[str, Any]]) -> list[Segment]:
             extra.append("guards: " + ", ".join(t["guards"]))
         if t.get("requires_approval"):
             extra.append("needs approval")
+        if t.get("checks"):
+            extra.append("runs checks " + ", ".join(t["checks"]))
         if t.get("invoke"):
             extra.append(f"invokes {t['invoke']}")
         if t.get("fork"):

@@ -22,7 +22,10 @@ import os
 from ..lean import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
     from ..definition.compiled import CompiledWorkflow
+    from ..engine.run import Run
 
 Marks = dict[str, list[int]]  # project-relative path -> [mtime_ns, size]
 
@@ -105,3 +108,35 @@ def changed(old: Marks | None, new: Marks) -> list[str]:
     if old is None:
         return []
     return sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
+
+
+def config_changed(run: Run, globs: tuple[str, ...], files: list[str], root: str) -> bool:
+    """Whether the agent changed, in this state, a file of the configuration `globs` name: an
+    edit this state counted (`_observed.files_changed`, this call's files), or a file whose
+    inode changed (ctime: no tool can set it back) since the run's last move."""
+    if not globs:
+        return False
+    from ..names import OBSERVED
+    from ..policy.paths import glob_match
+
+    obs = run.context.get(OBSERVED)
+    seen = obs.get("files_changed") if isinstance(obs, dict) else None
+    changed = set(files).union(seen if isinstance(seen, list) else ())
+    if any(glob_match(g, f) for g in globs for f in changed if isinstance(f, str)):
+        return True
+    since = run.updated_at
+    for rel in take_marks(root, globs):
+        try:
+            if os.stat(os.path.join(root, rel)).st_ctime > since:
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def not_a_real_run(evidence: Any, run: Run, line: str, files: list[str], root: str) -> bool:
+    """A passing test runner line that is no evidence of the suite (`_observed`, DESIGN section
+    3): it ran a part of it (`policy.programs.runs`), or the agent changed, in this state, the
+    configuration that decides what runs."""
+    partial, config = evidence.not_evidence_of_a_pass(line)
+    return partial is not None or config_changed(run, config, files, root)

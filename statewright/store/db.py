@@ -106,7 +106,7 @@ def _structure(r: Run) -> tuple[Any, ...]:
     """The `STRUCTURE` fields of `r`, in that order (tests/store checks both lists)."""
     return (r.run_id, r.workflow, r.interrupt_return, r.interrupt, r.pending_approval, r.fork,
             r.child_run, r.invoke, r.parent_run, r.branch, r.branch_terminal, r.created_at,
-            r.interrupt_queue)
+            r.interrupt_queue, r.interrupt_counters, r.entered_at)
 
 _DEF_CACHE: dict[str, CompiledWorkflow] = {}  # digest -> compiled (immutable, safe to share)
 _DEF_LOCK = allocate_lock()

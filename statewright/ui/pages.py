@@ -16,7 +16,7 @@ from html import escape
 from typing import Any
 from urllib.parse import quote
 
-from ..runtime.state_text import BUDGETS, commands_text, names_text, people_budget
+from ..runtime.state_text import BUDGETS, commands_text, names_text, people_budget, timeout_text
 from ..visible import visible
 from .diagram import render_svg
 
@@ -206,6 +206,8 @@ def _transitions_html(a: dict[str, Any]) -> str:
                 extra.append("guards: " + ", ".join(map(str, t["guards"])))
             if t.get("requires_approval"):
                 extra.append("needs approval")
+            if t.get("checks"):
+                extra.append("runs checks " + ", ".join(map(str, t["checks"])))
             target = f" → {_e(t['target'])}" if t.get("target") else ""
             tail = f' <span class="muted">({_e("; ".join(extra))})</span>' if extra else ""
             out.append(f'<li class="{"pass" if ok else "blocked"}"><span class="mark">'
@@ -227,6 +229,8 @@ def _rules_html(a: dict[str, Any]) -> str:
     if a.get("interrupt"):
         rows.append(("interrupt", f"{a['interrupt'].get('name')} (returns to "
                                   f"{a['interrupt'].get('return_to')})"))
+    if a.get("timeout"):
+        rows.append(("timeout", timeout_text(a["timeout"])))
     body = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)
     instr = (f'<p class="instructions">{_e(a["instructions"])}</p>'
              if a.get("instructions") else "")
@@ -234,6 +238,25 @@ def _rules_html(a: dict[str, Any]) -> str:
            "</details>" if a.get("context") else "")
     return (f'<section class="card"><h2>This state</h2>{instr}<table class="rules" '
             f'id="counters">{body}</table>{ctx}</section>')
+
+
+def _history_data(h: dict[str, Any]) -> str:
+    """A history row's data: a check's outcome in words with its output's tail, else JSON."""
+    d = h.get("data") or {}
+    if h.get("kind") != "check" or not isinstance(d, dict):
+        return _data_html(d)
+    ok = d.get("ok") is True
+    how = "passed" if ok else (d.get("error") or f"failed (exit status {d.get('exit_code')})")
+    s = d.get("summary")
+    counts = (f" · {s.get('tests')} tests, {s.get('failures')} failures, {s.get('errors')} "
+              f"errors, {s.get('skipped')} skipped" if isinstance(s, dict) else "")
+    secs = (d.get("duration_ms") or 0) / 1000
+    tail = d.get("output_tail") or ""
+    shown = (f'<details class="output"><summary>output (last lines)</summary>'
+             f'<pre class="data">{_e(tail)}</pre></details>' if tail else "")
+    return (f'<span class="check {"pass" if ok else "fail"}"><b>check {_e(d.get("check"))}'
+            f'</b> {_e(how)} <span class="muted">({secs:.1f} s{_e(counts)}; sandbox '
+            f'{_e(d.get("sandbox"))})</span></span>{shown}')
 
 
 def _history_html(history: list[dict[str, Any]], children: list[dict[str, Any]]) -> str:
@@ -248,6 +271,6 @@ def _history_html(history: list[dict[str, Any]], children: list[dict[str, Any]])
         out.append(f'<tr class="{_e(h["kind"])}"><td>{_e(h["seq"])}</td><td>{_time(h["at"])}'
                    f'</td>{run}<td class="actor {_e(h["actor"])}">{_e(h["actor"])}</td>'
                    f'<td>{_e(h["kind"])}</td><td>{_e(h["state"])}</td><td>{_e(h["version"])}'
-                   f'</td><td>{_data_html(h["data"])}</td></tr>')
+                   f'</td><td>{_history_data(h)}</td></tr>')
     out.append("</tbody></table></section>")
     return "".join(out)

@@ -53,6 +53,11 @@ def test_examples_point_at_the_schema_and_cover_every_feature() -> None:
     for attr in ("disallowed_tools", "blocked_env", "env_overrides", "allowed_commands"):
         assert any(getattr(s, attr) for s in states), attr
     assert any(wf.interrupts for wf in compiled)
+    # checks statewright runs itself, with frozen paths and a JUnit report; a state timeout
+    assert any(c.read_only for wf in compiled for c in wf.checks.values())
+    assert any(c.report for wf in compiled for c in wf.checks.values())
+    assert any(t.checks for t in transitions if t.kind == "branched")
+    assert any(s.timeout_s and s.on_timeout for s in states)
     assert any(b.target == "$return" for t in transitions for b in t.branches)
     # meta.debug lets the agent jump anywhere: never in a shipped example (DESIGN section 2)
     assert not any(wf.debug for wf in compiled) and any(wf.approval_mode == "ui" for wf in compiled)

@@ -30,8 +30,11 @@ def test_defaults_leave_existing_workflows_unchanged() -> None:
     assert State("x") == State("x", read_only=(), sandbox="auto", network=True, unix_sockets=False)
     for name, doc in example_docs().items():
         wf = compile_dict(doc)
-        for s in wf.states.values():
-            assert (s.read_only, s.sandbox, s.network, s.unix_sockets) == ((), "auto", True, False), name
+        for sname, s in wf.states.items():
+            raw = doc["states"][sname]
+            want = (tuple(raw.get("read_only", ())), raw.get("sandbox", "auto"),
+                    raw.get("network", True), raw.get("unix_sockets", False))
+            assert (s.read_only, s.sandbox, s.network, s.unix_sockets) == want, name
 
 
 @pytest.mark.parametrize("mode", SANDBOX_MODES)

@@ -379,7 +379,7 @@ def test_force_state_merges_context_and_needs_debug_for_the_agent():
     assert refused.code == errors.DEBUG_DISABLED and refused.run is run
     ok = force_state(c, run, "deploying", {"x": 1}, now=2, actor="human")
     assert ok.accepted and ok.run.state == "deploying"
-    assert ok.run.context["x"] == 1 and ok.run.context["coverage"] == 0  # merged, not replaced
+    assert ok.run.context["x"] == 1 and ok.run.context["environment"] == "staging"  # merged
     assert kinds(ok) == ["forced"] and ok.events[0].actor == "human"
     dbg = example("tdd-feature")  # meta.debug: true
     assert force_state(dbg, begin(dbg), "refactoring", {"_x": 1}, now=2, actor="agent").run.context.get("_x") is None

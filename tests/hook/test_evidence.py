@@ -16,10 +16,28 @@ pytestmark = pytest.mark.e2e
 OK = {"stdout": "3 passed\n", "stderr": "", "interrupted": False, "isImage": False}
 
 
+#: DONE on the agent's own evidence: the last `pytest` line statewright saw pass (the shipped
+#: verified-fix runs the suite itself, as a check: tests/runtime/test_checks.py)
+OBSERVED_FIX = {
+    "id": "observed-fix", "initial": "fixing",
+    "guards": {"tests_really_passed": {"field": "_observed.commands.pytest.ok", "op": "eq",
+                                       "value": True}},
+    "states": {
+        "fixing": {
+            "allowed_tools": ["Read", "Grep", "Glob", "Edit", "Write", "Bash"],
+            "allowed_commands": ["pytest", "git diff", "git status"],
+            "max_edit_lines": 60,
+            "on": {"DONE": {"target": "done", "guard": "tests_really_passed"},
+                   "GIVE_UP": "abandoned"}},
+        "done": {"type": "final"}, "abandoned": {"type": "final"}},
+}
+
+
 @pytest.fixture
 def proj(tmp_path: Path) -> Project:
     p = Project(tmp_path / "proj")
-    p.start("verified-fix")
+    p.write_workflow(OBSERVED_FIX)
+    p.start("observed-fix")
     return p
 
 
@@ -103,7 +121,7 @@ def test_agent_cannot_write_reserved_keys(proj: Project) -> None:
     proj.cli("force-state", "fixing", "--context", json.dumps(fake))
     assert "commands" not in _observed(proj)
     proj.cli("end")
-    started = proj.start("verified-fix", "--input", json.dumps(fake))
+    started = proj.start("observed-fix", "--input", json.dumps(fake))
     assert "_observed" not in started["context"]
     assert "GUARD_REJECTED" in _claim_done(proj)[1]
 
@@ -117,3 +135,50 @@ def test_edits_are_files_changed_of_this_state(proj: Project) -> None:
     proj.post("Edit", inp, {"filePath": target})
     assert _observed(proj)["files_changed"] == ["src/app.py"]
     assert _observed(proj)["last_tool"] == {"name": "Edit", "ok": True}
+
+
+@pytest.mark.parametrize("line", [
+    "pytest --version",                 # prints a version
+    "pytest -q --collect-only",         # only collects
+    "pytest -q -k 'not failing'",       # deselects the failing test
+    "pytest --lf",                      # only what failed last time
+    "python -m pytest tests/test_a.py::test_ok",  # one test
+])
+def test_a_pass_of_a_line_that_runs_less_than_the_suite_is_no_evidence(
+        proj: Project, line: str) -> None:
+    proj.write_workflow({**OBSERVED_FIX, "id": "observed-fix-py", "states": {
+        **OBSERVED_FIX["states"], "fixing": {**OBSERVED_FIX["states"]["fixing"],
+                                              "allowed_commands": ["pytest", "python -m pytest"]}}})
+    proj.cli("end")
+    proj.start("observed-fix-py")
+    _bash(proj, line)
+    assert "commands" not in _observed(proj)
+    rc, err = _claim_done(proj)
+    assert rc != 0 and "GUARD_REJECTED" in err
+    # a failure of such a line is still evidence (of a failure)
+    _bash(proj, line, ok=False, code=1)
+    assert set(_observed(proj)["commands"]) <= {"pytest", "python -m pytest"}
+    assert all(not c["ok"] for c in _observed(proj)["commands"].values())
+
+
+def test_a_pass_after_the_agent_changed_the_test_config_is_no_evidence(proj: Project) -> None:
+    conftest = proj.path("conftest.py")
+    body = "def pytest_sessionfinish(session, exitstatus):\n    session.exitstatus = 0\n"
+    allowed(proj.pre("Write", {"file_path": conftest, "content": body}))
+    Path(conftest).write_text(body)
+    proj.post("Write", {"file_path": conftest, "content": body}, {"filePath": conftest})
+    _bash(proj, "pytest -q")
+    assert "commands" not in _observed(proj)
+    assert "GUARD_REJECTED" in _claim_done(proj)[1]
+
+
+def test_a_config_file_changed_behind_the_tools_back_is_seen_by_its_inode(proj: Project) -> None:
+    # (a script, a test the agent wrote, a background job: no edit tool reported it)
+    (proj.root / "pytest.ini").write_text("[pytest]\naddopts = -k 'not failing'\n")
+    _bash(proj, "pytest -q")
+    assert "commands" not in _observed(proj)
+
+
+def test_a_full_run_with_untouched_config_is_credited(proj: Project) -> None:
+    _bash(proj, "pytest -q -x tests")
+    assert _observed(proj)["commands"]["pytest"]["ok"] is True

@@ -39,6 +39,8 @@ CORE = frozenset({
     "statewright.runtime", "statewright.runtime.answer", "statewright.runtime.chain",
     "statewright.runtime.enforcement", "statewright.runtime.marker",
     "statewright.runtime.messages",
+    # (what a call showed, and a handler's narrowing: small, stdlib and our pure layers)
+    "statewright.runtime.observe", "statewright.runtime.interrupted",
     "statewright.runtime.persist", "statewright.runtime.service", "statewright.runtime.state_text",
     "statewright.store", "statewright.store.db", "statewright.store.schema",
     "statewright.store.tables", "statewright.store.cache",
@@ -166,6 +168,9 @@ def test_recording_a_shell_line_adds_the_analysis_and_the_evidence(proj: Project
                                    "statewright.policy.programs.worktree",
                                    "statewright.policy.confine"}
     expected |= {"statewright.runtime.confinement"}  # (a line's output read for the kernel's refusals)
+    # a passing test runner line: is it a run of the suite (`programs.runs`), with its
+    # configuration unchanged (`runtime.watch` lists the configuration files)?
+    expected |= {"statewright.policy.programs.runs", "statewright.runtime.watch"}
     assert ours == expected, {"added": sorted(ours - expected),
                               "missing": sorted(expected - ours)}
     assert other <= STDLIB_SHELL, sorted(other - STDLIB_SHELL)

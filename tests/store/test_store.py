@@ -413,6 +413,9 @@ def _changed_fields():
         "fork": fork, "child_run": "run_child0001",
         "invoke": Invoke("CALL", "loop", "a", None, "run_child0001"), "branch": "b1",
         "branch_terminal": "z", "interrupt_queue": (("env", ".env"),),
+        "interrupt_counters": {"iterations": 2, "files_edited": ["a.py"], "bytes_read": 5,
+                               "denied": 1},
+        "entered_at": 4.5,
     }
 
 
