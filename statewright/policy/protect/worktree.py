@@ -32,7 +32,8 @@ def worktree_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve,
                         cwds: list[str], kernel: bool = False) -> list[str]:
     """Every refusal for the worktree-changing commands of a line. (`kernel`: the line runs
     sandboxed, and an archive's contents, which the line does not show, are the kernel's to
-    bind: extracting into a directory that holds protected files is not refused.)"""
+    bind: extracting into the project's top is not refused; into a directory that holds
+    protected files, or a protected one, still is.)"""
     out: list[str] = []
     for c in analysis.commands:
         if not c.name_literal:
@@ -45,9 +46,11 @@ def worktree_violations(analysis: ShellAnalysis, ctx: Any, resolve: Resolve,
             out += _copy_problems(c, vals, ctx, resolve, cwds)
         else:
             x, dest = wt.extract_target(name, vals)
-            if x and not kernel:
+            if x:
                 for d in cwds:
                     full = resolve(dest, d, shell=True) if dest else resolve(".", d, True)
+                    if kernel and full == os.path.realpath(ctx.project_root):
+                        break  # (into the project's top: what it holds is the kernel's)
                     why = _landing_problem(full, ctx, whole=True)
                     if why:
                         out.append(f"`{c.text[:80]}` extracts an archive into `{dest or '.'}`: "

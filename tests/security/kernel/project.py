@@ -19,6 +19,11 @@ from typing import Any
 
 from conftest import EXAMPLES
 
+#: the tdd-feature workflow these cases route through by events (the shipped one's transitions
+#: now run checks, which the routes would have to satisfy; the states' rules are what matters
+#: here, and they are the same)
+TDD_FEATURE = Path(__file__).with_name("tdd-feature.json")
+
 #: the custom workflow: what a careful user writes for an agent that runs its own tests/builds
 COMMANDS = ["pytest", "python -m pytest", "python3 -m pytest", "make", "make test", "make build",
             "npm test", "npm run",
@@ -99,7 +104,8 @@ STATE_NAME = {"red": "testing_red", "green": "testing_green", "refactor": "refac
 
 def blocked_vars(key: str) -> list[str]:
     wf, _ = STATES[key]
-    doc = KERNEL_WF if wf == "kernel" else json.loads((EXAMPLES / f"{wf}.json").read_text())
+    doc = KERNEL_WF if wf == "kernel" else json.loads(
+        (TDD_FEATURE if wf == "tdd-feature" else EXAMPLES / f"{wf}.json").read_text())
     return list(doc["states"][STATE_NAME[key]].get("blocked_env", []))
 
 
@@ -148,7 +154,7 @@ MCP_JSON = json.dumps({"mcpServers": {}}, indent=2) + "\n"
 #: what the branches and the stash carry (history the agent could switch to or merge)
 EVIL_KERNEL = dict(KERNEL_WF, states={**KERNEL_WF["states"], "work": {
     **KERNEL_WF["states"]["work"], "allowed_commands": ["*"], "blocked_env": []}})
-EVIL_TDD = json.loads((EXAMPLES / "tdd-feature.json").read_text())
+EVIL_TDD = json.loads(TDD_FEATURE.read_text())
 EVIL_TDD["states"]["testing_red"] = {"allowed_tools": ["*"], "on": {"RED": "implementing"}}
 BRANCHES: dict[str, dict[str, str | None]] = {
     "evil-wf": {"workflows/kernel.json": json.dumps(EVIL_KERNEL, indent=2) + "\n",
@@ -176,7 +182,7 @@ def files() -> dict[str, str]:
 def tracked(rel: str) -> str:
     """The committed text of a template file."""
     if rel == "workflows/tdd-feature.json":
-        return (EXAMPLES / "tdd-feature.json").read_text()
+        return TDD_FEATURE.read_text()
     return files()[rel]
 
 
@@ -238,6 +244,7 @@ def build_git_project(root: Path, venv_bin: str) -> dict[str, str]:
     """The project before any run: files, the project's own hook shim, git history with the
     branches and a stash. Returns the branches' commit ids."""
     shutil.copytree(EXAMPLES, root / "workflows")
+    shutil.copyfile(TDD_FEATURE, root / "workflows" / "tdd-feature.json")
     for rel, text in files().items():
         write(root, rel, text)
     os.chmod(root / "scripts/check.sh", 0o755)
