@@ -274,7 +274,7 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall,
                 eff = effective_in(tx, session)
         timed = _timed_out(rt, tx, eff[0]) if eff is not None else None
         if timed is not None:
-            return timed  # the state's rules changed under the agent: refused, saying why
+            return timed, False  # the state's rules changed under the agent: refused, saying why
         state = enforced_state(*eff) if eff is not None else None
         if state is None:
             replaced = marker.replaced_store(store_file, session,

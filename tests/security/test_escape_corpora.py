@@ -203,8 +203,9 @@ def test_kernel_cases(tmp_path: Path, idx: int) -> None:
     subprocess.run(["bash", "-c", line], cwd=root, capture_output=True, timeout=120,
                    env=clean_env(SECRET_TOKEN="s3cr3t"))
     assert _digest(root) == before, case.line
-    assert sorted(x.name for x in store.parent.iterdir()
-                  if not x.name.endswith(("-wal", "-shm"))) == listing, case.line
+    # (nothing of the store's went: statewright's own new files, a resident server's key, may
+    # come meanwhile)
+    assert set(listing) <= {x.name for x in store.parent.iterdir()}, case.line
     assert p.status()["state"] == case.state  # the store still holds the run, unchanged
 
 
