@@ -27,7 +27,7 @@ import os
 
 from ..lean import TYPE_CHECKING, environ_get, lru_cache
 from ..names import run_dir
-from ..sandbox.launcher import wrap
+from ..sandbox.launcher import head, wrap
 from ..sandbox.probe import tier
 from ..sandbox.profile import Profile
 from .protect.scope import HOOK_DIRS
@@ -132,21 +132,28 @@ def binds(analysis: ShellAnalysis, state: State, ctx: GateContext) -> bool:
 
 def profile_for(state: State, ctx: GateContext) -> Profile:
     """What every process of a sandboxed line may not do in `state`."""
+    return _kept(state, ctx)[1]
+
+
+def _kept(state: State, ctx: GateContext) -> tuple[State, Profile, str]:
+    """(state, its Profile, the launcher's text for it), kept per state and context."""
     pf = ctx.protected_files
     files = pf if type(pf) is frozenset else frozenset(pf)
     key = (id(state), ctx.project_root, ctx.store_dir, files, environ_get("HOME"),
-           environ_get("XDG_RUNTIME_DIR"))
+           environ_get("XDG_RUNTIME_DIR"), environ_get("PATH"))
     kept = _PROFILES.get(key)
     if kept is None or kept[0] is not state:
         if len(_PROFILES) >= 64:
             _PROFILES.clear()
-        kept = _PROFILES[key] = (state, _profile(state, ctx.project_root, ctx.store_dir, files))
-    return kept[1]
+        profile = _profile(state, ctx.project_root, ctx.store_dir, files)
+        kept = _PROFILES[key] = (state, profile, head(profile))
+    return kept
 
 
-#: (id of a State, the context's facts, HOME, XDG_RUNTIME_DIR) -> (that State, its Profile):
-#: a State is kept with its profile, so its id is not reused while it is remembered
-_PROFILES: dict[tuple[object, ...], tuple[State, Profile]] = {}
+#: (id of a State, the context's facts, HOME, XDG_RUNTIME_DIR, PATH) -> (that State, its
+#: Profile, the launcher's text): a State is kept with its profile, so its id is not reused
+#: while it is remembered
+_PROFILES: dict[tuple[object, ...], tuple[State, Profile, str]] = {}
 
 
 def _profile(state: State, project_root: str, store_dir: str, workflow_files: frozenset[str]
@@ -335,7 +342,8 @@ def sandbox_line(analysis: ShellAnalysis, line: str, state: State, ctx: GateCont
                 f"({found.why}); run commands whose effects the line shows")
         return line, False, ("sandbox: none on this machine (`sandbox: auto`): the analysis "
                              "alone binds this line")
-    return wrap(profile_for(state, ctx), line), True, (
+    _, profile, text = _kept(state, ctx)
+    return wrap(profile, line, kept_head=text), True, (
         "sandbox: the line runs under the kernel sandbox (protected paths read-only, the store "
         "hidden, blocked variables scrubbed, what it starts reaped)")
 

@@ -80,11 +80,18 @@ def unwrap(text: str) -> str | None:
     return text[:at] + inner[len(_PROLOGUE):]
 
 
-def wrap(profile: Profile, line: str, helper: str = HELPER) -> str:
-    """The shell text that runs `line` under `profile` as the host's shell would run `line`."""
-    head = " ".join(quote(a) for a in argv(profile, helper)[:-1])
-    inner = _PROLOGUE + line
+def head(profile: Profile, helper: str = HELPER) -> str:
+    """The launcher's part of `wrap`'s text for `profile` (a caller that wraps many lines
+    under one profile keeps it: quoting every path is most of `wrap`'s cost)."""
+    return " ".join(quote(a) for a in argv(profile, helper)[:-1])
+
+
+def wrap(profile: Profile, line: str, helper: str = HELPER, kept_head: str | None = None
+         ) -> str:
+    """The shell text that runs `line` under `profile` as the host's shell would run `line`
+    (`kept_head`: `head(profile, helper)`, when the caller keeps it)."""
+    h = kept_head if kept_head is not None else head(profile, helper)
     return (
-        f'{_HEAD}{head} --cwd-file "$__sw_c" --cwd-fd 3 -- {SHELL}'
-        f'{_OPEN}{quote(inner)}{_CLOSE}{_TAIL}'
+        f'{_HEAD}{h} --cwd-file "$__sw_c" --cwd-fd 3 -- {SHELL}'
+        f'{_OPEN}{quote(_PROLOGUE + line)}{_CLOSE}{_TAIL}'
     )
