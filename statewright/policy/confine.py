@@ -226,16 +226,15 @@ def host_programs(root: str) -> list[str]:
     `~/.claude/settings.json` hooks, the `statewright` server of `.mcp.json`): each program's
     file and, when it lives in a virtual environment, that environment (its interpreter and
     packages decide what runs)."""
-    import json
-    import shutil
+    from ..lean import loads
 
     commands: list[str] = []
     for f in (os.path.join(root, ".claude", "settings.json"),
               os.path.join(root, ".claude", "settings.local.json"),
               os.path.expanduser("~/.claude/settings.json")):
         try:
-            with open(f, encoding="utf-8") as fh:
-                hooks = json.load(fh).get("hooks") or {}
+            with open(f, "rb") as fh:
+                hooks = loads(fh.read()).get("hooks") or {}
         except (OSError, ValueError, AttributeError):
             continue
         for groups in hooks.values() if isinstance(hooks, dict) else ():
@@ -244,8 +243,8 @@ def host_programs(root: str) -> list[str]:
                     if isinstance(h, dict) and isinstance(h.get("command"), str):
                         commands.append(h["command"])
     try:
-        with open(os.path.join(root, ".mcp.json"), encoding="utf-8") as fh:
-            server = (json.load(fh).get("mcpServers") or {}).get("statewright") or {}
+        with open(os.path.join(root, ".mcp.json"), "rb") as fh:
+            server = (loads(fh.read()).get("mcpServers") or {}).get("statewright") or {}
         if isinstance(server.get("command"), str):
             commands.append(server["command"])
     except (OSError, ValueError, AttributeError):
@@ -257,7 +256,7 @@ def host_programs(root: str) -> list[str]:
         words = command.replace('"', " ").replace("'", " ").split()
         if not words:
             continue
-        program = words[0] if "/" in words[0] else shutil.which(words[0])
+        program = words[0] if "/" in words[0] else _which(words[0])
         if not program:
             continue
         full = os.path.realpath(program if os.path.isabs(program) else
@@ -270,6 +269,15 @@ def host_programs(root: str) -> list[str]:
         if os.path.exists(os.path.join(env, "pyvenv.cfg")):
             out.append(os.path.realpath(env))
     return out
+
+
+def _which(name: str) -> str | None:
+    """`shutil.which(name)`, without importing `shutil` on the hook's path."""
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        full = os.path.join(d, name)
+        if d and os.path.isfile(full) and os.access(full, os.X_OK):
+            return full
+    return None
 
 
 def server_profile(ctx: GateContext, withheld: frozenset[str]) -> Profile:
