@@ -259,13 +259,9 @@ def host_programs(root: str) -> list[str]:
         program = words[0] if "/" in words[0] else _which(words[0])
         if not program:
             continue
-        full = os.path.realpath(program if os.path.isabs(program) else
-                                os.path.join(root, program))
-        out.append(os.path.abspath(program if os.path.isabs(program) else
-                                   os.path.join(root, program)))
-        out.append(full)
-        env = os.path.dirname(os.path.dirname(os.path.abspath(
-            program if os.path.isabs(program) else os.path.join(root, program))))
+        named = os.path.abspath(os.path.join(root, program))  # (an absolute path stays)
+        out += [named, os.path.realpath(named)]
+        env = os.path.dirname(os.path.dirname(named))
         if os.path.exists(os.path.join(env, "pyvenv.cfg")):
             out.append(os.path.realpath(env))
     return out
