@@ -106,15 +106,11 @@ def needs_sandbox(analysis: ShellAnalysis, state: State, ctx: GateContext | None
     return ctx is not None and markers_of(ctx.store_dir).search(analysis.source)
 
 
+@lru_cache(maxsize=16)
 def _path_trusted(root: str | None, path: str) -> bool:
     """Whether a bare program name resolves outside the project: no `PATH` entry is relative
     (`.`, empty) or inside the project (an activated project virtual environment): else a
     program the agent's code put there would answer for `ls` in a line that runs unsandboxed."""
-    return _path_trusted_kept(root, path)
-
-
-@lru_cache(maxsize=16)
-def _path_trusted_kept(root: str | None, path: str) -> bool:
     inside = os.path.realpath(root).rstrip(os.sep) + os.sep if root else None
     for d in path.split(os.pathsep):
         if not os.path.isabs(d):
