@@ -496,11 +496,16 @@ def _deferred(name: str) -> Any:
     return stand_in
 
 
+_SHA256: list[Any] = []  # `_sha256.sha256`, once a hash is first asked for
+
+
 def sha256(data: bytes = b"") -> Any:
     """A SHA-256 hash object (`hashlib.sha256` without `hashlib`)."""
-    from _sha256 import sha256 as _sha  # type: ignore[import-not-found]  # (C; no stubs)
+    if not _SHA256:
+        from _sha256 import sha256 as _sha  # type: ignore[import-not-found]  # (C; no stubs)
 
-    return _sha(data)
+        _SHA256.append(_sha)
+    return _SHA256[0](data)
 
 
 def hmac_sha256(key: bytes, msg: bytes) -> bytes:

@@ -377,9 +377,10 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
         return RecordOutcome()
     nbytes = max(0, int(result.output_bytes or 0))
     files = [] if result.is_error else changed_files(rt, result)  # pure: before the lock
-    # what a sandboxed call changed, failed or not, found before the lock (no scan kept: a stat)
+    # what a sandboxed call changed, failed or not, found before the lock (no scan kept: one
+    # `access`, which fails without an exception; whatever is there is looked into)
     effect = _effects().collect(rt, session, result, failure_decision, describe_exception) \
-        if os.path.isdir(os.path.join(rt.store_dir, EFFECTS_DIR, PENDING_DIR)) else None
+        if os.access(os.path.join(rt.store_dir, EFFECTS_DIR, PENDING_DIR), os.F_OK) else None
     line = shell_line(rt, result.tool_name, result.tool_input)
     if line is not None:
         _warm_line(line)
