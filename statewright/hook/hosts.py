@@ -480,32 +480,3 @@ def _new_lock() -> Any:
 
 #: held by whoever writes the answer: the hook, or the deadline's watchdog
 _ANSWER = _new_lock()
-
-
-_CWD_ARGS = ' --cwd-file "$__sw_c" --cwd-fd 3 -- '
-
-
-def fresh_shell_form(text: str) -> str:
-    """A line the kernel tier wrapped (`sandbox.launcher.wrap`) in the form for a host whose
-    shell tool runs every line in a new shell and refuses command substitution in it (Gemini
-    CLI): the launcher run directly on the line, `/bin/bash -c LINE`, with what the front end
-    put before it kept. The same launcher and profile; what is dropped is what such a host
-    never had: a `cd` that persists, and its shell's functions and aliases. Any other text is
-    returned as it is."""
-    if "__sw_c=" not in text:
-        return text
-    from ..sandbox import launcher
-
-    inner = launcher.unwrap(text)
-    if inner is None:
-        return text
-    head_at = text.find(launcher._HEAD)
-    if head_at < 0:
-        return text
-    body = text[head_at + len(launcher._HEAD):]
-    end = body.find(_CWD_ARGS)
-    if end < 0:
-        return text
-    prefix = text[:head_at]
-    line = inner[len(prefix):]
-    return (f"{prefix}{body[:end]} -- {launcher.SHELL} -c {launcher.quote(line)}")
