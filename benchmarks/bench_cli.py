@@ -1,6 +1,6 @@
 """CLI start-up budget (DESIGN.md section 8): `statewright --help` and `statewright status`
-within 5x a bare `python -c pass` (DESIGN: 3x); `list`, `validate` of the shipped examples and `transition`
-within 5x.
+within 5x a bare `python -c pass` (DESIGN: 3x); `list`, `validate` of the shipped examples
+and `transition` within 5x.
 
     .venv/bin/python benchmarks/bench_cli.py [--runs N]
 

@@ -162,6 +162,8 @@ def import_circles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
 #: a module below both sides); the test fails on any other circle, and on an entry here that is
 #: gone (then delete it)
 NOT_YET_BROKEN = {
+    frozenset({"statewright.policy.programs.spec", "statewright.policy.programs.writers",
+               "statewright.policy.shell.records", "statewright.policy.shell.words"}),
     frozenset({"statewright.policy.shell.arith", "statewright.policy.shell.cwds",
                "statewright.policy.shell.redirects", "statewright.policy.shell.walker",
                "statewright.policy.shell.wrappers"}),

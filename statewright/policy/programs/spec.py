@@ -22,8 +22,6 @@ through the real shell analysis.
 from __future__ import annotations
 
 from ...lean import TYPE_CHECKING, Record, field_setters, set_field
-from ..shell.records import Risk as Risk  # (the programs' modules name it from here)
-from ..shell.records import escape_pattern, new_word
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
@@ -104,15 +102,25 @@ def getopt(vals: list[str], short_values: str, long_values: frozenset[str] | tup
     return out, operands
 
 
-#: long options that name a file or directory the program writes (or, `--basetemp`, empties),
-#: whichever program is given them (gathered from pytest and its plugins, curl, wget, compilers
-#: and build tools)
-ANY_PROGRAM_OUTPUTS = frozenset({
-    "--output", "--output-file", "--output-document", "--output-directory", "--outfile",
-    "--out-file", "--log-file", "--logfile", "--junitxml", "--junit-xml", "--junit-prefix",
-    "--basetemp", "--result-log", "--resultlog", "--report-log", "--html", "--cov-report",
-    "--debug", "--dump", "--save", "--write", "--out", "--output-dir", "--outdir",
-    "--out-dir", "--target-dir", "--cache-dir", "--reportlog", "--json-report-file"})
+class Risk(Record):
+    """One thing a command line tells a program to do beyond what its name allows.
+
+    `at` is the index of the word in the argument list (0 = the first word after the name) that
+    carries it; `token` is how an `allowed_commands` entry spells it out (`-exec`, `--pre`,
+    `run`); an allowed entry that covers that word, or whose last token is `token` (`find
+    -exec`), allows it."""
+
+    __slots__ = __match_args__ = _fields = ("at", "kind", "token", "why")
+    at: int
+    kind: str
+    token: str
+    why: str
+
+    def __init__(self, at: int, kind: str, token: str, why: str) -> None:
+        set_field(self, "at", at)
+        set_field(self, "kind", kind)  # CODE or SECRETS
+        set_field(self, "token", token)
+        set_field(self, "why", why)
 
 
 class Example(Record):
@@ -281,6 +289,8 @@ def _tiers(name: str) -> tuple[tuple[str, ...], ...]:
         if name in EXACT_ONLY:
             tiers = ()
         else:
+            from .writers import ANY_PROGRAM_OUTPUTS
+
             own = own_options(name) if name in ABBREVIATING else ()
             tiers = (own, tuple(sorted(ANY_PROGRAM_OUTPUTS.difference(own))))
         _TABLE[name] = tiers
@@ -417,6 +427,9 @@ def spell(name: str, args: tuple[Word, ...], problems: list[str], options_first:
 def _respelled(a: Word, opt: str, value: str) -> Word | None:
     """Word `a` with its option part `opt` written as `value`'s; None when that part is not
     fixed text (`--ch$X=DIR` could be any option)."""
+    from ..shell.records import new_word
+    from ..shell.words import escape_pattern
+
     if a.literal:
         return new_word(a.text, value, escape_pattern(value), True)
     tail = a.pattern[len(opt):]

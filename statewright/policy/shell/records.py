@@ -4,11 +4,13 @@ docstring)."""
 
 from __future__ import annotations
 
-from ...lean import TYPE_CHECKING, Record, field_setters, set_field
+from ...lean import TYPE_CHECKING, Record, field_setters
 from ..types import mutable_twin, new_record, program_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
+
+    from ..programs.spec import Risk
 
 _EMPTY: frozenset = frozenset()
 
@@ -295,30 +297,3 @@ class Verdict(Record):
 
 
 _v_allowed, _v_reason, _v_trace = field_setters(Verdict)
-
-
-class Risk(Record):
-    """One thing a command line tells a program to do beyond what its name allows.
-
-    `at` is the index of the word in the argument list (0 = the first word after the name) that
-    carries it; `token` is how an `allowed_commands` entry spells it out (`-exec`, `--pre`,
-    `run`); an allowed entry that covers that word, or whose last token is `token` (`find
-    -exec`), allows it."""
-
-    __slots__ = __match_args__ = _fields = ("at", "kind", "token", "why")
-    at: int
-    kind: str
-    token: str
-    why: str
-
-    def __init__(self, at: int, kind: str, token: str, why: str) -> None:
-        set_field(self, "at", at)
-        set_field(self, "kind", kind)  # CODE or SECRETS
-        set_field(self, "token", token)
-        set_field(self, "why", why)
-
-
-def escape_pattern(s: str) -> str:
-    if "*" not in s and "?" not in s and "[" not in s and "]" not in s:
-        return s  # (the usual text: nothing to escape)
-    return "".join("[" + c + "]" if c in "*?[]" else c for c in s)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ...lean import TYPE_CHECKING, LazyRe
 from .parser import TYPE_OF
-from .records import Word, escape_pattern, new_word
+from .records import Word, new_word
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
@@ -108,6 +108,12 @@ def _unescape_double(text: str) -> str:
     import re  # (only a double-quoted text with a backslash needs it)
 
     return re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), text)
+
+
+def escape_pattern(s: str) -> str:
+    if "*" not in s and "?" not in s and "[" not in s and "]" not in s:
+        return s  # (the usual text: nothing to escape)
+    return "".join("[" + c + "]" if c in "*?[]" else c for c in s)
 
 
 #: the kinds of node whose parts are their (unquoted) text
