@@ -51,7 +51,7 @@ import time
 
 from ..lean import TYPE_CHECKING, hmac_sha256, same_bytes, sha256, unix_request
 from ..names import run_dir
-from . import RESIDENT_ENV
+from .events import RESIDENT_ENV
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
