@@ -5,9 +5,10 @@ changed. Stdlib only.
 - An entry says one thing: "this exact content, checked by this exact validator in this exact
   context, was valid, with these warnings". Its name is a SHA-256 over the validator's
   fingerprint (statewright's version, the workflow schema's bytes, the size and mtime of the
-  validator's modules), the context the checks could see (for a document that invokes other
-  workflows: the ids on the search path and what each invokes; nothing otherwise) and the
-  file's bytes. A changed byte, a new version or an edited validator names another entry.
+  validator's modules: `definition/` and the shared modules it uses), the context the checks
+  could see (for a document that invokes other workflows: the ids on the search path and what
+  each invokes; nothing otherwise) and the file's bytes. A changed byte, a new version or an
+  edited validator names another entry.
 - Invalid documents are never remembered: their errors are always found afresh, every one.
 - Entries live in the store's directory (`<store>/validated/`), which self-protection keeps the
   agent from writing, and are written only where that directory exists already (a read-only
@@ -56,7 +57,9 @@ def validator_fingerprint() -> bytes:
         h.update(b"\0no schema\0")
     here = os.path.dirname(os.path.abspath(__file__))
     modules = [os.path.join(here, n) for n in sorted(os.listdir(here)) if n.endswith(".py")]
-    modules.append(os.path.join(os.path.dirname(here), "wildcards.py"))
+    top = os.path.dirname(here)  # (the validator's modules outside `definition/`)
+    modules += [os.path.join(top, n)
+                for n in ("wildcards.py", "lean.py", "errors.py", "config.py")]
     for m in modules:
         try:
             st = os.stat(m)

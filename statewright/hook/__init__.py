@@ -15,7 +15,8 @@ answer cannot be written: see `emit`):
 - Stop: in a non-final state, `decision: "block"` reminding the agent which events finish the
   work (at most 3 times per state, never while `stop_hook_active`).
 
-This module is the start-up path of every tool call, so it imports only `sys` at the top; the
+This module is the start-up path of every tool call, so it imports only `sys` and the event
+names (`statewright.names`, which the resident server's client reads too) at the top; the
 rest (json, the runtime, tree-sitter for Bash) is imported when it is needed. It never imports
 mcp, pydantic, jsonschema, typer, rich or watchdog. Any failure becomes a refusal with its cause
 (fail closed) unless the project config says `"fail_open": true`; no traceback is ever printed.
@@ -25,13 +26,13 @@ from __future__ import annotations
 
 import sys
 
-from .events import EVENTS as EVENTS
-from .events import POST_TOOL_USE as POST_TOOL_USE
-from .events import POST_TOOL_USE_FAILURE as POST_TOOL_USE_FAILURE
-from .events import PRE_TOOL_USE, RESIDENT_ENV, normalize_event
-from .events import SESSION_START as SESSION_START
-from .events import STOP as STOP
-from .events import USER_PROMPT_SUBMIT as USER_PROMPT_SUBMIT
+from ..names import EVENTS as EVENTS
+from ..names import POST_TOOL_USE as POST_TOOL_USE
+from ..names import POST_TOOL_USE_FAILURE as POST_TOOL_USE_FAILURE
+from ..names import PRE_TOOL_USE, RESIDENT_ENV, normalize_event
+from ..names import SESSION_START as SESSION_START
+from ..names import STOP as STOP
+from ..names import USER_PROMPT_SUBMIT as USER_PROMPT_SUBMIT
 
 
 def run() -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ..lean import dumps as _json_dumps
 from ..lean import loads as _json_loads
-from .events import (
+from ..names import (
     POST_TOOL_USE,
     POST_TOOL_USE_FAILURE,
     PRE_TOOL_USE,

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from ..lean import TYPE_CHECKING
 from ..lean import dumps as _json_dumps
-from .events import (
+from ..names import (
     POST_TOOL_USE,
     PRE_TOOL_USE,
     SESSION_START,

@@ -30,7 +30,7 @@ CORE = frozenset({
     "statewright.names", "statewright.wildcards",
     "statewright.definition", "statewright.definition.compiled",
     "statewright.engine", "statewright.engine.run",
-    "statewright.hook", "statewright.hook.events", "statewright.hook.handlers",
+    "statewright.hook", "statewright.hook.handlers",
     "statewright.policy", "statewright.policy.edits", "statewright.policy.gate",
     "statewright.policy.paths", "statewright.policy.protect", "statewright.policy.protect.files",
     "statewright.policy.protect.scope",
