@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..definition.compiled import CompiledWorkflow, State
     from ..engine.run import Run
     from ..policy.types import ToolCall, ToolResult
-    from .service import Runtime
+    from .surface import Runtime
 
 STOP_REMINDERS_PER_STATE = 3
 #: the MCP servers' directories are resolved again at most this often, and at once when
@@ -151,7 +151,7 @@ def explain(rt: Runtime, session: str, call: ToolCall) -> tuple[Decision, Run | 
         d = _gate()(state, counters_of(run), call,
                     gate_context(rt, state, tool_name=call.tool_name))
         if d.allowed and run.interrupt is not None:
-            d = handler_narrows(rt, run, wf, call, d, None)
+            d = handler_narrows(rt, run, wf, call, d, None, gate_context)
         return d, run, wf
     except BaseException as exc:
         return failure_decision(rt, exc), None, None
@@ -287,7 +287,8 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall,
         ctx = gate_context(rt, state, tx.source_paths_in_use(), call.tool_name)
         d = gate(state, counters_of(run), call, ctx)  # counters read under the write lock
         if d.allowed and run.interrupt is not None:
-            d = handler_narrows(rt, run, eff[1], call, d, ctx.protected_files)  # type: ignore[index]
+            d = handler_narrows(rt, run, eff[1], call, d, ctx.protected_files,  # type: ignore[index]
+                                gate_context)
         if d.allowed and not d.counts_iteration:
             return d, False  # statewright's own tools: not counted, nothing written
         if not d.allowed:

@@ -24,7 +24,7 @@ from ..errors import INVALID_ARGUMENTS, TOOL_DENIED, StatewrightError
 from ..lean import sha256
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .service import Runtime
+    from .surface import Runtime
 
 ROLES = ("agent", "approver", "admin")
 DECIDING_ROLES = frozenset({"approver", "admin"})

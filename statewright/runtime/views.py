@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
     from ..store import Tx
-    from .service import Runtime
+    from .surface import Runtime
 
 MAX_CHILDREN = 64  # fork branches and invoked runs listed on a run's page (and in its history)
 

@@ -10,8 +10,9 @@ result that records evidence writes the context, never the whole run as JSON aga
 from __future__ import annotations
 
 from ..engine.run import PAUSED, RUNNING, PendingApproval, Run
-from ..lean import TYPE_CHECKING, compact_dumps
+from ..lean import TYPE_CHECKING
 from ..lean import loads as _loads
+from .chain import GENESIS, canonical, link, to_json
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
@@ -19,8 +20,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..lean import sqlite3
 
 
-#: JSON as the store writes it: compact, anything unknown as its `str`
-to_json = compact_dumps(str)
 _dumps = to_json
 
 
@@ -91,8 +90,6 @@ def split_run_rows(conn: sqlite3.Connection) -> None:
 def chain_history(conn: sqlite3.Connection) -> None:
     """Schema 5's migration of the history already stored (inside its transaction): each run's
     rows, in order, get their links in the run's hash chain (`store.chain`)."""
-    from .chain import GENESIS, canonical, link
-
     heads: dict[str, str] = {}
     rows = conn.execute("SELECT seq, run_id, at, actor, kind, version, state, data FROM events"
                         " ORDER BY seq").fetchall()
