@@ -496,16 +496,11 @@ def _deferred(name: str) -> Any:
     return stand_in
 
 
-_SHA256: list[Any] = []  # `_sha256.sha256`, once a hash is first asked for
-
-
 def sha256(data: bytes = b"") -> Any:
     """A SHA-256 hash object (`hashlib.sha256` without `hashlib`)."""
-    if not _SHA256:
-        from _sha256 import sha256 as _sha  # type: ignore[import-not-found]  # (C; no stubs)
+    from _sha256 import sha256 as _sha  # type: ignore[import-not-found]  # (C; no stubs)
 
-        _SHA256.append(_sha)
-    return _SHA256[0](data)
+    return _sha(data)
 
 
 def hmac_sha256(key: bytes, msg: bytes) -> bytes:
