@@ -8,7 +8,8 @@ and the tool list is filtered by asking the policy which tool names the state al
 Both protocol generations are answered (the SDK's dual-era loop): handshake-era clients get
 `notifications/tools/list_changed` on the connection's session; 2026-era clients get
 `ToolsListChanged` on their `subscriptions/listen` streams. State changes made by other
-processes (the CLI, the hook) are noticed by a cheap poll of the run's version.
+processes (the CLI, the hook) are noticed by a cheap poll of the run's version, or on a shared
+store by its notices (LISTEN/NOTIFY, `store.pg_listen`).
 """
 
 from __future__ import annotations
@@ -198,15 +199,9 @@ class Proxy:
         return False
 
     async def watch_store(self) -> None:
-        """State changes can come from other processes (CLI approve, the hook): poll the run's
-        version (one small SQLite read) and announce changes."""
-        while True:
-            await anyio.sleep(POLL_INTERVAL)
-            await own_checks.fire_timeouts(self.rt)  # (while no call comes)
-            try:
-                await self.check_state_change()
-            except Exception as exc:
-                log.debug("state poll failed: %s", exc)
+        """State changes can come from other processes (CLI approve, the hook, another
+        machine): `checks.follow_store` announces them."""
+        await own_checks.follow_store(self, POLL_INTERVAL)
 
     # ---- tools/list -----------------------------------------------------------------------
     async def _list_tools(self, ctx: ServerRequestContext[Any, Any],

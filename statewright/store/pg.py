@@ -37,7 +37,7 @@ import re
 from ..definition.compiled import CompiledWorkflow
 from ..engine.run import PAUSED, RUNNING, Run
 from ..errors import STORE_ERROR, UNKNOWN_RUN, StatewrightError
-from ..lean import TYPE_CHECKING, thread_local
+from ..lean import TYPE_CHECKING, allocate_lock, thread_local
 from ..lean import loads as _loads
 from .cache import RowCache
 from .chain import canonical
@@ -50,6 +50,7 @@ from .db import (
     definition_digest,
     file_sha256,
 )
+from .pg_listen import CHANNEL, ChangeFeed, notice
 from .pg_schema import MIGRATION_LOCK, PG_MIGRATIONS, PG_SCHEMA_VERSION
 from .pg_tables import PgTables
 from .tables import (
@@ -71,6 +72,7 @@ LOCK_TIMEOUT_MS = 30_000
 #: stopped while holding a run's lock does not hold it for good)
 IDLE_IN_TRANSACTION_MS = 120_000
 CONNECT_TIMEOUT_S = 10
+_FEED_LOCK = allocate_lock()
 
 _COLS = f"{RUN_COLUMNS}, def_digest"
 _R_COLS = ", ".join(f"r.{c.strip()}" for c in _COLS.split(","))
@@ -113,6 +115,7 @@ _VERSIONED = {sql: ("WITH u AS (" + sql + " AND version=%s RETURNING 1)"
 _CHECKED = {sql: ("WITH u AS (" + sql + " RETURNING 1)"
                   " SELECT statewright_one_row(count(*), %s) FROM u")
             for sql in (_UPDATE_COUNTERS, _UPDATE_LIVE, _UPDATE_MOVED, _UPDATE_ALL)}
+_NOTIFY = f"SELECT pg_notify('{CHANNEL}', %s)"
 _SOURCES = ("SELECT DISTINCT d.source_path FROM runs r JOIN definitions d ON d.digest ="
             " r.def_digest WHERE r.project=%s AND r.status IN (%s, %s)"
             " AND d.source_path IS NOT NULL")
@@ -171,6 +174,8 @@ class PgTx(PgTables):
         self.machine = store.machine
         self._digests: dict[str, str] = {}
         self._locked_sessions: set[str] = set()
+        #: the runs this transaction started or moved, announced when it commits (`pg_listen`)
+        self.changed: dict[str, None] = {}
         #: statements whose answers nobody waits for (BEGIN, locks, writes): sent in one
         #: pipeline with the next statement whose answer is read, or with COMMIT
         self._queue: list[tuple[str, Any]] = [(begin, None)]
@@ -178,6 +183,10 @@ class PgTx(PgTables):
 
     def _later(self, sql: str, args: Any = None) -> None:
         self._queue.append((sql, args))
+
+    def announce(self, run_id: str | None) -> None:
+        """Announce a change of run `run_id` to the other machines when this commits."""
+        self.changed[run_id or ""] = None
 
     def flush(self, sql: str | None = None, args: Any = None) -> Any:
         """Send the queued statements and `sql` in one round trip; the cursor of `sql`."""
@@ -291,6 +300,7 @@ class PgTx(PgTables):
         digest = self.put_definition(compiled)
         self._digests[run.run_id] = digest
         self.cache.runs[run.run_id] = (run, digest)
+        self.announce(run.run_id)
         self._later(
             "INSERT INTO runs(run_id, project, machine, workflow, session, status, parent_run,"
             " version, def_digest, created_at, updated_at, snapshot, iterations, files_edited,"
@@ -311,9 +321,11 @@ class PgTx(PgTables):
         if before is None or _structure(before) != _structure(run):
             sql = _UPDATE_ALL
             args = (*_moves(run), _dumps(run.context), *counters, snapshot_of(run), run.run_id)
+            self.announce(run.run_id)
         elif _moves(before) != _moves(run):
             sql = _UPDATE_MOVED
             args = (*_moves(run), _dumps(run.context), *counters, run.run_id)
+            self.announce(run.run_id)
         elif run.context is not before.context:
             sql, args = _UPDATE_LIVE, (*counters, _dumps(run.context), run.run_id)
         else:
@@ -414,6 +426,7 @@ class PgStore:
         self.resident = resident
         self._local = thread_local()
         self.identity = None
+        self._feed: ChangeFeed | None = None
 
     @classmethod
     def open(cls, url: str, project: str, machine: str | None = None,
@@ -496,7 +509,21 @@ class PgStore:
     def still_here(self) -> bool:
         return True  # (a server, not a file that can be moved away)
 
+    def change_feed(self) -> ChangeFeed:
+        """The store's changes as they are committed, by any machine (`pg_listen`): one
+        listening connection per store, opened on first use."""
+        feed = self._feed
+        if feed is None:
+            with _FEED_LOCK:
+                feed = self._feed
+                if feed is None:
+                    feed = self._feed = ChangeFeed(self.url).start()
+        return feed
+
     def close(self) -> None:
+        feed, self._feed = self._feed, None
+        if feed is not None:
+            feed.stop()
         conn = getattr(self._local, "conn", None)
         if conn is not None:
             try:
@@ -559,6 +586,8 @@ class _PgTransaction:
             return
         if not tx.begun and len(tx._queue) == 1:
             return  # nothing was asked of the server: no BEGIN, no COMMIT
+        for run_id in tx.changed:  # (delivered by the server when, and only if, this commits)
+            tx._later(_NOTIFY, (notice(store.project, run_id),))
         try:
             tx.flush("COMMIT")
         except psycopg.Error as exc2:
