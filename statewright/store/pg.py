@@ -91,7 +91,9 @@ _RESOLVE_SESSION = (
     " SELECT run_id, 2, created_at, ord FROM runs WHERE project = %(p)s AND session = %(f)s"
     "  AND parent_run IS NULL AND status IN (%(a)s, %(b)s)"
     ") x ORDER BY prio, t DESC, o DESC LIMIT 1)")
-_RESOLVE_LOCKING = _RESOLVE_SESSION + " FOR UPDATE"
+# writing: the session's lock, the workflow files in use (when asked for) and the session's
+# run, locked and read afresh, in one statement (`pg_schema`, version 2)
+_OPEN = "SELECT * FROM statewright_open(%s, %s, %s, %s, %s, %s, %s)"
 # a history row and its link in the run's chain, computed by the server from the run's last
 # row (under the run's lock): one round trip
 _INSERT_EVENT = (
@@ -99,6 +101,13 @@ _INSERT_EVENT = (
     " SELECT %(r)s, %(at)s, %(actor)s, %(kind)s, %(v)s, %(st)s, %(m)s, %(data)s, h.prev,"
     " encode(sha256(decode(h.prev, 'hex') || convert_to(%(canon)s, 'UTF8')), 'hex')"
     " FROM (SELECT coalesce((SELECT hash FROM events WHERE run_id = %(r)s"
+    " ORDER BY seq DESC LIMIT 1), repeat('0', 64)) AS prev) h")
+# the same with its arguments in order (one statement with a run's update: `_WITH_EVENT`)
+_EVENT_VALUES = (
+    "INSERT INTO events(run_id, at, actor, kind, version, state, machine, data, prev_hash, hash)"
+    " SELECT %s, %s, %s, %s, %s, %s, %s, %s, h.prev,"
+    " encode(sha256(decode(h.prev, 'hex') || convert_to(%s, 'UTF8')), 'hex')"
+    " FROM (SELECT coalesce((SELECT hash FROM events WHERE run_id = %s"
     " ORDER BY seq DESC LIMIT 1), repeat('0', 64)) AS prev) h")
 _SET_COUNTERS = "iterations=%s, files_edited=%s, bytes_read=%s, denied=%s, stop_reminders=%s"
 _UPDATE_COUNTERS = f"UPDATE runs SET {_SET_COUNTERS} WHERE run_id=%s"
@@ -116,6 +125,10 @@ _CHECKED = {sql: ("WITH u AS (" + sql + " RETURNING 1)"
                   " SELECT statewright_one_row(count(*), %s) FROM u")
             for sql in (_UPDATE_COUNTERS, _UPDATE_LIVE, _UPDATE_MOVED, _UPDATE_ALL)}
 _NOTIFY = f"SELECT pg_notify('{CHANNEL}', %s)"
+# a run's versioned update and its one history row: one statement (a decision's writes)
+_WITH_EVENT = {sql: ("WITH u AS (" + sql + " AND version=%s RETURNING 1), e AS ("
+                     + _EVENT_VALUES + ") SELECT statewright_one_row(count(*), %s) FROM u")
+               for sql in (_UPDATE_COUNTERS, _UPDATE_LIVE, _UPDATE_MOVED, _UPDATE_ALL)}
 _SOURCES = ("SELECT DISTINCT d.source_path FROM runs r JOIN definitions d ON d.digest ="
             " r.def_digest WHERE r.project=%s AND r.status IN (%s, %s)"
             " AND d.source_path IS NOT NULL")
@@ -215,9 +228,6 @@ class PgTx(PgTables):
         with self.conn.pipeline():
             for q, a in queue:
                 cursors.append(self.conn.execute(q, a))
-        for cur, (q, _a) in zip(cursors, queue, strict=True):
-            if q is _SOURCES:  # (asked for on the way: `resolve_session_run`)
-                self.cache.sources = frozenset(r[0] for r in cur.fetchall())
         return cursors[-1]
 
     def _one(self, sql: str, args: Any = ()) -> Any:
@@ -315,6 +325,14 @@ class PgTx(PgTables):
     def save_run(self, run: Run, expected_version: int | None = None,
                  before: Run | None = None) -> None:
         """As `store.db.Tx.save_run`: only what changed is written; the version is checked."""
+        sql, args = self._update(run, before)
+        if expected_version is not None:
+            self._later(_VERSIONED[sql], (*args, expected_version, run.run_id))
+        else:
+            self._later(_CHECKED[sql], (*args, run.run_id))
+
+    def _update(self, run: Run, before: Run | None) -> tuple[str, tuple[Any, ...]]:
+        """The update that writes what changed from `before` to `run`, and its arguments."""
         counters = (run.iterations, files_json(run.files_edited), run.bytes_read, run.denied,
                     run.stop_reminders)
         args: tuple[Any, ...]
@@ -330,15 +348,12 @@ class PgTx(PgTables):
             sql, args = _UPDATE_LIVE, (*counters, _dumps(run.context), run.run_id)
         else:
             sql, args = _UPDATE_COUNTERS, (*counters, run.run_id)
-        if expected_version is not None:
-            self._later(_VERSIONED[sql], (*args, expected_version, run.run_id))
-        else:
-            self._later(_CHECKED[sql], (*args, run.run_id))
         digest = self._digests.get(run.run_id)
         if digest is not None:
             self.cache.runs[run.run_id] = (run, digest)
         else:
             self.cache.runs.pop(run.run_id, None)
+        return sql, args
 
     def _insert_events(self, rows: Sequence[tuple[str, float, str, str, str, int, str | None]]
                        ) -> None:
@@ -353,6 +368,20 @@ class PgTx(PgTables):
     def save_with_events(self, run: Run, new: Run | None, events: Sequence[Any],
                          now: float | None = None) -> Run:
         cur = new if new is not None else run
+        if new is not None and new is not run and len(events) == 1:
+            # a decision: the run's versioned update and its history row in one statement
+            sql, args = self._update(new, run)
+            if now is None:
+                from time import time
+
+                now = time()
+            actor, kind, data = _event_fields(events[0])
+            rid, machine = run.run_id, self.store.machine
+            canon = canonical(rid, now, actor, kind, cur.version, cur.state, machine, data)
+            self._later(_WITH_EVENT[sql], (*args, run.version, rid, now, actor, kind,
+                                           cur.version, cur.state, machine, data, canon, rid,
+                                           rid))
+            return cur
         if new is not None and new is not run:
             self.save_run(new, expected_version=run.version, before=run)
         if events:
@@ -374,16 +403,24 @@ class PgTx(PgTables):
     def resolve_session_run(self, session: str, fallback: str | None) -> Run | None:
         """As `store.db.Tx.resolve_session_run`; in a write transaction the session is locked
         first and the run found is locked and read afresh."""
-        self._lock_session(session)
-        args = {"p": self.project, "s": session,
-                "f": fallback if fallback is not None else session, "a": RUNNING, "b": PAUSED}
-        if self.write and self.cache.sources is None:
-            # the workflow files in use, which a decision protects: in the same round trip
-            self._later(_SOURCES, (self.project, RUNNING, PAUSED))
+        f = fallback if fallback is not None else session
         for _ in range(5):
-            # (writing: the run found is locked, and the row returned is its newest version)
-            row = self._one(_RESOLVE_LOCKING if self.write else _RESOLVE_SESSION, args)
-            run = self._run_row(row)
+            if self.write:
+                # the session locked, the run found locked (the row returned is its newest
+                # version) and the workflow files in use, which a decision protects: one
+                # statement (`_OPEN`)
+                key = None
+                if session not in self._locked_sessions:
+                    self._locked_sessions.add(session)
+                    key = f"{len(self.project)}:{self.project}:{session}"
+                want = self.cache.sources is None
+                row = self._one(_OPEN, (key, self.project, session, f, RUNNING, PAUSED, want))
+                if want:
+                    self.cache.sources = frozenset(row[-1] or ())
+                run = self._run_row(row if row[0] is not None else None)
+            else:
+                run = self._run_row(self._one(_RESOLVE_SESSION, {
+                    "p": self.project, "s": session, "f": f, "a": RUNNING, "b": PAUSED}))
             if run is None or run.status in (RUNNING, PAUSED):
                 return run
             self.cache.runs.pop(run.run_id, None)  # it ended while this waited for its lock
