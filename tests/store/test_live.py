@@ -168,3 +168,82 @@ def test_the_feed_counts_committed_notices_and_reconnects(pg_url):
     finally:
         feed.stop()
     assert not _listeners(pg_url)
+
+
+class _McpOverHttp:
+    """A JSON-RPC client of `serve --http` that carries one bearer token (raw HTTP: the
+    token's header is exactly what a team member's client sends)."""
+
+    def __init__(self, port: int, token: str) -> None:
+        import http.client
+
+        self.port, self.token, self.sid, self.n = port, token, None, 0
+        self.http = http.client
+
+    def _post(self, body: dict) -> dict | None:
+        conn = self.http.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {self.token}",
+                   "Accept": "application/json, text/event-stream",
+                   "MCP-Protocol-Version": "2025-06-18"}
+        if self.sid:
+            headers["Mcp-Session-Id"] = self.sid
+        conn.request("POST", "/mcp", json.dumps(body), headers)
+        resp = conn.getresponse()
+        text = resp.read().decode()
+        self.sid = resp.getheader("mcp-session-id") or self.sid
+        conn.close()
+        assert resp.status in (200, 202), (resp.status, text)
+        for line in text.splitlines():  # (an SSE stream or a JSON body)
+            line = line.removeprefix("data:").strip()
+            if line.startswith("{") and '"id"' in line:
+                return json.loads(line)
+        return json.loads(text) if text.strip().startswith("{") else None
+
+    def start(self) -> _McpOverHttp:
+        self._post({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                               "clientInfo": {"name": "teammate", "version": "1"}}})
+        self._post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return self
+
+    def call(self, name: str, arguments: dict | None = None) -> dict:
+        self.n += 1
+        out = self._post({"jsonrpc": "2.0", "id": self.n, "method": "tools/call",
+                          "params": {"name": name, "arguments": arguments or {}}})
+        assert out is not None and "result" in out, out
+        return json.loads(out["result"]["content"][0]["text"])
+
+
+def test_a_shared_proxy_acts_as_each_tokens_subject(tmp_path, pg_url):
+    from tests.proxy.harness import ServeHttp
+
+    root = _project(tmp_path)
+    (root / "statewright.json").write_text(json.dumps({"store": pg_url, "project": "shop"}))
+    admin = sw(root, "token", "create", "--role", "admin", "--name", "lead").stdout.strip()
+
+    def token(role: str, name: str) -> str:
+        return sw(root, "token", "create", "--role", role, "--name", name,
+                  STATEWRIGHT_TOKEN=admin).stdout.strip()
+
+    ci, alice, bob = token("agent", "agent:ci"), token("approver", "alice"), token(
+        "approver", "bob")
+    with ServeHttp(root, session="served-default") as srv:
+        agent = _McpOverHttp(srv.port, ci).start()
+        started = agent.call("statewright_load_workflow", {"name": "gate"})
+        assert started["state"] == "build"
+        # alice drives a run of her own through the same proxy: separate sessions
+        mine = _McpOverHttp(srv.port, alice).start()
+        assert mine.call("statewright_get_state")["error"]["code"] == "NO_ACTIVE_RUN"
+        mine.call("statewright_load_workflow", {"name": "gate"})
+        parked = mine.call("statewright_transition", {"event": "SHIP"})
+        approval = parked["pending_approval"]["approval_id"]
+        assert agent.call("statewright_get_state")["run_id"] == started["run_id"]
+    runs = {r["session"]: r for r in json.loads(sw(root, "runs", "--json").stdout)}
+    assert set(runs) == {"agent:ci", "alice"}  # (never the proxy's own session)
+    # alice asked through the proxy: alice may not decide it; bob may
+    r = sw(root, "approve", approval, check=False, STATEWRIGHT_TOKEN=alice)
+    assert r.returncode != 0 and "cannot decide" in r.stderr, r.stderr
+    sw(root, "approve", approval, STATEWRIGHT_TOKEN=bob)
+    hist = json.loads(sw(root, "history", "--session", "alice", "--json").stdout)
+    assert next(h for h in hist if h["kind"] == "approved")["data"]["approver"] == "bob"
+    assert {h["kind"] for h in hist} >= {"started", "approval_requested", "approved"}
