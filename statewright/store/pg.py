@@ -41,24 +41,22 @@ from ..lean import TYPE_CHECKING, allocate_lock, thread_local
 from ..lean import loads as _loads
 from .cache import RowCache
 from .chain import canonical
-from .db import (
-    _DEF_CACHE,
-    _DEF_LOCK,
-    _event_fields,
-    _moves,
-    _structure,
-    definition_digest,
-    file_sha256,
-)
 from .pg_listen import CHANNEL, ChangeFeed, notice
-from .pg_schema import MIGRATION_LOCK, PG_MIGRATIONS, PG_SCHEMA_VERSION
+from .pg_schema import migrate
 from .pg_tables import PgTables
 from .tables import (
+    DEF_CACHE,
+    DEF_LOCK,
     DIGEST_AT,
     RUN_COLUMNS,
+    definition_digest,
+    event_fields,
+    file_sha256,
     files_json,
+    moves_of,
     run_from_row,
     snapshot_of,
+    structure_of,
 )
 from .tables import to_json as _dumps
 
@@ -274,7 +272,7 @@ class PgTx(PgTables):
         return self.definition(digest)
 
     def definition(self, digest: str) -> CompiledWorkflow:
-        c = _DEF_CACHE.get(digest)
+        c = DEF_CACHE.get(digest)
         if c is not None:
             return c
         row = self._one("SELECT body FROM definitions WHERE digest=%s", (digest,))
@@ -282,8 +280,8 @@ class PgTx(PgTables):
             raise StatewrightError(STORE_ERROR,
                                    f"definition {digest[:12]} is missing from the store")
         c = CompiledWorkflow.from_dict(_loads(row[0]))
-        with _DEF_LOCK:
-            _DEF_CACHE[digest] = c
+        with DEF_LOCK:
+            DEF_CACHE[digest] = c
         return c
 
     def definition_status(self, run_id: str) -> dict[str, Any] | None:
@@ -302,8 +300,8 @@ class PgTx(PgTables):
             "INSERT INTO definitions(digest, workflow, source_path, body, source_sha256)"
             " VALUES (%s,%s,%s,%s,%s) ON CONFLICT (digest) DO NOTHING",
             (digest, compiled.id, compiled.source_path, body, file_sha256(compiled.source_path)))
-        with _DEF_LOCK:
-            _DEF_CACHE.setdefault(digest, compiled)
+        with DEF_LOCK:
+            DEF_CACHE.setdefault(digest, compiled)
         return digest
 
     def insert_run(self, run: Run, compiled: CompiledWorkflow) -> None:
@@ -336,13 +334,13 @@ class PgTx(PgTables):
         counters = (run.iterations, files_json(run.files_edited), run.bytes_read, run.denied,
                     run.stop_reminders)
         args: tuple[Any, ...]
-        if before is None or _structure(before) != _structure(run):
+        if before is None or structure_of(before) != structure_of(run):
             sql = _UPDATE_ALL
-            args = (*_moves(run), _dumps(run.context), *counters, snapshot_of(run), run.run_id)
+            args = (*moves_of(run), _dumps(run.context), *counters, snapshot_of(run), run.run_id)
             self.announce(run.run_id)
-        elif _moves(before) != _moves(run):
+        elif moves_of(before) != moves_of(run):
             sql = _UPDATE_MOVED
-            args = (*_moves(run), _dumps(run.context), *counters, run.run_id)
+            args = (*moves_of(run), _dumps(run.context), *counters, run.run_id)
             self.announce(run.run_id)
         elif run.context is not before.context:
             sql, args = _UPDATE_LIVE, (*counters, _dumps(run.context), run.run_id)
@@ -375,7 +373,7 @@ class PgTx(PgTables):
                 from time import time
 
                 now = time()
-            actor, kind, data = _event_fields(events[0])
+            actor, kind, data = event_fields(events[0])
             rid, machine = run.run_id, self.store.machine
             canon = canonical(rid, now, actor, kind, cur.version, cur.state, machine, data)
             self._later(_WITH_EVENT[sql], (*args, run.version, rid, now, actor, kind,
@@ -391,7 +389,7 @@ class PgTx(PgTables):
                 now = time()
             rows: list[tuple[str, float, str, str, str, int, str | None]] = []
             for ev in events:
-                actor, kind, data = _event_fields(ev)
+                actor, kind, data = event_fields(ev)
                 rows.append((run.run_id, now, actor, kind, data, cur.version, cur.state))
             self._insert_events(rows)
         return cur
@@ -492,7 +490,7 @@ class PgStore:
         try:
             conn.execute(f"SET lock_timeout = {LOCK_TIMEOUT_MS}")
             conn.execute(f"SET idle_in_transaction_session_timeout = {IDLE_IN_TRANSACTION_MS}")
-            self._migrate(conn)
+            migrate(conn, self.file)
         except StatewrightError:
             conn.close()
             raise
@@ -500,48 +498,6 @@ class PgStore:
             conn.close()
             raise _error(self.url, exc) from None
         return conn
-
-    def _migrate(self, conn: Any) -> None:
-        """Bring the schema up to `PG_SCHEMA_VERSION` (one transaction per version, under an
-        advisory lock, so concurrent first connections do it once)."""
-        if self._current_version(conn) == PG_SCHEMA_VERSION:
-            return
-        conn.execute("BEGIN")
-        try:
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-            conn.execute("CREATE TABLE IF NOT EXISTS statewright_schema ("
-                         "version integer PRIMARY KEY, applied_at timestamptz NOT NULL"
-                         " DEFAULT now())")
-            version = self._current_version(conn)
-            if version > PG_SCHEMA_VERSION:
-                raise StatewrightError(
-                    STORE_ERROR, f"PostgreSQL store {self.file} was written by a newer "
-                    f"statewright (schema {version} > {PG_SCHEMA_VERSION}); upgrade statewright")
-            if version == 0:
-                taken = conn.execute(
-                    "SELECT count(*) FROM information_schema.tables WHERE table_schema ="
-                    " current_schema() AND table_name IN ('runs', 'events', 'approvals')"
-                    ).fetchone()[0]
-                if taken:
-                    raise StatewrightError(
-                        STORE_ERROR, f"PostgreSQL store {self.file}: the schema already holds "
-                        "tables named runs/events/approvals that are not statewright's; use "
-                        "another database or schema")
-            for v in range(version + 1, PG_SCHEMA_VERSION + 1):
-                conn.execute(PG_MIGRATIONS[v])
-                conn.execute("INSERT INTO statewright_schema(version) VALUES (%s)", (v,))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-
-    @staticmethod
-    def _current_version(conn: Any) -> int:
-        row = conn.execute("SELECT to_regclass('statewright_schema') IS NOT NULL").fetchone()
-        if not row[0]:
-            return 0
-        return int(conn.execute("SELECT coalesce(max(version), 0) FROM statewright_schema"
-                                ).fetchone()[0])
 
     def still_here(self) -> bool:
         return True  # (a server, not a file that can be moved away)

@@ -1,6 +1,6 @@
 """The PostgreSQL store's schema (`store.pg`): the DDL of each version, in order. Append a
-version, never edit one. The versions applied are rows of `statewright_schema`; a store
-written by a newer statewright is refused.
+version, never edit one. The versions applied are rows of `statewright_schema` (`migrate`); a
+store written by a newer statewright is refused.
 
 The tables mirror the SQLite store's (`store.schema`, version 4) plus what a shared store
 needs: every run names its project and the machine it was started on, every history row the
@@ -11,6 +11,12 @@ tokens, hashed. JSON is kept as text, byte for byte what was written (the hash c
 it; `jsonb` would reorder keys). Times are seconds since the epoch as `double precision`, as in
 SQLite. History rows cannot be changed or deleted (a trigger refuses both).
 """
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import STORE_ERROR, StatewrightError
 
 PG_SCHEMA_VERSION = 2
 #: the advisory lock key that serialises migrations between processes
@@ -182,3 +188,47 @@ END $$
 #: version -> DDL that upgrades from version-1 (run as one script in the migration's
 #: transaction). Append, never edit.
 PG_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2}
+
+
+def migrate(conn: Any, file: str) -> None:
+    """Bring the schema of connection `conn` (autocommit) up to `PG_SCHEMA_VERSION`: one
+    transaction, under an advisory lock, so concurrent first connections do it once. `file`:
+    the store as messages name it (never its password)."""
+    if _current_version(conn) == PG_SCHEMA_VERSION:
+        return
+    conn.execute("BEGIN")
+    try:
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        conn.execute("CREATE TABLE IF NOT EXISTS statewright_schema ("
+                     "version integer PRIMARY KEY, applied_at timestamptz NOT NULL"
+                     " DEFAULT now())")
+        version = _current_version(conn)
+        if version > PG_SCHEMA_VERSION:
+            raise StatewrightError(
+                STORE_ERROR, f"PostgreSQL store {file} was written by a newer "
+                f"statewright (schema {version} > {PG_SCHEMA_VERSION}); upgrade statewright")
+        if version == 0:
+            taken = conn.execute(
+                "SELECT count(*) FROM information_schema.tables WHERE table_schema ="
+                " current_schema() AND table_name IN ('runs', 'events', 'approvals')"
+                ).fetchone()[0]
+            if taken:
+                raise StatewrightError(
+                    STORE_ERROR, f"PostgreSQL store {file}: the schema already holds "
+                    "tables named runs/events/approvals that are not statewright's; use "
+                    "another database or schema")
+        for v in range(version + 1, PG_SCHEMA_VERSION + 1):
+            conn.execute(PG_MIGRATIONS[v])
+            conn.execute("INSERT INTO statewright_schema(version) VALUES (%s)", (v,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _current_version(conn: Any) -> int:
+    row = conn.execute("SELECT to_regclass('statewright_schema') IS NOT NULL").fetchone()
+    if not row[0]:
+        return 0
+    return int(conn.execute("SELECT coalesce(max(version), 0) FROM statewright_schema"
+                            ).fetchone()[0])
