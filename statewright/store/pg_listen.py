@@ -91,11 +91,20 @@ class ChangeFeed:
             return self.generation
 
     async def wait_async(self, seen: int, timeout: float) -> int:
-        """`wait` for an async front end (in a worker thread, given up on cancellation)."""
+        """`wait` for an async front end: in worker threads, each waiting at most `TICK_S`
+        (one given up on cancellation ends by itself soon after: a process that stops is
+        never held by a waiting thread)."""
         import anyio
 
-        return await anyio.to_thread.run_sync(self.wait, seen, timeout,
-                                              abandon_on_cancel=True)
+        deadline = time.monotonic() + timeout
+        now = seen
+        while now == seen and not self._stop.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            now = await anyio.to_thread.run_sync(self.wait, seen, min(left, TICK_S),
+                                                 abandon_on_cancel=True)
+        return now
 
     def _bump(self) -> None:
         with self._cond:
