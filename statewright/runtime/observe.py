@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from ..engine.run import SYSTEM
 from ..lean import TYPE_CHECKING
-from ..store.db import EventRow
-from ..store.tables import to_json
+from ..store.tables import EventRow, to_json
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
