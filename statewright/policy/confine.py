@@ -31,7 +31,13 @@ from ..sandbox.launcher import head, wrap
 from ..sandbox.probe import tier
 from ..sandbox.profile import Profile
 from .protect.scope import HOOK_DIRS
-from .protect.store import CONFIG_FILES, HOME_CONFIG_FILES, markers_of, program_paths
+from .protect.store import (
+    CONFIG_FILES,
+    HOME_CONFIG_FILES,
+    host_config_dirs,
+    markers_of,
+    program_paths,
+)
 from .types import line_memo
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -168,6 +174,7 @@ def _profile(state: State, project_root: str, store_dir: str, workflow_files: fr
     paths += [real(os.path.expanduser(f)) for f in HOME_CONFIG_FILES
               if not f.startswith("~/.claude/")]
     paths.append(real(os.path.expanduser("~/.claude")))
+    paths += host_config_dirs(root)  # (Codex's, Gemini CLI's, Copilot CLI's settings)
     paths += [os.path.join(root, ".git", "hooks"), os.path.join(root, ".git", "config")]
     paths += [os.path.join(root, d) for d in sorted(HOOK_DIRS)]
     paths += program_paths()

@@ -73,12 +73,17 @@ def _one_violation(p: str, full: str, fx: Any, ctx: Any, write: bool, tree: bool
             return f"`{p}` is a workflow or configuration file statewright is enforcing"
         if full == fx.home_claude or full.startswith(fx.home_claude_prefix):
             return f"`{p}` is Claude Code's own configuration (~/.claude), which holds its hooks"
+        for d in fx.host_dirs:
+            if full == d or full.startswith(d + os.sep):
+                return (f"`{p}` is a coding host's own configuration ({d}), which holds its "
+                        "hooks and can switch them off")
         why = program_problem(full, fx)
         if why:
             return f"`{p}`: {why}"
         pre = full.rstrip(os.sep) + os.sep
         if (tree and store.startswith(pre)) or pre in fx.holders or \
-                (tree and any(d.startswith(pre) for d in program_paths())):
+                (tree and any(d.startswith(pre) for d in program_paths())) or \
+                (tree and any(d.startswith(pre) for d in fx.host_dirs)):
             return (f"`{p}` holds statewright's store or a file statewright is enforcing; "
                     "it may not be changed, moved or deleted as a whole")
     return None
