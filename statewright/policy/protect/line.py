@@ -362,6 +362,11 @@ def _protected_arg(c: Command, a: Word, recursive: bool, ctx: Any, full: str,
         if inside(full, d) or (recursive and inside(d, full)):
             return (f"`{c.name}` would change `{a.value}`, part of statewright's installed "
                     "programs or its active-run markers")
+    whole = recursive or c.program == "mv"
+    for d in ctx_facts(ctx).host_dirs:
+        if inside(full, d) or (whole and inside(d, full) and c.program in _TREE_CMDS):
+            return (f"`{c.name}` would change `{a.value}`, a coding host's own configuration "
+                    f"({d}), which holds its hooks and can switch them off")
     if c.program in _TREE_CMDS and c.program != "ln" and (recursive or c.program == "mv"):
         rel = relative_to_root(full, ctx.project_root)
         if rel is not None:
