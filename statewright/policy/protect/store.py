@@ -32,7 +32,9 @@ HOME_CONFIG_FILES = ("~/.claude.json", "~/.claude/settings.json", "~/.claude/set
 #: call outside any sandbox. Protected whole, as `.claude/` is (project-relative)
 HOST_CONFIG_DIRS = (".codex", ".gemini", ".github/hooks", ".github/copilot")
 #: the same hosts' per-user configuration directories: (the variable that moves one, its default)
-HOME_HOST_CONFIG_DIRS = (("CODEX_HOME", "~/.codex"), ("", "~/.gemini"), ("COPILOT_HOME", "~/.copilot"))
+HOME_HOST_CONFIG_DIRS = (("CODEX_HOME", "~/.codex"), ("", "~/.gemini"),
+                         ("COPILOT_HOME", "~/.copilot"))
+
 
 @lru_cache(maxsize=64)
 def store_markers(store_dir: str) -> tuple[str, ...]:
@@ -248,8 +250,8 @@ class CtxFacts:
         "folded",
         "holders",
         "home_claude",
-        "host_dirs",
         "home_claude_prefix",
+        "host_dirs",
         "markers",
         "path_verdicts",
         "protected",
