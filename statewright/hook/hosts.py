@@ -65,7 +65,9 @@ TOOL_MAP: dict[str, dict[str, tuple[str, dict[str, str]]]] = {
     "gemini": {
         "run_shell_command": ("Bash", {"dir_path": "cwd", "is_background": "run_in_background"}),
         "write_file": ("Write", {}),
-        "replace": ("Edit", {}),
+        # (`allow_multiple`, older `expected_replacements`: every occurrence is replaced)
+        "replace": ("Edit", {"allow_multiple": "replace_all",
+                             "expected_replacements": "replace_all"}),
         "read_file": ("Read", {"absolute_path": "file_path"}),
         # (its `include`: paths and globs of the files it reads, several at once)
         "read_many_files": ("Read", {"include": "paths"}),

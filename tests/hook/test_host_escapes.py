@@ -40,7 +40,7 @@ WF = {
                                    "Agent", "TodoWrite"],
                  "allowed_commands": ["echo", "cat", "ls", "python3", "rm", "mv", "cp", "sed",
                                       "mkdir", "touch"],
-                 "blocked_env": ["SECRET"], "read_only": ["tests/**"],
+                 "blocked_env": ["SECRET"], "read_only": ["tests/**"], "max_edit_lines": 5,
                  "on": {"NEXT": "end"}},
         "end": {"type": "final"},
     },
@@ -67,6 +67,7 @@ def proj(tmp_path: Path) -> Project:
                       f"{p.root}/.github/workflows/ci.yml": "on: push\n",
                       f"{p.root}/tests/test_a.py": "def test_a(): pass\n",
                       f"{p.root}/src/a.py": "a = 1\n",
+                      f"{p.root}/src/many.py": "x = 0\n" * 12,
                       f"{p.root}/README.md": "readme\n"}.items():
         Path(rel).parent.mkdir(parents=True, exist_ok=True)
         Path(rel).write_text(text)
@@ -237,6 +238,11 @@ ARGUMENT_ATTACKS = [
     # its grep_search filters by `include_pattern`
     ("gemini", "grep_search", {"pattern": "run", "dir_path": ".",
                                "include_pattern": ".statewright/*", "no_ignore": True}),
+    # every occurrence replaced: twelve lines change, not one (max_edit_lines 5)
+    ("gemini", "replace", {"file_path": "src/many.py", "old_string": "x = 0",
+                           "new_string": "x = 1", "allow_multiple": True}),
+    ("gemini", "replace", {"file_path": "src/many.py", "old_string": "x = 0",
+                           "new_string": "x = 1", "expected_replacements": 12}),
     # lines left running after the call (they would act under a later state's rules)
     ("gemini", "run_shell_command", {"command": "echo hi", "is_background": True}),
     ("copilot", "bash", {"command": "echo hi", "mode": "async"}),
@@ -256,6 +262,10 @@ ARGUMENT_CONTROLS = [
                                    "exclude": ["**/*.log"], "recursive": True}),
     ("gemini", "read_many_files", {"paths": ["src"], "include": ["README.md"]}),
     ("gemini", "grep_search", {"pattern": "a", "dir_path": "src", "include_pattern": "*.py"}),
+    ("gemini", "replace", {"file_path": "src/a.py", "old_string": "a = 1", "new_string": "a = 2",
+                           "allow_multiple": True}),
+    ("gemini", "replace", {"file_path": "src/a.py", "old_string": "a = 1", "new_string": "a = 2",
+                           "allow_multiple": False}),
     ("gemini", "run_shell_command", {"command": "echo hi", "is_background": False}),
     ("copilot", "bash", {"command": "echo hi", "mode": "sync", "initial_wait": 10}),
     ("copilot", "bash", {"command": "echo hi", "async": False}),
