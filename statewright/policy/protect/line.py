@@ -362,9 +362,9 @@ def _protected_arg(c: Command, a: Word, recursive: bool, ctx: Any, full: str,
         if inside(full, d) or (recursive and inside(d, full)):
             return (f"`{c.name}` would change `{a.value}`, part of statewright's installed "
                     "programs or its active-run markers")
-    whole = recursive or c.program == "mv"
-    for d in ctx_facts(ctx).host_dirs:
-        if inside(full, d) or (whole and inside(d, full) and c.program in _TREE_CMDS):
+    host_dirs = ctx_facts(ctx).host_dirs
+    for d in host_dirs:
+        if inside(full, d):
             return (f"`{c.name}` would change `{a.value}`, a coding host's own configuration "
                     f"({d}), which holds its hooks and can switch them off")
     if c.program in _TREE_CMDS and c.program != "ln" and (recursive or c.program == "mv"):
@@ -376,6 +376,10 @@ def _protected_arg(c: Command, a: Word, recursive: bool, ctx: Any, full: str,
             if any(r and r != "." and r.startswith(prefix)
                    for r in protected_relative(ctx.project_root, protected)):
                 return f"`{c.name} {a.text}` would change a file statewright is enforcing"
+        for d in host_dirs:
+            if inside(d, full):
+                return (f"`{c.name} {a.text}` would change a coding host's own configuration "
+                        f"({d}), which holds its hooks and can switch them off")
     return None
 
 
