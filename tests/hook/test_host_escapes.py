@@ -9,8 +9,8 @@ Classes:
   an edit tool, a redirect, a patch, or code a sandboxed line runs (the rewritten line run with
   `bash -c`, as the host runs it, and the file checked on disk);
 - argument names a host accepts that the map did not rename (Gemini CLI's `read_many_files`
-  `include`, `grep_search` `include_pattern`, `is_background`; Copilot CLI's `async` and
-  `mode: "async"`);
+  `include`, `grep_search` `include_pattern`, `is_background`, `replace`'s `allow_multiple`;
+  Copilot CLI's `async`, `mode: "async"`, `grep`'s `paths`);
 - two host arguments that are one to statewright (`path` beside `file_path`): the host uses
   one, statewright would have judged the other.
 """
@@ -238,6 +238,10 @@ ARGUMENT_ATTACKS = [
     # its grep_search filters by `include_pattern`
     ("gemini", "grep_search", {"pattern": "run", "dir_path": ".",
                                "include_pattern": ".statewright/*", "no_ignore": True}),
+    # Copilot CLI's grep searches `paths` (text or a list)
+    ("copilot", "grep", {"pattern": "SECRET", "paths": "/proc/self/environ"}),
+    ("copilot", "grep", {"pattern": "SECRET", "paths": ["src", "/proc/self/environ"]}),
+    ("copilot", "rg", {"pattern": "SECRET", "paths": ["/proc/self"]}),
     # every occurrence replaced: twelve lines change, not one (max_edit_lines 5)
     ("gemini", "replace", {"file_path": "src/many.py", "old_string": "x = 0",
                            "new_string": "x = 1", "allow_multiple": True}),
@@ -270,6 +274,8 @@ ARGUMENT_CONTROLS = [
     ("copilot", "bash", {"command": "echo hi", "mode": "sync", "initial_wait": 10}),
     ("copilot", "bash", {"command": "echo hi", "async": False}),
     ("copilot", "create", {"path": "src/b.py", "file_text": "b = 2\n"}),
+    ("copilot", "grep", {"pattern": "a", "paths": ["src", "README.md"], "glob": "*.py"}),
+    ("copilot", "grep", {"pattern": "a", "output_mode": "content"}),
     ("copilot", "view", {"path": "README.md"}),
     ("gemini", "list_directory", {"dir_path": "src"}),
 ]
