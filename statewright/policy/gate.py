@@ -225,15 +225,7 @@ def _argument_problems(c: _Call, ctx: GateContext) -> list[str]:
             why = protect.glob_violation(v, ctx) if name != "Grep" or k == "glob" else None
             if why:
                 problems.append(why)
-    many = args.get("paths") if name == "Read" else None
-    if isinstance(many, list):
-        # a read of several files takes globs as well as paths: each glob is judged as the
-        # Glob tool's pattern (`**/state.db` names no file, and could read the store)
-        for v in many:
-            if isinstance(v, str) and any(ch in v for ch in "*?[{"):
-                why = protect.glob_violation(v, ctx)
-                if why:
-                    problems.append(why)
+    problems += protect.globs_among_paths(args.get("paths"), ctx) if name == "Read" else []
     roots = _server_roots(name, ctx)
     seen = c.fulls
     for p in paths:
@@ -344,13 +336,10 @@ def _channels(c: _Call, state: State, counters: Counters, ctx: GateContext) -> D
 
 def _may_reach_proc(c: _Call) -> bool:
     """Whether a file tool's call could name `/proc`, `/dev` or `/` (searched): by its text,
-    or by a path self-protection resolved there (a link made earlier)."""
+    or by a path self-protection resolved there (a link made earlier; each of a list's)."""
     for v in c.args.values():
         if isinstance(v, str) and ("proc" in v or "/dev" in v or "environ" in v):
             return True
-        if isinstance(v, list) and any(isinstance(x, str) and (
-                "proc" in x or "/dev" in x or "environ" in x) for x in v):
-            return True  # (a read of several files: `paths`)
     for f in c._seen.values():  # (a loop, not `any`: cheaper for the usual one path)
         if f.startswith(("/proc", "/dev")) or f == "/":
             return True

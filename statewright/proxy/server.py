@@ -578,13 +578,12 @@ class Proxy:
     async def run_http(self, host: str, port: int, *, ready: Any = None) -> None:
         import uvicorn
 
-        from .bearer import gated
+        from . import bearer, hostcheck
         from .events import RETRY_MS, MemoryEventStore
 
-        # resumable SSE streams: a priming event (id + retry) on each, replay on reconnect
-        app = gated(self.server.streamable_http_app(  # (bearer tokens: `proxy.bearer`)
-            host=host, event_store=MemoryEventStore(), retry_interval=RETRY_MS,
-            transport_security=local_host_check(host, port)), self.rt)
+        app = bearer.gated(self.server.streamable_http_app(  # (bearer tokens, Host check)
+            host=host, event_store=MemoryEventStore(), retry_interval=RETRY_MS,  # (resumable SSE)
+            transport_security=hostcheck.local_host_check(host, port)), self.rt)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
         userver = uvicorn.Server(config)
         watcher = self.start_file_watcher()
@@ -599,32 +598,3 @@ class Proxy:
             if watcher is not None:
                 watcher.stop()
 
-
-def local_host_check(host: str, port: int) -> Any:
-    """The Host and Origin check of `serve --http` on a loopback address (DNS rebinding: a web
-    page whose name resolves to this address must not drive the proxy): only this address and
-    the usual local names, at this port. The MCP SDK checks only for `127.0.0.1`,
-    `localhost` and `::1` by itself; another loopback address (`127.0.0.2`, a host name of
-    this machine that resolves to `127.0.1.1`) would be left open. None (no check; bearer
-    tokens and the warning at start-up are the guard) for an address other machines reach."""
-    import ipaddress
-    import socket
-
-    from mcp.server.transport_security import TransportSecuritySettings
-
-    try:
-        addrs = {ipaddress.ip_address(host.split("%")[0])}
-    except ValueError:
-        try:
-            addrs = {ipaddress.ip_address(str(i[4][0]).split("%")[0])
-                     for i in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)}
-        except (OSError, ValueError):
-            addrs = set()
-    if not addrs or not all(a.is_loopback for a in addrs):
-        return None
-    names = dict.fromkeys([f"[{host}]" if ":" in host else host, "127.0.0.1", "localhost",
-                           "[::1]"])
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[f"{n}:{port}" for n in names],
-        allowed_origins=[f"http://{n}:{port}" for n in names])
