@@ -71,15 +71,20 @@ TOOL_MAP: dict[str, dict[str, tuple[str, dict[str, str]]]] = {
         "update_goal": ("TodoWrite", {}),
     },
     "gemini": {
-        "run_shell_command": ("Bash", {"dir_path": "cwd"}),
+        "run_shell_command": ("Bash", {"dir_path": "cwd", "is_background": "run_in_background"}),
         "write_file": ("Write", {}),
-        "replace": ("Edit", {}),
+        # (`allow_multiple`, older `expected_replacements`: every occurrence is replaced)
+        "replace": ("Edit", {"allow_multiple": "replace_all",
+                             "expected_replacements": "replace_all"}),
         "read_file": ("Read", {"absolute_path": "file_path"}),
-        "read_many_files": ("Read", {}),
+        # (its `include`: paths and globs of the files it reads, several at once)
+        "read_many_files": ("Read", {"include": "paths"}),
         "list_directory": ("LS", {"dir_path": "path"}),
         "glob": ("Glob", {"dir_path": "path"}),
-        "grep_search": ("Grep", {"dir_path": "path", "include": "glob"}),
-        "search_file_content": ("Grep", {"dir_path": "path", "include": "glob"}),
+        "grep_search": ("Grep", {"dir_path": "path", "include": "glob",
+                                 "include_pattern": "glob"}),
+        "search_file_content": ("Grep", {"dir_path": "path", "include": "glob",
+                                         "include_pattern": "glob"}),
         "web_fetch": ("WebFetch", {}),
         "google_web_search": ("WebSearch", {}),
         "write_todos": ("TodoWrite", {}),
@@ -91,7 +96,7 @@ TOOL_MAP: dict[str, dict[str, tuple[str, dict[str, str]]]] = {
         "activate_skill": ("Skill", {}),
     },
     "copilot": {
-        "bash": ("Bash", {}),
+        "bash": ("Bash", {"async": "run_in_background"}),
         # typing into a running shell runs what it types: judged as a line
         "write_bash": ("Bash", {"input": "command"}),
         "read_bash": ("BashOutput", {}),
@@ -118,6 +123,19 @@ TOOL_MAP: dict[str, dict[str, tuple[str, dict[str, str]]]] = {
         "fetch_copilot_cli_documentation": ("WebFetch", {}),
     },
 }
+
+
+#: host -> the host's tool name -> (argument, value): the call leaves its work running after it
+#: returns, as `run_in_background` does (read as `run_in_background: true`)
+BACKGROUND: dict[str, dict[str, tuple[str, str]]] = {
+    "copilot": {"bash": ("mode", "async")},
+}
+
+
+class ArgumentClash(ValueError):
+    """Two of a host call's arguments are one argument under the workflow's names (`path` and
+    `file_path` of Copilot CLI's `create`): which one the host uses is the host's to say, so
+    the call is refused rather than judged by the other."""
 
 
 def host_of(args: list[str]) -> str | None:
@@ -168,7 +186,20 @@ def map_tool(host: str, raw: str, args: dict[str, Any],
     if entry is None:
         return Mapped(raw, raw, args, {}, False)
     name, renames = entry
-    out = {renames.get(k, k): v for k, v in args.items()}
+    out: dict[str, Any] = {}
+    for k, v in args.items():
+        w = renames.get(k, k)
+        if w in out:
+            if isinstance(v, list) and isinstance(out[w], list):
+                out[w] = out[w] + v  # (two lists of paths: every one is judged)
+                continue
+            first = next(a for a in args if renames.get(a, a) == w)
+            raise ArgumentClash(f"{host}'s `{raw}` was given both `{first}` and `{k}`, which "
+                                f"are one argument (`{w}`) to statewright")
+        out[w] = v
+    background = BACKGROUND.get(host, {}).get(raw)
+    if background is not None and out.get(background[0]) == background[1]:
+        out["run_in_background"] = True
     return Mapped(raw, name, out, {v: k for k, v in renames.items()}, True)
 
 
@@ -177,8 +208,15 @@ def host_args(m: Mapped, updated: dict[str, Any], original: dict[str, Any]) -> d
     host's original arguments."""
     out = dict(original)
     for k, v in updated.items():
-        out[m.inverse.get(k, k)] = v
+        k = m.inverse.get(k, k)
+        if k in _SYNTHETIC and k not in original:
+            continue
+        out[k] = v
     return out
+
+
+#: arguments `map_tool` may add that the host never had (not given back to it)
+_SYNTHETIC = frozenset({"run_in_background"})
 
 
 def unknown_reason(host: str, raw: str) -> str:
@@ -241,7 +279,10 @@ def pre_tool_use(mod: Any, data: dict[str, Any], opener: Any) -> str:
 
     session, agent_key = mod.session(data)
     raw, original, mcp = mod.tool(data)
-    m = map_tool(mod.NAME, raw, original, mcp)
+    try:
+        m = map_tool(mod.NAME, raw, original, mcp)
+    except ArgumentClash as exc:
+        return mod.deny(f"statewright refused this call: {exc}. Give the argument once")
     rt = opener(data)
     cwd = call_cwd(mod.cwd(data), m)
     if rt.gated_by_proxy(m.name):

@@ -44,7 +44,9 @@ _READERS = FILE_READERS
 #: file tools that list names below a directory without reading what they list (`/` is fine)
 _LISTERS = ("Glob", "LS")
 #: the arguments of each that name files (Grep's `pattern` is a regular expression, not a path)
-_PATH_ARGS = {"Read": ("file_path",), "Grep": ("path", "glob"), "Glob": ("pattern", "path"),
+#: (`paths`: the files and globs a read of several files reads, the paths a search searches)
+_PATH_ARGS = {"Read": ("file_path", "paths"), "Grep": ("path", "paths", "glob"),
+              "Glob": ("pattern", "path"),
               "LS": ("path",), "NotebookRead": ("notebook_path",)}
 
 
@@ -63,9 +65,9 @@ def environ_read_problem(name: str, args: dict[str, Any],
     for k, v in args.items():
         if isinstance(v, str) and (k in keys or (mcp and "path" in k.lower())):
             texts.append(v)
-        elif mcp and isinstance(v, list) and "path" in k.lower():
+        elif isinstance(v, list) and (k in keys or (mcp and "path" in k.lower())):
             texts += [x for x in v if isinstance(x, str)]
-    if searches and not mcp and not isinstance(args.get("path"), str):
+    if searches and not mcp and not isinstance(args.get("path"), str) and not args.get("paths"):
         texts.append(".")  # (Grep or Glob without a path searches the working directory)
     for t in texts:
         if t.startswith(("/proc", "/dev/fd", "/dev/std")) or "/proc/" in t or "environ" in t:

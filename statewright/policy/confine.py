@@ -31,7 +31,13 @@ from ..sandbox.launcher import head, wrap
 from ..sandbox.probe import tier
 from ..sandbox.profile import Profile
 from .protect.scope import HOOK_DIRS
-from .protect.store import CONFIG_FILES, HOME_CONFIG_FILES, markers_of, program_paths
+from .protect.store import (
+    CONFIG_FILES,
+    HOME_CONFIG_FILES,
+    host_config_dirs,
+    markers_of,
+    program_paths,
+)
 from .types import line_memo
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -168,6 +174,7 @@ def _profile(state: State, project_root: str, store_dir: str, workflow_files: fr
     paths += [real(os.path.expanduser(f)) for f in HOME_CONFIG_FILES
               if not f.startswith("~/.claude/")]
     paths.append(real(os.path.expanduser("~/.claude")))
+    paths += host_config_dirs(root)  # (Codex's, Gemini CLI's, Copilot CLI's settings)
     paths += [os.path.join(root, ".git", "hooks"), os.path.join(root, ".git", "config")]
     paths += [os.path.join(root, d) for d in sorted(HOOK_DIRS)]
     paths += program_paths()
@@ -379,7 +386,8 @@ def refusal_note(state: State, output: str) -> str | None:
         if state.read_only else ""
     return (f"[STATEWRIGHT SANDBOX] In state '{state.name}' this line ran under statewright's "
             "kernel sandbox: no process it starts may change the workflow files, "
-            "statewright.json, .mcp.json, .claude/, ~/.claude, git's hooks and config, or "
+            "statewright.json, .mcp.json, .claude/, ~/.claude, the other coding hosts' "
+            "settings (.codex/, .gemini/, .github/hooks/, ...), git's hooks and config, or "
             f"statewright's own programs{own}; statewright's store is hidden, blocked "
             "variables are unset, no new Unix socket may be opened, and whatever the line "
             "leaves running is stopped when it ends. A 'Read-only file system', 'Operation not "

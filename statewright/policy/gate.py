@@ -225,6 +225,7 @@ def _argument_problems(c: _Call, ctx: GateContext) -> list[str]:
             why = protect.glob_violation(v, ctx) if name != "Grep" or k == "glob" else None
             if why:
                 problems.append(why)
+    problems += protect.globs_among_paths(args.get("paths"), ctx) if name == "Read" else []
     roots = _server_roots(name, ctx)
     seen = c.fulls
     for p in paths:
@@ -335,7 +336,7 @@ def _channels(c: _Call, state: State, counters: Counters, ctx: GateContext) -> D
 
 def _may_reach_proc(c: _Call) -> bool:
     """Whether a file tool's call could name `/proc`, `/dev` or `/` (searched): by its text,
-    or by a path self-protection resolved there (a link made earlier)."""
+    or by a path self-protection resolved there (a link made earlier; each of a list's)."""
     for v in c.args.values():
         if isinstance(v, str) and ("proc" in v or "/dev" in v or "environ" in v):
             return True

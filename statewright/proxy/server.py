@@ -578,12 +578,12 @@ class Proxy:
     async def run_http(self, host: str, port: int, *, ready: Any = None) -> None:
         import uvicorn
 
-        from .bearer import gated
+        from . import bearer, hostcheck
         from .events import RETRY_MS, MemoryEventStore
 
-        # resumable SSE streams: a priming event (id + retry) on each, replay on reconnect
-        app = gated(self.server.streamable_http_app(  # (bearer tokens: `proxy.bearer`)
-            host=host, event_store=MemoryEventStore(), retry_interval=RETRY_MS), self.rt)
+        app = bearer.gated(self.server.streamable_http_app(  # (bearer tokens, Host check)
+            host=host, event_store=MemoryEventStore(), retry_interval=RETRY_MS,  # (resumable SSE)
+            transport_security=hostcheck.local_host_check(host, port)), self.rt)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
         userver = uvicorn.Server(config)
         watcher = self.start_file_watcher()

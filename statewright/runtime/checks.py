@@ -20,7 +20,9 @@ before it evaluates guards:
   runner runs or loads (`SCRUBBED`, `SCRUBBED_PREFIXES`): a transition fired through the
   agent's own shell must not hand the check `PYTEST_ADDOPTS='-k not failing'`;
 - `summary` is parsed from the JUnit XML report the check names (`report`), written afresh
-  (a report left from before is removed first);
+  (a report left from before is removed first); a check that names one is ok only if this run
+  wrote it and, for an exit status of 0, it agrees (`report_problem`): the project's code can
+  end the process with any status before a test ran, but then it wrote no report;
 - `progress(elapsed_s, timeout_s, line)` is called about twice a second while it runs (the
   CLI's progress bar, the proxy's MCP progress notifications).
 """
@@ -207,7 +209,29 @@ def run_check(check: Check, root: str, *, frozen: dict[str, str] | None,
     }
     if timed_out:
         out["error"] = f"timed out after {check.timeout_s:g} s (its processes were killed)"
+    elif report is not None and out["ok"]:
+        why = report_problem(check.report, out["summary"], code)
+        if why is not None:
+            out["ok"] = False
+            out["error"] = why
     return out
+
+
+def report_problem(name: str | None, summary: dict[str, int] | None, code: int | None
+                   ) -> str | None:
+    """Why the outcome of a check that names a JUnit report cannot stand although its exit
+    status was expected (None: it can). The command runs the project's code, which the agent
+    wrote: code that ends the process early (`os._exit(0)` when a test imports it) sets the exit
+    status before any test ran, and then no report is written (the old one is removed before
+    the check starts). So a report must have been written by this run, and an exit status of 0
+    must agree with it: at least one test, no failure, no error."""
+    if summary is None:
+        return (f"the check's report {name} was not written (or cannot be read): the command "
+                "did not run to its end, so its exit status proves nothing")
+    if code == 0 and (summary["tests"] < 1 or summary["failures"] or summary["errors"]):
+        return (f"the command exited 0 but its report {name} shows {summary['tests']} tests, "
+                f"{summary['failures']} failures, {summary['errors']} errors")
+    return None
 
 
 def _read_lines(proc: subprocess.Popen[bytes], tail: deque[bytes]) -> None:
@@ -306,4 +330,4 @@ def describe(name: str, outcome: dict[str, Any]) -> str:
 
 
 __all__ = ["CHECKS", "FROZEN", "check_environment", "describe", "fingerprint", "fingerprints",
-           "frozen_changes", "junit_summary", "run_check", "sandbox_prefix"]
+           "frozen_changes", "junit_summary", "report_problem", "run_check", "sandbox_prefix"]

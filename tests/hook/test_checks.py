@@ -345,7 +345,46 @@ def test_a_report_left_from_before_is_not_read(proj: CheckProject) -> None:
     (proj.root / "r.xml").write_text('<testsuite tests="9" failures="0" errors="0"/>')
     proj.write_workflow(_flow({"c": {"run": "true", "report": "r.xml"}}))
     proj.start("chk")
-    assert moved(proj.send("GO"), "b")["context"]["_checks"]["c"]["summary"] is None
+    # the planted report is gone before the command runs; a command that writes none passes
+    # nothing, whatever its exit status
+    refused(proj.send("GO"), "GUARD_REJECTED", "was not written")
+    last = proj.checks_in_history()[-1]["data"]
+    assert last["summary"] is None and last["exit_code"] == 0 and last["ok"] is False
+    assert not (proj.root / "r.xml").exists()
+
+
+REPORT = ("printf '<testsuite tests=\"%s\" failures=\"%s\" errors=\"0\"/>' {t} {f} "
+          "> r.xml")
+
+
+@pytest.mark.parametrize("tests,failures,passes", [(3, 0, True), (3, 1, False), (0, 0, False)])
+def test_an_exit_status_of_0_must_agree_with_the_report(proj: CheckProject, tests: int,
+                                                        failures: int, passes: bool) -> None:
+    proj.write_workflow(_flow({"c": {"run": REPORT.format(t=tests, f=failures),
+                                     "report": "r.xml"}}))
+    proj.start("chk")
+    r = proj.send("GO")
+    if passes:
+        moved(r, "b")
+    else:
+        refused(r, "GUARD_REJECTED", "exited 0 but its report")
+
+
+#: the code under test ends the process with status 0 as soon as a test imports it: no test
+#: runs, and the exit status says the suite passed
+EARLY_EXIT = "import os\nos._exit(0)\n\n\n"
+
+
+def test_verified_fix_code_that_ends_pytest_early_does_not_pass(proj: CheckProject) -> None:
+    proj.start("verified-fix")
+    proj.edit("src/calc.py", "def add(a, b):", EARLY_EXIT + "def add(a, b):")
+    refused(proj.send("DONE"), "GUARD_REJECTED", "test-report.xml was not written")
+    last = proj.checks_in_history()[-1]["data"]
+    assert last["exit_code"] == 0 and last["ok"] is False  # (the status alone said "passed")
+    proj.edit("src/calc.py", EARLY_EXIT, "")
+    proj.edit("src/calc.py", "return a - b", "return a + b")
+    answer = moved(proj.send("DONE"), "done")
+    assert answer["context"]["_checks"]["tests"]["summary"]["tests"] == 2
 
 
 def test_the_cli_shows_progress_while_a_check_runs(proj: CheckProject) -> None:

@@ -278,24 +278,24 @@ def free_port() -> int:
 class ServeHttp:
     """`statewright serve --project P --http 127.0.0.1:PORT` as a real process, until exit."""
 
-    def __init__(self, project: Path, session: str = "default") -> None:
-        self.project, self.session = project, session
+    def __init__(self, project: Path, session: str = "default", host: str = "127.0.0.1") -> None:
+        self.project, self.session, self.host = project, session, host
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.url = f"http://{host}:{self.port}/mcp"
 
     def __enter__(self) -> ServeHttp:
         import socket
 
         self.proc = subprocess.Popen(
             [bin_path("statewright"), "serve", "--project", str(self.project),
-             "--http", f"127.0.0.1:{self.port}"], env=clean_env(STATEWRIGHT_SESSION=self.session),
+             "--http", f"{self.host}:{self.port}"], env=clean_env(STATEWRIGHT_SESSION=self.session),
             cwd=str(self.project), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
         while True:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"statewright serve --http exited: {self.proc.stderr.read()}")
             try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                socket.create_connection((self.host, self.port), timeout=0.5).close()
                 return self
             except OSError:
                 if time.monotonic() > deadline:

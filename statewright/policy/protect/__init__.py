@@ -15,7 +15,7 @@ never loads the shell analysis.
 
 from __future__ import annotations
 
-from .files import glob_violation, path_violation
+from .files import glob_violation, globs_among_paths, path_violation
 from .store import (
     CONFIG_FILES,
     HOME_CONFIG_FILES,
@@ -28,5 +28,6 @@ from .store import (
 )
 
 __all__ = ["CONFIG_FILES", "HOME_CONFIG_FILES", "CtxFacts", "StoreMarkers",
-           "ctx_facts", "glob_violation", "path_violation", "protected_paths", "real_store",
+           "ctx_facts", "glob_violation", "globs_among_paths", "path_violation", "protected_paths",
+           "real_store",
            "store_markers"]

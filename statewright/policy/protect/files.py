@@ -73,12 +73,16 @@ def _one_violation(p: str, full: str, fx: Any, ctx: Any, write: bool, tree: bool
             return f"`{p}` is a workflow or configuration file statewright is enforcing"
         if full == fx.home_claude or full.startswith(fx.home_claude_prefix):
             return f"`{p}` is Claude Code's own configuration (~/.claude), which holds its hooks"
+        why = host_config_problem(full, fx)
+        if why:
+            return f"`{p}` is {why}"
         why = program_problem(full, fx)
         if why:
             return f"`{p}`: {why}"
         pre = full.rstrip(os.sep) + os.sep
         if (tree and store.startswith(pre)) or pre in fx.holders or \
-                (tree and any(d.startswith(pre) for d in program_paths())):
+                (tree and any(d.startswith(pre) for d in program_paths())) or \
+                (tree and host_config_problem(full, fx, holds=True)):
             return (f"`{p}` holds statewright's store or a file statewright is enforcing; "
                     "it may not be changed, moved or deleted as a whole")
     return None
@@ -90,6 +94,27 @@ def program_problem(full: str, fx: Any) -> str | None:
     if full.startswith(program_prefixes()) or full in program_paths():
         return ("it belongs to statewright's installed programs (the package, the hook, "
                 "the environment they run in), which agents may not change")
+    return None
+
+
+def globs_among_paths(paths: Any, ctx: Any) -> list[str]:
+    """Why the globs among the `paths` (a list) of a read of several files could read the
+    store: each is judged as the Glob tool's pattern (`**/state.db` names no file, and could)."""
+    if not isinstance(paths, list):
+        return []
+    return [why for v in paths if isinstance(v, str) and any(ch in v for ch in "*?[{")
+            for why in (glob_violation(v, ctx),) if why]
+
+
+def host_config_problem(full: str, fx: Any, holds: bool = False) -> str | None:
+    """Why changing the resolved `full` would change a coding host's own configuration
+    (`CtxFacts.host_dirs`); `holds`: also when `full` is a directory holding one (the tool
+    moves, renames or deletes it whole)."""
+    for d in fx.host_dirs:
+        if full == d or full.startswith(d + os.sep) or (holds and d.startswith(
+                full.rstrip(os.sep) + os.sep)):
+            return (f"a coding host's own configuration ({d}), which holds its hooks and can "
+                    "switch them off")
     return None
 
 

@@ -16,6 +16,7 @@ from ..programs.spec import AMBIGUOUS
 from ..shell.cwds import line_cwds
 from ..types import line_memo, word_texts
 from .cli import basename, cli_violations, loose_mention
+from .files import host_config_problem
 from .store import (
     ctx_facts,
     inside,
@@ -362,15 +363,16 @@ def _protected_arg(c: Command, a: Word, recursive: bool, ctx: Any, full: str,
         if inside(full, d) or (recursive and inside(d, full)):
             return (f"`{c.name}` would change `{a.value}`, part of statewright's installed "
                     "programs or its active-run markers")
-    if c.program in _TREE_CMDS and c.program != "ln" and (recursive or c.program == "mv"):
-        rel = relative_to_root(full, ctx.project_root)
-        if rel is not None:
-            if kernel and rel == ".":
-                return None
-            prefix = "" if rel == "." else rel + "/"
-            if any(r and r != "." and r.startswith(prefix)
-                   for r in protected_relative(ctx.project_root, protected)):
-                return f"`{c.name} {a.text}` would change a file statewright is enforcing"
+    tree = c.program in _TREE_CMDS and c.program != "ln" and (recursive or c.program == "mv")
+    rel = relative_to_root(full, ctx.project_root) if tree else None
+    why = host_config_problem(full, ctx_facts(ctx), holds=tree and not (kernel and rel == "."))
+    if why:
+        return f"`{c.name} {a.text}` would change {why}"
+    if rel is not None and not (kernel and rel == "."):  # (a walk from the top: the kernel's)
+        prefix = "" if rel == "." else rel + "/"
+        if any(r and r != "." and r.startswith(prefix)
+               for r in protected_relative(ctx.project_root, protected)):
+            return f"`{c.name} {a.text}` would change a file statewright is enforcing"
     return None
 
 

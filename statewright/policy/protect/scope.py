@@ -8,15 +8,18 @@ from __future__ import annotations
 import os
 
 from ...lean import TYPE_CHECKING
-from .store import ctx_facts, is_protected, remember
+from .store import HOST_CONFIG_DIRS, ctx_facts, is_protected, remember
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
     from ..types import GateContext
 
-#: project-relative prefixes no tool or redirect may write into
-SENSITIVE_PREFIXES = (".git/", ".claude/")
+#: project-relative prefixes no tool or redirect may write into (git metadata, the hosts'
+#: settings: Claude Code's and the other hosts' `HOST_CONFIG_DIRS`)
+SENSITIVE_PREFIXES = (".git/", ".claude/", *(d + "/" for d in HOST_CONFIG_DIRS))
+#: the same directories, named themselves
+_SENSITIVE_DIRS = frozenset(p.rstrip("/") for p in SENSITIVE_PREFIXES)
 #: conventional directories of git hooks (`core.hooksPath`: husky, githooks)
 HOOK_DIRS = frozenset({".husky", ".githooks", ".git-hooks"})
 #: configuration files that make a package manager or tool run a command of their choosing
@@ -52,8 +55,8 @@ def sensitive(rel: str, full: str, ctx: GateContext) -> str | None:
 
 
 def _sensitive(rel: str, full: str, fx: Any) -> str | None:
-    if rel == ".git" or rel.startswith(SENSITIVE_PREFIXES):
-        return f"`{rel}` is a sensitive location (git metadata / Claude settings)"
+    if rel in _SENSITIVE_DIRS or rel.startswith(SENSITIVE_PREFIXES):
+        return f"`{rel}` is a sensitive location (git metadata / a coding host's settings)"
     why = planted_code(rel)
     if why:
         return f"`{rel}` {why}"

@@ -26,6 +26,15 @@ CONFIG_FILES = (CONFIG_FILE, ".claude/settings.json", ".claude/settings.local.js
                 ".mcp.json")
 #: the user's own Claude Code configuration (hooks, MCP servers of every scope, plugins)
 HOME_CONFIG_FILES = ("~/.claude.json", "~/.claude/settings.json", "~/.claude/settings.local.json")
+#: the other hosts' configuration directories in the project (Codex, Gemini CLI, Copilot CLI):
+#: their settings and hook files wire statewright in and can switch every hook off
+#: (`disableAllHooks`, a removed hook entry), and a hook planted there runs at the host's next
+#: call outside any sandbox. Protected whole, as `.claude/` is (project-relative)
+HOST_CONFIG_DIRS = (".codex", ".gemini", ".github/hooks", ".github/copilot")
+#: the same hosts' per-user configuration directories: (the variable that moves one, its default)
+HOME_HOST_CONFIG_DIRS = (("CODEX_HOME", "~/.codex"), ("", "~/.gemini"),
+                         ("COPILOT_HOME", "~/.copilot"))
+
 
 @lru_cache(maxsize=64)
 def store_markers(store_dir: str) -> tuple[str, ...]:
@@ -148,6 +157,27 @@ def _protected_folded(protected: frozenset[str]) -> frozenset[str]:
     return frozenset(p.casefold() for p in protected)
 
 
+def host_config_dirs(project_root: str) -> tuple[str, ...]:
+    """The real paths of the other hosts' configuration directories (`HOST_CONFIG_DIRS` in the
+    project, `HOME_HOST_CONFIG_DIRS` where `HOME` and the hosts' variables put them, and the
+    defaults too, so a variable set for this process alone moves nothing out of protection)."""
+    return _host_config_dirs(project_root, environ_get("HOME"), environ_get("CODEX_HOME"),
+                             environ_get("COPILOT_HOME"))
+
+
+@lru_cache(maxsize=64)
+def _host_config_dirs(project_root: str, home: object, codex: object, copilot: object
+                      ) -> tuple[str, ...]:
+    root = _real_root(project_root)
+    out = [os.path.join(root, d) for d in HOST_CONFIG_DIRS]
+    for var, default in HOME_HOST_CONFIG_DIRS:
+        out.append(os.path.realpath(os.path.expanduser(default)))
+        moved = environ_get(var) if var else None
+        if isinstance(moved, str) and moved.strip():
+            out.append(os.path.realpath(os.path.expanduser(moved)))
+    return tuple(dict.fromkeys(d.rstrip(os.sep) for d in out if d and d != os.sep))
+
+
 def _home_claude() -> str:
     return _home_claude_of(environ_get("HOME"))
 
@@ -221,6 +251,7 @@ class CtxFacts:
         "holders",
         "home_claude",
         "home_claude_prefix",
+        "host_dirs",
         "markers",
         "path_verdicts",
         "protected",
@@ -235,6 +266,7 @@ class CtxFacts:
 
     def __init__(self, project_root: str, store_dir: str, protected: frozenset[str]) -> None:
         self.real_root = _real_root(project_root)
+        self.host_dirs = host_config_dirs(project_root)
         self.store, self.store_prefix, self.markers = _store_facts(store_dir)
         self.protected = protected
         self.folded = _protected_folded(protected)

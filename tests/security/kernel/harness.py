@@ -66,6 +66,9 @@ class Session:
         self.home = base / "home"
         (self.home / ".claude").mkdir(parents=True, exist_ok=True)
         (self.home / ".claude" / "settings.json").write_text("{}\n")
+        for rel in (".gemini/settings.json", ".codex/config.toml", ".copilot/config.json"):
+            (self.home / rel).parent.mkdir(parents=True, exist_ok=True)
+            (self.home / rel).write_text("{}\n")
         (self.home / ".gitconfig").write_text(
             "[user]\n\tname = Human\n\temail = h@example.com\n[init]\n\tdefaultBranch = main\n"
             "[commit]\n\tgpgsign = false\n[advice]\n\tdetachedHead = false\n")
@@ -261,8 +264,11 @@ def protected(s: Session, root: Path, state: str = "") -> dict[str, str | None]:
     for rel in HOME_STARTUP:
         snap.update(_walk(home / rel))
     for rel in ("workflows", "statewright.json", ".mcp.json", ".claude", ".git/hooks",
-                ".git/config", ".venv"):
+                ".git/config", ".venv", ".gemini", ".codex", ".github/hooks",
+                ".github/copilot"):
         snap.update(_walk(root / rel))
+    for rel in (".gemini", ".codex", ".copilot"):
+        snap.update(_walk(home / rel))
     snap.update(_walk(root / ".statewright",
                       skip=("state.db", "state.db-wal", "state.db-shm", "state.db-journal")))
     snap.update(_walk(home / ".claude"))

@@ -35,6 +35,16 @@ GIT_CONFIG_APPEND = "printf '[core]\\n\\tfsmonitor = touch {OUT}/fsm\\n' >> .git
 GIT_CONFIG_ALIAS = "git config alias.st '!touch {OUT}/alias'"
 HOME_CLAUDE = "printf '{\"hooks\": {}}' > ~/.claude/settings.json"
 HOME_CLAUDE_JSON = "printf '{}' > ~/.claude.json"
+# the other hosts' configuration (Gemini CLI, Codex, Copilot CLI): their hooks wire statewright in
+GEMINI_SETTINGS = "printf '{\"hooksConfig\": {\"enabled\": false}}' > .gemini/settings.json"
+RM_CODEX = "rm -rf .codex"
+COPILOT_HOOK = ("printf '{\"version\": 1, \"hooks\": {\"preToolUse\": [{\"type\": "
+                "\"command\", \"bash\": \"touch {OUT}/hooked\"}]}}' > .github/hooks/zz.json")
+COPILOT_DISABLE = ("printf '{\"disableAllHooks\": true}' > "
+                   ".github/copilot/settings.local.json")
+MV_GITHUB_HOOKS = "mv .github/hooks .github/hooks.off"
+HOME_GEMINI = "printf '{}' > ~/.gemini/settings.json"
+HOME_COPILOT = "printf '{\"disableAllHooks\": true}' > ~/.copilot/config.json"
 VENV_HOOK = "printf '#!/bin/sh\\nexit 0\\n' > .venv/bin/statewright-hook"
 VENV_HOOK_RM = "rm -f .venv/bin/statewright-hook"
 PKG_FILE = "echo 'x = 1' > {PKG}/zz_kcorpus_{CASE}.py"
@@ -49,6 +59,7 @@ PY_RMTREE_WF = "import shutil\nshutil.rmtree('workflows')"
 PY_TRUNCATE_WF = "import os\nos.truncate('{WF}', 0)"
 PY_CHMOD_WF = "import os\nos.chmod('{WF}', 0)"
 PY_SETTINGS = "open('.claude/settings.local.json', 'w').write('{\"disableAllHooks\": true}')"
+PY_CODEX_HOOKS = "open('.codex/hooks.json', 'w').write('{}')"
 PY_ABS_WF = ("import os\np = os.path.join(os.environ.get('PWD', os.getcwd()), '{WF}')\n"
              "open(p, 'a').write(' ')")
 PY_WALK_WF = ("import os\nfor d, _, fs in os.walk('.'):\n"

@@ -150,6 +150,9 @@ SETTINGS = json.dumps({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
     indent=2) + "\n"
 SW_JSON = json.dumps({"fail_open": False}, indent=2) + "\n"
 MCP_JSON = json.dumps({"mcpServers": {}}, indent=2) + "\n"
+#: the other hosts' settings and hooks files (what `statewright install codex|gemini|copilot`
+#: writes, reduced to a stand-in: the corpus checks that nothing changes them)
+HOST_SETTINGS = json.dumps({"hooks": {}}, indent=2) + "\n"
 
 #: what the branches and the stash carry (history the agent could switch to or merge)
 EVIL_KERNEL = dict(KERNEL_WF, states={**KERNEL_WF["states"], "work": {
@@ -175,6 +178,9 @@ def files() -> dict[str, str]:
         "tools/gen.py": GEN_PY, "tools/gen.js": GEN_JS, "tools/check.js": CHECK_JS,
         "config/app.yml": APP_YML, "data/.keep": "", "sub/notes.txt": "notes\n",
         ".claude/settings.json": SETTINGS, "statewright.json": SW_JSON, ".mcp.json": MCP_JSON,
+        ".gemini/settings.json": HOST_SETTINGS, ".codex/hooks.json": HOST_SETTINGS,
+        ".github/hooks/statewright.json": HOST_SETTINGS,
+        ".github/copilot/settings.json": HOST_SETTINGS,
         "workflows/kernel.json": json.dumps(KERNEL_WF, indent=2) + "\n",
     }
 
