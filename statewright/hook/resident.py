@@ -132,9 +132,11 @@ def endpoint(environ: Mapping[str, str] | None = None) -> Endpoint | None:
     if not os.path.isfile(os.path.join(state_dir, STORE_FILE)) and not (
             os.path.isdir(state_dir) and shared_store(root, env)):
         return None
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    # the interpreter by what it is (`python` and `python3` in a venv are one), and its venv
-    parts = [str(os.getuid()), os.path.realpath(sys.executable), sys.prefix, here, root]
+    from .native import installation_facts
+
+    # the interpreter by what it is, its venv, the package (the native client reads these from
+    # the facts file `native.note_facts` writes)
+    parts = [str(os.getuid()), *installation_facts(), root]
     parts += sorted(f"{k}={v}" for k, v in env.items() if names_server(k))
     digest = sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
     return Endpoint(root, state_dir, run_dir(env), digest[:32])
@@ -171,15 +173,20 @@ def request_body(args: list[str], stdin: bytes, environ: Mapping[str, str]) -> b
     return argv + _SEP_FIELD + env + _SEP_FIELD + stdin
 
 
-def ask(args: list[str], stdin: bytes) -> str | None:
+def ask(args: list[str], stdin: bytes, native: bool = False) -> str | None:
     """The resident server's answer to this hook event (the text to print, '' for nothing),
     or None when the hook process must decide itself. Starts the server when there is none,
     except on SessionStart: in the `mcp` form it is the only process hook, and a server would
-    only compete with the session's start for the CPU. Never raises."""
+    only compete with the session's start for the CPU. `native`: started by the native client,
+    whose facts are noted (`native.note_facts`). Never raises."""
     try:
         ep = endpoint()
         if ep is None:
             return None
+        if native:
+            from .native import note_facts
+
+            note_facts(ep.state_dir)
         return _ask(ep, args, stdin)
     except Exception:
         return None

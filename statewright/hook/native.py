@@ -1,0 +1,113 @@
+"""The Python hook's side of `statewright-hook-native`, the process-form hook's native client.
+
+The native client (`statewright/hook/swhook.c`, installed beside `statewright-hook` as
+`statewright-hook-native`) hands a hook event to the resident hook server itself, without
+starting Python; whatever it cannot do it hands to `statewright-hook` (this process) by exec,
+with the same arguments, the hook input it read on stdin and `NATIVE_ENV` saying how far it got.
+Every rule and every refusal text stays here: the client decides nothing and words nothing.
+
+`NATIVE_ENV` holds `MODE[,deadline=MS]`:
+
+- `ask`: the client did not ask the server (none named yet, a refused connect, anything it does
+  not know): everything happens as usual, and the installation's facts are noted for it.
+- `self`: the server was asked and gave no answer of its own (no answer in time, a cut or
+  forged answer): this process decides itself, as `resident.ask` returning None would have it.
+- `emit=N`: stdin holds the server's answer, which the client could not write to stdout
+  (N bytes of it went out): this process writes it by `statewright.hook.emit`'s rules.
+- `deadline=MS` (another host than Claude Code): the deadline the client armed at its start,
+  in ms since the epoch; past it this process refuses at once (`hosts.arm_deadline`).
+
+**Facts.** The resident server's name is a digest of the user, the Python installation (the
+interpreter, its prefix and statewright's package directory), the project and the variables that
+name a server (`resident.endpoint`). The client cannot learn the installation's part without
+Python, so this process notes it (`note_facts`) in a file beside the store, where the key file
+is, under a name derived from its own `bin` directory: `hook-native-<id>.facts`, the three texts
+NUL-separated. Only a hook of this installation writes the facts of this installation's client,
+and the file lies where self-protection keeps the agent's tools out, as for the key.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ..lean import sha256
+
+NATIVE_ENV = "STATEWRIGHT_HOOK_NATIVE"
+#: the program's name (the venv's `bin/`, beside `statewright-hook`)
+PROGRAM = "statewright-hook-native"
+ASK, SELF, EMIT = "ask", "self", "emit"
+
+
+class Handover:
+    """What the native client handed over (`parse`)."""
+
+    __slots__ = ("deadline", "mode", "sent")
+
+    def __init__(self, mode: str, deadline: float | None, sent: int) -> None:
+        self.mode, self.deadline, self.sent = mode, deadline, sent
+
+
+def take() -> Handover | None:
+    """The hand-over of this process's start, if the native client exec'd it, removed from the
+    environment (it names nothing and travels nowhere); None otherwise."""
+    value = os.environ.pop(NATIVE_ENV, None)
+    return None if value is None else parse(value)
+
+
+def parse(value: str) -> Handover:
+    """`MODE[=N][,deadline=MS]`; anything unreadable is `ask` with no deadline (the usual path:
+    it never skips a rule, nor waits longer than this process's own deadline would)."""
+    head, _, rest = value.partition(",")
+    mode, _, n = head.partition("=")
+    deadline = None
+    if rest.startswith("deadline=") and rest[9:].isdigit():
+        deadline = int(rest[9:]) / 1000
+    sent = int(n) if mode == EMIT and n.isdigit() else 0
+    if mode not in (ASK, SELF, EMIT) or (mode == EMIT and not n.isdigit()):
+        mode = ASK
+    return Handover(mode, deadline, sent)
+
+
+def installation_facts() -> list[str]:
+    """The Python installation's part of a resident server's name: the interpreter by what it
+    is (`python` and `python3` in a venv are one), its prefix, statewright's package directory."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return [os.path.realpath(sys.executable), sys.prefix, here]
+
+
+def facts_file(state_dir: str) -> str:
+    """Where the facts of the native client beside this `statewright-hook` are kept."""
+    bindir = os.path.dirname(os.path.realpath(sys.argv[0] if sys.argv else ""))
+    ident = sha256(bindir.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return os.path.join(state_dir, f"hook-native-{ident}.facts")
+
+
+def note_facts(state_dir: str) -> None:
+    """Write the facts for the native client (atomically, 0600) unless they are there already;
+    never raises."""
+    try:
+        data = "\0".join(installation_facts()).encode("utf-8", "surrogateescape")
+        path = facts_file(state_dir)
+        try:
+            with open(path, "rb") as f:
+                if f.read() == data:
+                    return
+        except OSError:
+            pass
+        tmp = f"{path}.{os.getpid()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW,
+                     0o600)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except Exception:
+        pass
+
+
+def program_beside(bin_dir: str) -> str | None:
+    """The native client installed in `bin_dir` (a venv's `bin/`), or None."""
+    path = os.path.join(bin_dir, PROGRAM)
+    return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
