@@ -29,6 +29,9 @@ OWN_TOOLS = frozenset({"statewright_load_workflow", "statewright_transition",
                        "statewright_pause", "statewright_resume", "statewright_fork",
                        "statewright_force_state"})
 HOOK_TOOL = "statewright_hook"
+#: the process-form hook's native client, installed beside `statewright-hook` where a C compiler
+#: built it (`statewright.hook.native`)
+NATIVE_HOOK_SCRIPT = "statewright-hook-native"
 
 CONFIG_FILE = "statewright.json"
 STATE_DIR = ".statewright"

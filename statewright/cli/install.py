@@ -27,6 +27,15 @@ install_app = typer.Typer(help="Wire statewright into an agent host.", no_args_i
 app.add_typer(install_app, name="install")
 
 
+def hook_program() -> str:
+    """The absolute path of the program a process-form hook runs: this installation's native
+    client (`statewright-hook-native`) where it was built, else `statewright-hook`."""
+    from ..hook.native import program_beside
+
+    hook = script_path(wiring.HOOK_SCRIPT)
+    return program_beside(hook) or hook
+
+
 def script_path(name: str) -> str:
     """Absolute path of an installed console script: next to the running interpreter first
     (the venv statewright is installed in), else on PATH."""
@@ -134,7 +143,7 @@ def install_claude_files(root: Path, scope: str = "local", hooks: str | None = N
                                f"{', '.join(wiring.HOOK_FORMS)}, not {hooks!r}")
     hook_bin = cli_bin = ""
     if not uninstall and scope != "project":
-        hook_bin, cli_bin = script_path(wiring.HOOK_SCRIPT), script_path(wiring.CLI_SCRIPT)
+        hook_bin, cli_bin = hook_program(), script_path(wiring.CLI_SCRIPT)
     p = wiring.plan(scope, hooks, root, hook_bin, cli_bin)
     steps = plan_claude_install(p, uninstall)
     report = []

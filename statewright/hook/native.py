@@ -32,10 +32,9 @@ import os
 import sys
 
 from ..lean import sha256
+from ..names import NATIVE_HOOK_SCRIPT as PROGRAM
 
 NATIVE_ENV = "STATEWRIGHT_HOOK_NATIVE"
-#: the program's name (the venv's `bin/`, beside `statewright-hook`)
-PROGRAM = "statewright-hook-native"
 ASK, SELF, EMIT = "ask", "self", "emit"
 
 
@@ -107,7 +106,8 @@ def note_facts(state_dir: str) -> None:
         pass
 
 
-def program_beside(bin_dir: str) -> str | None:
-    """The native client installed in `bin_dir` (a venv's `bin/`), or None."""
-    path = os.path.join(bin_dir, PROGRAM)
+def program_beside(hook: str) -> str | None:
+    """The native client installed beside the `statewright-hook` at `hook` (a venv's `bin/`),
+    or None."""
+    path = os.path.join(os.path.dirname(hook), PROGRAM)
     return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
