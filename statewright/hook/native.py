@@ -12,8 +12,10 @@ Every rule and every refusal text stays here: the client decides nothing and wor
   not know): everything happens as usual, and the installation's facts are noted for it.
 - `self`: the server was asked and gave no answer of its own (no answer in time, a cut or
   forged answer): this process decides itself, as `resident.ask` returning None would have it.
-- `emit=N`: stdin holds the server's answer, which the client could not write to stdout
-  (N bytes of it went out): this process writes it by `statewright.hook.emit`'s rules.
+- `emit=N`: stdin holds the request's nonce and the server's whole reply, whose answer the
+  client could not write to stdout (N bytes of it went out): this process checks the reply's
+  MAC again (`proven_answer`: a variable alone never makes it print anything) and writes the
+  answer by `statewright.hook.emit`'s rules.
 - `deadline=MS` (another host than Claude Code): the deadline the client armed at its start,
   in ms since the epoch; past it this process refuses at once (`hosts.arm_deadline`).
 
@@ -66,6 +68,28 @@ def parse(value: str) -> Handover:
     if mode not in (ASK, SELF, EMIT) or (mode == EMIT and not n.isdigit()):
         mode = ASK
     return Handover(mode, deadline, sent)
+
+
+def proven_answer(data: bytes) -> str | None:
+    """The answer in `data` (mode `emit`: nonce, then the server's reply) if it carries the
+    MAC of this hook's resident server over that nonce, else None."""
+    from ..lean import hmac_sha256, same_bytes
+    from .resident import KEY_BYTES, MAC_BYTES, MAGIC, NONCE_BYTES, endpoint
+
+    try:
+        ep = endpoint()
+        if ep is None:
+            return None
+        with open(ep.key_file, "rb") as f:
+            key = f.read()
+        nonce, reply = data[:NONCE_BYTES], data[NONCE_BYTES:]
+        mac, out = reply[len(MAGIC):len(MAGIC) + MAC_BYTES], reply[len(MAGIC) + MAC_BYTES:]
+        if len(key) != KEY_BYTES or len(nonce) != NONCE_BYTES or not reply.startswith(MAGIC) \
+                or not same_bytes(mac, hmac_sha256(key, b"A" + nonce + out)):
+            return None
+        return out.decode("ascii")
+    except Exception:
+        return None
 
 
 def installation_facts() -> list[str]:

@@ -13,7 +13,8 @@
  *   ask        no server was asked (none named, no facts yet, a refused connect, anything this
  *              program does not know): the Python hook does everything as usual
  *   self       the server was asked and gave no answer of its own: the hook decides itself
- *   emit=N     the server's answer is on stdin; writing it to stdout failed after N bytes
+ *   emit=N     the request's nonce and the server's whole reply are on stdin (the hook checks
+ *              its MAC again); writing the answer to stdout failed after N bytes
  *   ,deadline=MS  (another host than Claude Code) the hook's deadline, in ms since the epoch:
  *              past it, the Python hook refuses at once in the host's form
  *
@@ -246,7 +247,7 @@ static int bytes_fd(const char *data, size_t len, int more) {
     return p[0];
 }
 
-/* Hand the event to the Python hook beside this program: never returns. `answer`: the text
+/* Hand the event to the Python hook beside this program: never returns. `answer`: the bytes
  * for mode emit (else the hook input goes to stdin). */
 static void hand_over(const char *mode, const char *answer, size_t answer_len) {
     char path[PATH_MAX + 32], value[96];
@@ -691,17 +692,24 @@ int main(int argc, char **argv) {
 
     /* the answer (`statewright.hook.answer`): nothing, or the text and a newline */
     if (outn == 0) return 0;
-    put(&reply, "\n", 1);
-    if (reply.failed) SELF();
-    out = reply.p + 4 + MAC_BYTES;
+    buf line = {0};
+    put(&line, out, outn);
+    put(&line, "\n", 1);
+    if (line.failed) SELF();
     size_t sent = 0;
-    while (sent < outn + 1) {
-        ssize_t w = write(1, out + sent, outn + 1 - sent);
+    while (sent < line.n) {
+        ssize_t w = write(1, line.p + sent, line.n - sent);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) {
+            /* the Python hook's rules for an answer that could not be written: it gets the
+             * nonce and the reply, and believes the answer only with the server's MAC */
             char mode[48];
+            buf proof = {0};
+            put(&proof, head + 4, NONCE_BYTES);
+            put(&proof, reply.p, reply.n);
+            if (proof.failed) refuse_alone("the answer could not be written");
             snprintf(mode, sizeof mode, "emit=%zu", sent);
-            hand_over(mode, out, outn);  /* the Python hook's rules for an unwritten answer */
+            hand_over(mode, proof.p, proof.n);
         }
         sent += (size_t)w;
     }

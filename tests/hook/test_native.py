@@ -487,3 +487,52 @@ def test_files_others_could_have_written_are_not_used(tmp_path: Path, client: Cl
             assert len(srv.conns) == asked or b"deny" in got[1]
     finally:
         srv.close()
+
+
+def _closed_stdout_run(program: Path, args: list[str], stdin: bytes,
+                       env: dict[str, str]) -> tuple[int, bytes]:
+    """(exit status, stderr) of a run whose stdout nobody reads any more."""
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        proc = subprocess.run([str(program), *args], input=stdin, stdout=w,
+                              stderr=subprocess.PIPE, env=env, timeout=120)
+    finally:
+        os.close(w)
+    assert b"Traceback" not in proc.stderr
+    return proc.returncode, proc.stderr
+
+
+def test_an_answer_that_cannot_be_written_is_the_python_hooks_to_fail(
+        tmp_path: Path, client: Client, runs: None) -> None:
+    """The host stopped reading: the client hands the server's reply to the Python hook, which
+    fails as it fails itself (a refusal: exit 2 and the reason on stderr)."""
+    p = make_project(tmp_path / "proj", None)
+    seq = events(p, None)
+    run(client.native, *seq[0], p.env)
+    ep = resident.endpoint(p.env)
+    assert ep is not None
+    wait_for_server(ep)
+    expected = _closed_stdout_run(client.python, *seq[0], p.env)
+    before = client.python_starts()
+    got = _closed_stdout_run(client.native, *seq[0], p.env)
+    assert got == expected and got[0] == 2
+    assert client.python_starts() == before + 1
+
+
+def test_the_hand_over_variable_alone_never_makes_the_hook_print_its_input(
+        tmp_path: Path, client: Client, runs: None) -> None:
+    """`emit` says stdin holds the server's answer: the Python hook believes it only with the
+    server's MAC over the nonce, so an environment that carries the variable (set by anyone
+    but the client) cannot make it print what it reads."""
+    p = make_project(tmp_path / "proj", None)
+    args, stdin = events(p, None)[0]
+    run(client.native, args, stdin, p.env)
+    ep = resident.endpoint(p.env)
+    assert ep is not None
+    wait_for_server(ep)
+    forged = os.urandom(16) + resident.MAGIC + os.urandom(32) + b"{}"
+    for value in ("emit=0", "emit=0,deadline=99999999999999"):
+        rc, out, _err, _t = run(client.python, args, forged, {**p.env,
+                                                              "STATEWRIGHT_HOOK_NATIVE": value})
+        assert rc == 0 and b'"permissionDecision": "deny"' in out and b"{}" != out.strip()
