@@ -133,6 +133,10 @@ def test_one_workflow_governs_the_host(tmp_path: Path, host: str, form: str | No
     sources = {e.get("data", {}).get("source") for e in p.history()
                if e.get("kind") in ("tool_allowed", "tool_denied")}
     assert host in sources, sources
+    if form != "mcp":
+        # the process hooks ran the native client (from PATH, as the project's files name it),
+        # which handed the first event to the Python hook, which noted its facts for it
+        assert list((root / ".statewright").glob("hook-native-*.facts"))
 
 
 def test_codex_keeps_its_own_sandbox_for_a_rewritten_line(tmp_path: Path) -> None:
