@@ -92,13 +92,6 @@ def proven_answer(data: bytes) -> str | None:
         return None
 
 
-def installation_facts() -> list[str]:
-    """The Python installation's part of a resident server's name: the interpreter by what it
-    is (`python` and `python3` in a venv are one), its prefix, statewright's package directory."""
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return [os.path.realpath(sys.executable), sys.prefix, here]
-
-
 def facts_file(state_dir: str) -> str:
     """Where the facts of the native client beside this `statewright-hook` are kept."""
     bindir = os.path.dirname(os.path.realpath(sys.argv[0] if sys.argv else ""))
@@ -109,6 +102,8 @@ def facts_file(state_dir: str) -> str:
 def note_facts(state_dir: str) -> None:
     """Write the facts for the native client (atomically, 0600) unless they are there already;
     never raises."""
+    from .resident import installation_facts
+
     try:
         data = "\0".join(installation_facts()).encode("utf-8", "surrogateescape")
         path = facts_file(state_dir)

@@ -132,14 +132,19 @@ def endpoint(environ: Mapping[str, str] | None = None) -> Endpoint | None:
     if not os.path.isfile(os.path.join(state_dir, STORE_FILE)) and not (
             os.path.isdir(state_dir) and shared_store(root, env)):
         return None
-    from .native import installation_facts
-
-    # the interpreter by what it is, its venv, the package (the native client reads these from
-    # the facts file `native.note_facts` writes)
+    # the interpreter, its venv, the package (the native client reads these from the facts
+    # file `native.note_facts` writes)
     parts = [str(os.getuid()), *installation_facts(), root]
     parts += sorted(f"{k}={v}" for k, v in env.items() if names_server(k))
     digest = sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
     return Endpoint(root, state_dir, run_dir(env), digest[:32])
+
+
+def installation_facts() -> list[str]:
+    """The Python installation's part of a resident server's name: the interpreter by what it
+    is (`python` and `python3` in a venv are one), its prefix, statewright's package directory."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return [os.path.realpath(sys.executable), sys.prefix, here]
 
 
 def shared_store(root: str, env: Mapping[str, str]) -> bool:

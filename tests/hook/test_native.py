@@ -346,7 +346,7 @@ def _prepared(tmp_path: Path, client: Client, host: str | None) -> tuple[Project
     p = make_project(tmp_path / "proj", host)
     ep = resident.endpoint(p.env)
     assert ep is not None
-    from statewright.hook.native import installation_facts
+    from statewright.hook.resident import installation_facts
 
     facts = client.facts_file(Path(ep.state_dir))
     facts.write_bytes("\0".join(installation_facts()).encode())
