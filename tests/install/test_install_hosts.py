@@ -158,3 +158,33 @@ def test_doctor_lists_each_wired_host_and_its_posture(dirs) -> None:
     assert "closed" in wired[("claude", "project")]["posture"]
     text = sw(root, home, "doctor").stdout
     assert "codex (project, mcp_tool + process)" in text and "when a hook fails" in text
+
+
+def test_doctor_says_which_program_the_process_hooks_run(dirs, tmp_path: Path) -> None:
+    """The project scope's process hooks find their program on PATH: doctor names the one
+    they run there (the native client with the Python hook beside it, the Python hook alone,
+    a client without the Python hook, nothing)."""
+    import shutil
+
+    root, home = dirs
+    sw(root, home, "install", "gemini")
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy2(VENV_BIN / "statewright-hook-native", alone / "statewright-hook-native")
+    only_py = tmp_path / "only-python"
+    only_py.mkdir()
+    (only_py / "statewright-hook").symlink_to(VENV_BIN / "statewright-hook")
+
+    def doctor(path: str) -> str:
+        env = clean_env(HOME=str(home), PATH=path)
+        r = subprocess.run([bin_path("statewright"), "doctor", "--project", str(root)],
+                           capture_output=True, text=True, env=env, timeout=120)
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+        text = " ".join(r.stdout.split())  # (however the console wrapped it)
+        return text[text.index("process hooks found on PATH"):]
+
+    assert "statewright-hook-native" in doctor(f"{VENV_BIN}:/usr/bin:/bin") and \
+        "the native client" in doctor(f"{VENV_BIN}:/usr/bin:/bin")
+    assert "Python: no native client" in doctor(f"{only_py}:/usr/bin:/bin")
+    assert "is refused" in doctor(f"{alone}:/usr/bin:/bin")
+    assert "nothing" in doctor("/usr/bin:/bin")
