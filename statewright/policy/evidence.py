@@ -27,16 +27,22 @@ from ..names import OBSERVED
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
+def _own_line(command: str) -> str:
+    """The line itself: a line the host ran under the kernel sandbox comes back wrapped in the
+    launcher (`sandbox.launcher.wrap`); what it is evidence of is the line inside."""
+    from ..sandbox.launcher import unwrap
+
+    return unwrap(command) or command
+
+
 def credited_entries(command: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
     """The `allowed_commands` entries whose exit status the line's exit status is (empty when
     the line's status could come from anything else)."""
     if not allowed or not isinstance(command, str) or not command.strip():
         return ()
-    from ..sandbox.launcher import unwrap
     from .shell import analyze, matching_prefixes
 
-    command = unwrap(command) or command  # (a line run under the sandbox: the line itself)
-    a = analyze(command)
+    a = analyze(_own_line(command))
     if a.problems or a.functions or a.status_command < 0:
         return ()
     c = a.commands[a.status_command]
@@ -53,7 +59,7 @@ def not_evidence_of_a_pass(command: str) -> tuple[str | None, tuple[str, ...]]:
     from .programs.runs import config_of, not_a_full_run
     from .shell import analyze
 
-    a = analyze(command)
+    a = analyze(_own_line(command))
     if a.problems or a.status_command < 0:
         return None, ()
     argv = [w.value for w in a.commands[a.status_command].argv]

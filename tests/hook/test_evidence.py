@@ -46,11 +46,15 @@ def _observed(p: Project) -> dict:
 
 
 def _bash(p: Project, command: str, *, ok: bool = True, code: int = 1) -> None:
-    allowed(p.pre("Bash", {"command": command}))
+    out = p.pre("Bash", {"command": command})
+    allowed(out)
+    # the host reports the input it ran: the rewritten line (the kernel sandbox's launcher
+    # around it) where the hook rewrote it
+    ran = out["hookSpecificOutput"]["updatedInput"] if out else {"command": command}
     if ok:
-        p.post("Bash", {"command": command}, OK)
+        p.post("Bash", ran, OK)
     else:
-        p.failure("Bash", {"command": command}, f"Exit code {code}\nFAILED tests/test_a.py::t")
+        p.failure("Bash", ran, f"Exit code {code}\nFAILED tests/test_a.py::t")
 
 
 def _claim_done(p: Project) -> tuple[int, str]:

@@ -9,6 +9,8 @@ import pytest
 
 from statewright.policy.evidence import credited_entries, not_evidence_of_a_pass
 from statewright.policy.programs.runs import RUNNERS, config_of, not_a_full_run
+from statewright.sandbox.launcher import wrap
+from statewright.sandbox.profile import Profile
 
 EXAMPLES = [(r.names[0], e) for r in RUNNERS for e in r.examples]
 
@@ -24,6 +26,8 @@ def test_every_example(runner: str, example) -> None:
     partial, config = not_evidence_of_a_pass(example.line)
     assert (partial is None) == example.evidence
     assert config == config_of(shlex.split(example.line))
+    # and the same for the line as the host reports it after running it under the sandbox
+    assert not_evidence_of_a_pass(wrap(Profile(root="/p"), example.line)) == (partial, config)
 
 
 def test_every_runner_has_both_kinds_of_examples_and_config() -> None:
@@ -41,3 +45,4 @@ def test_lines_of_other_programs_are_not_judged() -> None:
 def test_crediting_still_follows_the_line_status() -> None:
     assert credited_entries("pytest -q", ("pytest",)) == ("pytest",)
     assert credited_entries("pytest -q || true", ("pytest",)) == ()
+    assert credited_entries(wrap(Profile(root="/p"), "pytest -q"), ("pytest",)) == ("pytest",)
