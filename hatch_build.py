@@ -87,8 +87,10 @@ if __name__ == "__main__":
     problem = build(here)
     if problem:
         print(f"statewright: the sandbox launcher was not built: {problem}", file=sys.stderr)
-    # `make venv`: the client into this interpreter's environment, beside statewright-hook
-    client = install_client(here, os.path.dirname(sys.executable))
+    # `make venv`: the client into this interpreter's virtual environment, beside
+    # statewright-hook (never into a system's bin/)
+    client = install_client(here, os.path.join(sys.prefix, "bin")) \
+        if sys.prefix != sys.base_prefix else "not run from a virtual environment"
     if client:
         print("statewright: the native hook client was not built (the hooks run "
               f"statewright-hook): {client}", file=sys.stderr)
