@@ -17,7 +17,8 @@ accounted, as in production), each two ways:
 - **alone**: the hook process deciding itself (`STATEWRIGHT_HOOK_RESIDENT=0`), as the first
   event of a project does, and every event when the server is switched off;
 - **native**: served, through the native client `statewright-hook-native` (no Python process:
-  the client forwards the input to the same server), where it was built.
+  the client forwards the input to the same server), where it was built; and again as the
+  project scope's files start it (the portable launcher: `sh`, the program found on PATH).
 Prints `name | value | unit | budget` rows; exits 1 when a ratio is over its budget (non-Bash
 <= 2.0x, compound Bash <= 3.0x; applied to both ways).
 
@@ -168,6 +169,13 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
         ways = [("served", hook, env, wenv), ("alone", hook, alone, walone)]
         if NATIVE.exists():
             ways.append(("native", [str(NATIVE), "pre-tool-use"], env, wenv))
+            # as a team's committed files run it: the portable launcher, the program from PATH
+            from statewright.wiring import PORTABLE_LAUNCHER
+
+            path = {"PATH": f"{HOOK.parent}{os.pathsep}{env.get('PATH', '')}"}
+            ways.append(("native, portable launcher",
+                         ["sh", "-c", PORTABLE_LAUNCHER, "statewright-hook", "pre-tool-use"],
+                         {**env, **path}, {**wenv, **path}))
         for way, program, e, we in ways:
             cases[f"{way}: Read"] = (program, read, e)
             cases[f"{way}: compound Bash"] = (program, bash, e)
