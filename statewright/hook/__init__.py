@@ -37,7 +37,8 @@ EVENTS = (PRE_TOOL_USE, POST_TOOL_USE, POST_TOOL_USE_FAILURE, SESSION_START, USE
 #: hook server (`statewright.hook.resident`) is asked or started
 RESIDENT_ENV = "STATEWRIGHT_HOOK_RESIDENT"
 #: set by the native client (`statewright-hook-native`) when it hands an event to this hook
-#: (`statewright.hook.native`); never set by anyone else
+#: (`statewright.hook.native`); set by anyone else, it can only make the hook decide itself,
+#: refuse, or print an answer that carries the resident server's MAC
 NATIVE_ENV = "STATEWRIGHT_HOOK_NATIVE"
 # accepted spellings -> Claude Code's event name ("pre-tool-use", "PreToolUse", "pre_tool_use")
 _ALIASES = {e.lower(): e for e in EVENTS}
