@@ -12,6 +12,9 @@
 - `CONFIG_FILE`, `STATE_DIR`, `STORE_FILE`: the project's config file, the store's directory
   and the store's file in it (DESIGN section 5); self-protection guards them.
   `state_dir_str(root)` is where the store's directory is (`$STATEWRIGHT_HOME` moves it).
+- `EVENTS`: the hook events statewright answers, by Claude Code's names, and
+  `normalize_event`, how the hook's arguments may spell them; `RESIDENT_ENV`, the switch of
+  the resident hook server (every hook process, the forwarding one included, reads them here).
 """
 
 from __future__ import annotations
@@ -73,3 +76,31 @@ def run_dir(environ: Mapping[str, str]) -> str:
     limited to about 100 bytes). No process of a sandboxed line may change it."""
     base = environ.get("XDG_RUNTIME_DIR") or "/tmp"
     return os.path.join(base, f"statewright-{os.getuid()}")
+
+
+# -- hook events ---------------------------------------------------------------------------------
+
+PRE_TOOL_USE = "PreToolUse"
+POST_TOOL_USE = "PostToolUse"
+POST_TOOL_USE_FAILURE = "PostToolUseFailure"
+SESSION_START = "SessionStart"
+USER_PROMPT_SUBMIT = "UserPromptSubmit"
+STOP = "Stop"
+EVENTS = (PRE_TOOL_USE, POST_TOOL_USE, POST_TOOL_USE_FAILURE, SESSION_START, USER_PROMPT_SUBMIT,
+          STOP)
+#: "0" in the hook's environment: every event is decided in the hook process, no resident
+#: hook server (`statewright.hook.resident`) is asked or started
+RESIDENT_ENV = "STATEWRIGHT_HOOK_RESIDENT"
+#: set by the native client (`statewright-hook-native`) when it hands an event to the Python
+#: hook (`statewright.hook.native`); set by anyone else, it can only make the hook decide
+#: itself, refuse, or print an answer that carries the resident server's MAC
+NATIVE_ENV = "STATEWRIGHT_HOOK_NATIVE"
+# accepted spellings -> Claude Code's event name ("pre-tool-use", "PreToolUse", "pre_tool_use")
+_ALIASES = {e.lower(): e for e in EVENTS}
+
+
+def normalize_event(name: object) -> str | None:
+    """`pre-tool-use` / `PreToolUse` / `pre_tool_use` -> `PreToolUse`; None if unknown."""
+    if not isinstance(name, str):
+        return None
+    return _ALIASES.get(name.replace("-", "").replace("_", "").strip().lower())

@@ -5,6 +5,11 @@
 - No function is over 80 lines unless a comment right above it (`# long: <why>`) says why.
 - Private modules (`_name`) of the standard library or of other packages are imported only by
   `statewright/lean.py`, the one home of the process hook's start-up tricks.
+- No import circle inside `statewright/`: every `import` statement counts, at module level, in a
+  function or under `if TYPE_CHECKING:` (a circle a type checker needs is a circle all the same:
+  the records both sides share belong in a module below both). Importing a package's module
+  runs the package's `__init__` first: that counts as importing it too, except from inside
+  the package.
 """
 
 from __future__ import annotations
@@ -78,6 +83,109 @@ def test_private_modules_are_imported_only_by_the_lean_module() -> None:
     found = [f for p in _modules() if p != LEAN for f in _private_imports(p)]
     assert not found, ("private modules of other packages are a start-up trick: keep them in "
                        "statewright/lean.py: " + "; ".join(found))
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the statewright modules its import statements name (anywhere in it)."""
+    modules = {_module_name(p): p for p in _modules()}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        out: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                out.update(a.name for a in node.names if a.name in modules)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    base = base[:len(base) - (node.level - 1)]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                for a in node.names:  # `from pkg import mod` names the module
+                    sub = f"{target}.{a.name}"
+                    out.add(sub if sub in modules else target)
+        out = {m for m in out if m in modules and m != name}
+        # importing `a.b.c` runs `a/__init__` and `a/b/__init__` first: edges to the packages
+        # around the module named, except the importer's own (already running)
+        for m in list(out):
+            parts = m.split(".")
+            for i in range(1, len(parts)):
+                package_of = ".".join(parts[:i])
+                if package_of in modules and not (name + ".").startswith(package_of + "."):
+                    out.add(package_of)
+        graph[name] = out
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected components of more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[frozenset[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, edges = work[-1]
+            w = next(edges, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = set()
+                while True:
+                    x = stack.pop()
+                    on_stack.discard(x)
+                    comp.add(x)
+                    if x == v:
+                        break
+                if len(comp) > 1:
+                    circles.append(frozenset(comp))
+    return circles
+
+
+def test_no_import_circle_inside_the_package() -> None:
+    circles = [sorted(c) for c in import_circles(import_graph())]
+    assert not circles, ("import circles (data must flow one way: move what both sides share "
+                         f"into a module below both): {circles}")
+
+
+def test_the_circle_finder_finds_circles() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
+    assert import_circles(graph) == [frozenset({"a", "b", "c"})]
+    real = import_graph()
+    # a type-only import and a function-level one count as edges
+    assert "statewright.runtime.surface" in real["statewright.runtime.forks"]  # TYPE_CHECKING
+    assert "statewright.runtime.forks" in real["statewright.runtime.service"]  # in a method
+    # a package's module imported by name is an edge to the module, and from outside the
+    # package to the package's `__init__` (run first), not from inside it
+    assert "statewright.policy.programs.spec" in real["statewright.policy.programs.writers"]
+    assert "statewright.policy.programs" not in real["statewright.policy.programs.writers"]
+    assert {"statewright.policy.programs", "statewright.policy.programs.spec"} <= real[
+        "statewright.policy.shell.walker"]
 
 
 def test_the_rules_above_see_what_they_check() -> None:

@@ -91,6 +91,33 @@ def term_width(stream: TextIO | None = None) -> int:
         return 80
 
 
+def cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:max(width - 1, 0)] + "…"
+
+
+def table(columns: list[tuple[str, int | None]], rows: list[list[str]]) -> None:
+    """Print a borderless table in the terminal's width. A column with a cap keeps its cells
+    whole up to that many characters; the columns with None give way when the line is too
+    long (their cells cut with an ellipsis, down to 5 characters)."""
+    gap = "  "
+    widths = [max([len(name)] + [len(r[i]) for r in rows]) for i, (name, _) in enumerate(columns)]
+    widths = [min(w, cap) if cap else w for w, (_, cap) in zip(widths, columns, strict=True)]
+    excess = sum(widths) + len(gap) * (len(widths) - 1) - term_width()
+    flexible = [i for i, (_, cap) in enumerate(columns) if cap is None]
+    while excess > 0 and flexible:
+        i = max(flexible, key=lambda j: widths[j])
+        if widths[i] <= 5:
+            break
+        widths[i] -= 1
+        excess -= 1
+    color = color_enabled(sys.stdout)
+    head = gap.join(cut(name, w).ljust(w) for (name, _), w in zip(columns, widths, strict=True))
+    out = [styled(head.rstrip(), "bold", color), "─" * min(len(head.rstrip()), term_width())]
+    for r in rows:
+        out.append(gap.join(cut(c, w).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    sys.stdout.write("\n".join(out) + "\n")
+
+
 # -- errors and JSON -----------------------------------------------------------------------------
 
 def error_out(code: str, message: str, as_json: bool = False,

@@ -2,7 +2,8 @@
 or pydantic (DESIGN section 8: `statewright --help` and `status` within 5x a bare
 `python -c pass`; the agent runs `statewright transition` through its shell on every move).
 
-`fast(argv)` answers `--help`/`-h`/no arguments, `--version`, `status` / `transition`, and
+`fast(argv)` answers `--help`/`-h`/no arguments, `--version`, `status` / `transition`, `list` and
+`validate` when every file's verdict is remembered (`cli/workflow_text.py`), and
 `serve` on stdio when not run from a terminal (the MCP client that starts it every session waits
 for its first answer: typer's import would be ~130 ms of that), when every argument is one it
 knows, in the forms typer accepts (`--opt value`, `--opt=value`, options
@@ -28,21 +29,27 @@ if TYPE_CHECKING:
 _SESSION = {"--session": "session", "-s": "session"}
 _PROJECT = {"--project": "project", "-p": "project"}
 _FLAGS = {"--json": "as_json"}
-# command -> (its positional arguments, its options that take a value)
-_SPECS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
-    "status": ((), {**_SESSION, **_PROJECT}),
+_STRICT = {"--strict": "strict"}
+#: a positional argument that takes every remaining one (a list, at least one)
+_MANY = "*paths"
+# command -> (its positional arguments, its options that take a value, its other flags)
+_SPECS: dict[str, tuple[tuple[str, ...], dict[str, str], dict[str, str]]] = {
+    "status": ((), {**_SESSION, **_PROJECT}, {}),
     "transition": (("event",), {**_SESSION, **_PROJECT, "--data": "data", "-d": "data",
-                                "--expected-version": "expected_version"}),
-    "serve": ((), {**_SESSION, **_PROJECT, "--connect-timeout": "connect_timeout"}),
+                                "--expected-version": "expected_version"}, {}),
+    "serve": ((), {**_SESSION, **_PROJECT, "--connect-timeout": "connect_timeout"}, {}),
+    "list": ((), dict(_PROJECT), {}),
+    "validate": ((_MANY,), dict(_PROJECT), _STRICT),
 }
 
 
-def _parse(args: list[str], positional: tuple[str, ...],
-           options: dict[str, str]) -> dict[str, Any] | None:
+def _parse(args: list[str], positional: tuple[str, ...], options: dict[str, str],
+           flags: dict[str, str]) -> dict[str, Any] | None:
     """The arguments as keyword arguments, or None for anything the fast path leaves to typer
     (unknown or repeated option, missing value, a value that looks like an option, `--`)."""
     out: dict[str, Any] = {"as_json": False}
     names = list(positional)
+    many: list[str] = []
     i = 0
     while i < len(args):
         a = args[i]
@@ -50,6 +57,8 @@ def _parse(args: list[str], positional: tuple[str, ...],
             opt, eq, value = a.partition("=")
             if opt in _FLAGS and not eq:
                 out[_FLAGS[opt]] = True
+            elif opt in flags and not eq:
+                out[flags[opt]] = True
             elif opt in options and options[opt] not in out and (opt.startswith("--") or not eq):
                 if not eq:
                     i += 1
@@ -59,11 +68,16 @@ def _parse(args: list[str], positional: tuple[str, ...],
                 out[options[opt]] = value
             else:
                 return None
+        elif names == [_MANY]:
+            many.append(a)
         elif names:
             out[names.pop(0)] = a
         else:
             return None
         i += 1
+    if names == [_MANY] and many:
+        out[_MANY[1:]] = many
+        names = []
     if names:
         return None
     if "connect_timeout" in out:
@@ -104,6 +118,13 @@ def fast(argv: list[str]) -> int | None:
         status(**parsed)
     elif argv[0] == "transition":
         return transition(**parsed)
+    elif argv[0] in ("list", "validate"):
+        from . import workflow_text
+
+        # from remembered verdicts alone; None (nothing printed) when a file has none
+        if argv[0] == "list":
+            return workflow_text.list_workflows_cmd(**parsed, recalled_only=True)
+        return workflow_text.validate(**parsed, recalled_only=True)
     else:
         if parsed.pop("as_json") or sys.stdin is None or sys.stdin.isatty():
             return None  # (typer: `--json` is no option of serve; a terminal gets told what it is)

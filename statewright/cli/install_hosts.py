@@ -18,7 +18,14 @@ from .. import hostwiring as hw
 from ..errors import INVALID_ARGUMENTS, StatewrightError
 from ..wiring import CLI_SCRIPT
 from .app import ProjectOpt, console
-from .install import _bad, hook_program, install_app, read_json_file, script_path, write_json_file
+from .install_files import (
+    _bad,
+    hook_program,
+    install_app,
+    read_json_file,
+    script_path,
+    write_json_file,
+)
 
 #: what the user must do once before the host runs the project's hooks
 TRUST: dict[str, str] = {

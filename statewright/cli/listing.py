@@ -19,7 +19,8 @@ import typer
 
 from ..visible import visible, visible_data
 from .app import ProjectOpt, SessionOpt, app, json_option
-from .base import answer, color_enabled, styled, term_width
+from .base import answer, color_enabled, styled
+from .base import table as _table
 
 DEFAULT_RUNS = 20
 DEFAULT_EVENTS = 50
@@ -42,33 +43,6 @@ def _limited(rows: list[Any], limit: int | None, default: int, newest_last: bool
     if n <= 0 or len(rows) <= n:
         return rows, 0
     return (rows[-n:] if newest_last else rows[:n]), len(rows) - n
-
-
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[:max(width - 1, 0)] + "…"
-
-
-def _table(columns: list[tuple[str, int | None]], rows: list[list[str]]) -> None:
-    """Print a borderless table in the terminal's width. A column with a cap keeps its cells
-    whole up to that many characters; the columns with None give way when the line is too
-    long (their cells cut with an ellipsis, down to 5 characters)."""
-    gap = "  "
-    widths = [max([len(name)] + [len(r[i]) for r in rows]) for i, (name, _) in enumerate(columns)]
-    widths = [min(w, cap) if cap else w for w, (_, cap) in zip(widths, columns, strict=True)]
-    excess = sum(widths) + len(gap) * (len(widths) - 1) - term_width()
-    flexible = [i for i, (_, cap) in enumerate(columns) if cap is None]
-    while excess > 0 and flexible:
-        i = max(flexible, key=lambda j: widths[j])
-        if widths[i] <= 5:
-            break
-        widths[i] -= 1
-        excess -= 1
-    color = color_enabled(sys.stdout)
-    head = gap.join(_cut(name, w).ljust(w) for (name, _), w in zip(columns, widths, strict=True))
-    out = [styled(head.rstrip(), "bold", color), "─" * min(len(head.rstrip()), term_width())]
-    for r in rows:
-        out.append(gap.join(_cut(c, w).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
-    sys.stdout.write("\n".join(out) + "\n")
 
 
 LimitOpt = typer.Option(None, "--limit", "-n", min=0,

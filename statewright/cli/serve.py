@@ -2,7 +2,8 @@
 
 People who start it by hand are told what they are looking at, on stderr (stdout is the MCP
 stream): on a terminal, that it speaks MCP on stdio and how to wire it; over HTTP, its URL, and
-a warning when it listens beyond the loopback interface (there is no authentication).
+a warning when it listens beyond the loopback interface without tokens (what anyone who
+can connect may then do, and how to close it).
 """
 
 from __future__ import annotations
@@ -39,8 +40,10 @@ def serve(
     """
     listen = _parse_listen(http) if http else None
     # said first: loading the MCP SDK takes a while, and a silent terminal seems to hang
+    loopback = True
     if listen:
-        _say_http(listen[0], listen[1], _check_port_free(*listen))
+        address = _check_port_free(*listen)
+        loopback = _say_http(listen[0], listen[1], address)
     elif sys.stdin is not None and sys.stdin.isatty():
         _say(STDIO_NOTE)
     try:
@@ -54,7 +57,11 @@ def serve(
 
             if tokens_required(proxy.rt):
                 _say("statewright serve: every request needs a bearer token of this store "
-                     "(`statewright token create --role agent --name NAME`)")
+                     "(`statewright token create --role agent --name NAME`); each token's "
+                     "name is the session of the calls it carries")
+            elif not loopback:
+                _say(exposed_warning(listen[0], address, proxy.session,
+                                     sorted(proxy.downstream.servers)))
             anyio.run(proxy.run_http, *listen)
         else:
             from .fast import serve_stdio
@@ -75,20 +82,32 @@ def _say(line: str) -> None:
     sys.stderr.flush()
 
 
-def _say_http(host: str, port: int, address: str) -> None:
+def _say_http(host: str, port: int, address: str) -> bool:
+    """Say where the proxy listens; whether that is the loopback interface only."""
     import ipaddress
 
     shown = f"[{host}]" if ":" in host else host
     _say(f"statewright serve: MCP (streamable HTTP) at http://{shown}:{port}/mcp")
     try:
-        loopback = ipaddress.ip_address(address.split("%")[0]).is_loopback
+        return ipaddress.ip_address(address.split("%")[0]).is_loopback
     except ValueError:
-        loopback = False
-    if not loopback:
-        where = host if address == host else f"{host} ({address})"
-        _say(f"warning: listening on {where}, reachable from other machines, with "
-             "no authentication: anyone who can connect can call the tools this proxy "
-             "forwards. Bind 127.0.0.1 unless that is what you want.")
+        return False
+
+
+def exposed_warning(host: str, address: str, session: str, servers: list[str]) -> str:
+    """What a proxy listening beyond the loopback interface without tokens gives away, and
+    how to close it."""
+    where = host if address == host else f"{host} ({address})"
+    tools = (f"every tool of {', '.join(servers)} that the state allows" if servers
+             else "statewright's own tools")
+    return (f"warning: listening on {where}, reachable from other machines, and no token "
+            "is required: anyone who can connect acts as session "
+            f"{session!r} of this project: they read its run (state, context, history "
+            f"summary), start, move, pause and resume its runs, and call {tools}, with this "
+            "machine's files and credentials. To close it, bind 127.0.0.1 (--http "
+            "127.0.0.1:PORT), or make this store's first token (`statewright token create "
+            "--role admin --name NAME`): from then on every request needs a live token "
+            "(give each client an agent token of its own).")
 
 
 def _check_port_free(host: str, port: int) -> str:

@@ -8,76 +8,19 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from ..config import Config, find_project_root, load_config
-from ..errors import INVALID_ARGUMENTS
+from ..config import Config
 from .app import ArgumentError, ProjectOpt, answer, app, console, json_option
-from .base import error_out, exit_status
+from .workflow_text import list_workflows_cmd, plural, project_config, shown_source, validate
 
 if TYPE_CHECKING:
-    from ..definition import CompiledWorkflow, ValidationResult
+    from ..definition import CompiledWorkflow
     from ..definition.compiled import State, Transition
-    from ..definition.discovery import WorkflowEntry
-
-
-def _config(project: str | None) -> Config:
-    root = find_project_root(project)
-    return load_config(root)
-
-
-def _shown(path: Path, root: Path | None = None) -> str:
-    try:
-        if root is not None:
-            return str(path.resolve().relative_to(root.resolve()))
-    except (ValueError, OSError):
-        pass
-    return str(path)
-
-
-def _shown_source(path: Path, config: Config) -> str:
-    """A workflow file as people want it named: `(shipped)` for the examples that come with
-    statewright (not a path into a venv), else relative to the project when inside it."""
-    from ..config import examples_dir
-
-    try:
-        if path.resolve().parent == examples_dir().resolve():
-            return f"shipped: {path.name}"
-    except OSError:
-        pass
-    return _shown(path, config.root)
-
-
-def _expand(paths: list[str]) -> tuple[list[Path], list[tuple[str, str]]]:
-    """Files to validate, and one-line problems with the arguments themselves."""
-    from ..definition.discovery import workflow_files
-
-    files: list[Path] = []
-    problems: list[tuple[str, str]] = []
-    for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            found = workflow_files(p)
-            if not found:
-                problems.append((raw, f"{raw}: no workflow files (*.json) in this directory"))
-            files.extend(found)
-        elif p.exists():
-            files.append(p)
-        else:
-            problems.append((raw, f"{raw}: no such file or directory"))
-    # the same file named twice is validated once
-    seen: set[Path] = set()
-    unique = []
-    for f in files:
-        r = f.resolve()
-        if r not in seen:
-            seen.add(r)
-            unique.append(f)
-    return unique, problems
 
 
 PathsArg = typer.Argument(..., metavar="PATH...", show_default=False,
@@ -96,64 +39,8 @@ def validate_cmd(
     Exit status: 0 all valid, 1 any error (or warning with --strict), 2 usage error (a PATH
     that does not exist or holds no workflow file).
     """
-    from ..definition import validate
-    from ..definition.discovery import make_resolver
-    from ..definition.pipeline import read_source
-
-    config = _config(project)
-    files, problems = _expand(paths)
-    # Documents validated together can invoke each other even off the search path.
-    extra: dict[str, Any] = {}
-    for f in files:
-        doc = read_source(f).doc
-        if isinstance(doc, dict) and isinstance(doc.get("id"), str):
-            extra.setdefault(doc["id"], doc)
-    resolver = make_resolver(config, extra)
-    results = [(f, validate(f, resolver=resolver)) for f in files]
-
-    n_err = sum(len(r.errors) for _, r in results) + len(problems)
-    n_warn = sum(len(r.warnings) for _, r in results)
-    failed = n_err > 0 or (strict and n_warn > 0)
-    report = {
-        "ok": not failed,
-        "errors": n_err,
-        "warnings": n_warn,
-        "files": [dict(r.to_dict(), path=str(f)) for f, r in results],
-        "problems": [{"path": p, "message": m} for p, m in problems],
-    }
-    answer(report, as_json, lambda: render_validation(results, problems, report))
-    raise typer.Exit(exit_status(INVALID_ARGUMENTS) if problems else 1 if failed else 0)
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'s' if n != 1 else ''}"
-
-
-def render_validation(results: list[tuple[Path, ValidationResult]],
-                      problems: list[tuple[str, str]], report: dict[str, Any]) -> None:
-    """Each file's verdict and diagnostics, then the totals."""
-    for _, msg in problems:
-        error_out(INVALID_ARGUMENTS, msg)
-    for f, r in results:
-        head = Text()
-        if r.ok:
-            head.append("ok    ", style="bold green")
-        else:
-            head.append("FAIL  ", style="bold red")
-        head.append(str(f))
-        if r.compiled is not None:
-            head.append(f"  ({r.compiled.id})", style="dim")
-        console.print(head, soft_wrap=True)
-        for d in r.diagnostics:
-            line = Text("    ")
-            line.append(f"{d.severity:<8}", style="red" if d.severity == "error" else "yellow")
-            line.append(d.pointer or "(document)", style="cyan")
-            line.append(f"  {d.message}  ")
-            line.append(f"[{d.code}]", style="dim")
-            console.print(line, soft_wrap=True)
-    summary = (f"{_plural(len(results), 'file')} checked: {_plural(report['errors'], 'error')}, "
-               f"{_plural(report['warnings'], 'warning')}")
-    console.print(Text(summary, style="bold green" if report["ok"] else "bold red"))
+    code = validate(paths, as_json, strict, project)
+    raise typer.Exit(code or 0)
 
 
 @app.command("list")
@@ -162,47 +49,7 @@ def list_cmd(
     project: str | None = ProjectOpt,
 ) -> None:
     """List the workflows on the search path (the first file with an id wins)."""
-    from ..definition.discovery import list_workflows
-
-    config = _config(project)
-    entries = list_workflows(config)
-    listing = {"search_path": [str(d) for d in config.workflow_dirs()],
-               "workflows": [e.to_dict() for e in entries]}
-    answer(listing, as_json, lambda: render_list(entries, config))
-
-
-def render_list(entries: list[WorkflowEntry], config: Config) -> None:
-    from ..definition.pipeline import read_source
-
-    if not entries:
-        console.print("no workflows found; searched: "
-                      + ", ".join(str(d) for d in config.workflow_dirs()),
-                      markup=False, highlight=False)
-        return
-    table = Table(title="workflows", show_lines=False)
-    table.add_column("id", style="bold")
-    table.add_column("status")
-    table.add_column("states", justify="right")
-    table.add_column("file")
-    for e in entries:
-        doc = read_source(e.path).doc
-        states = doc.get("states") if isinstance(doc, dict) else None
-        n_states = str(len(states)) if isinstance(states, dict) else "-"
-        table.add_row(Text(e.id or f"? ({e.path.stem})"), _list_status(e, config), n_states,
-                      Text(_shown_source(e.path, config)))
-    console.print(table)
-
-
-def _list_status(e: WorkflowEntry, config: Config) -> Text:
-    n_err = sum(1 for d in e.diagnostics if d.severity == "error")
-    n_warn = sum(1 for d in e.diagnostics if d.severity == "warning")
-    if e.duplicate_of is not None:
-        return Text(f"shadowed by {_shown_source(e.duplicate_of, config)}", style="yellow")
-    if n_err:
-        return Text(f"invalid ({_plural(n_err, 'error')})", style="red")
-    if n_warn:
-        return Text(f"ok ({_plural(n_warn, 'warning')})", style="yellow")
-    return Text("ok", style="green")
+    list_workflows_cmd(as_json, project)
 
 
 def _load_named(name: str, config: Config) -> CompiledWorkflow:
@@ -310,7 +157,7 @@ def show_cmd(
     project: str | None = ProjectOpt,
 ) -> None:
     """Show a workflow: its states with their rules and transitions, guards and interrupts."""
-    config = _config(project)
+    config = project_config(project)
     wf = _load_named(name, config)
     answer(wf.to_dict(), as_json, lambda: render_workflow(wf, config))
     if not as_json:
@@ -319,7 +166,7 @@ def show_cmd(
         older = Runtime(config.root_dir, config).runs_on_older_file(wf.id)
         if older:
             console.print(Text(
-                f"This is the file as it is now. {_plural(len(older), 'run')} of {wf.id} "
+                f"This is the file as it is now. {plural(len(older), 'run')} of {wf.id} "
                 f"({', '.join(older)}) started before it changed and obey the definition they "
                 "started with: `statewright status` shows those rules.", style="bold yellow"))
 
@@ -329,7 +176,7 @@ def render_workflow(wf: CompiledWorkflow, config: Config) -> None:
     head.append(wf.id, style="bold")
     head.append(f"  initial: {wf.initial}")
     if wf.source_path:
-        head.append(f"  ({_shown_source(Path(wf.source_path), config)})", style="dim")
+        head.append(f"  ({shown_source(Path(wf.source_path), config)})", style="dim")
     console.print(head)  # (wrapped at the terminal's width, like every line below)
     if wf.meta:
         console.print(Text("meta: " + json.dumps(wf.meta, ensure_ascii=False), style="dim"))
@@ -389,6 +236,6 @@ def graph_cmd(
 
     if fmt not in ("mermaid", "dot"):
         raise ArgumentError(f"unknown --format {fmt!r}: use mermaid or dot")
-    config = _config(project)
+    config = project_config(project)
     wf = _load_named(name, config)
     sys.stdout.write(to_mermaid(wf) if fmt == "mermaid" else to_dot(wf))

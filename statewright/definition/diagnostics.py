@@ -6,11 +6,12 @@ stable `code` (tests and tools key on it; the message is for people).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from ..lean import TYPE_CHECKING, Record, set_field
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Iterable
+    from typing import Any
+
     from .compiled import CompiledWorkflow
 
 ERROR = "error"
@@ -26,12 +27,20 @@ def pointer(*tokens: Any) -> str:
     return "".join("/" + escape_token(t) for t in tokens)
 
 
-@dataclass(frozen=True, slots=True)
-class Diagnostic:
+class Diagnostic(Record):
+    """(a `lean.Record`, not a dataclass: `statewright list` answers without `dataclasses`)"""
+
+    __slots__ = _fields = ("severity", "pointer", "message", "code")
     severity: str  # "error" | "warning"
     pointer: str  # RFC 6901 JSON Pointer; "" is the whole document
     message: str
     code: str
+
+    def __init__(self, severity: str, pointer: str, message: str, code: str) -> None:
+        set_field(self, "severity", severity)
+        set_field(self, "pointer", pointer)
+        set_field(self, "message", message)
+        set_field(self, "code", code)
 
     def to_dict(self) -> dict[str, str]:
         return {"severity": self.severity, "pointer": self.pointer, "message": self.message,
@@ -42,12 +51,19 @@ class Diagnostic:
         return f"{self.severity}[{self.code}] {where}: {self.message}"
 
 
-@dataclass(frozen=True, slots=True)
-class ValidationResult:
+class ValidationResult(Record):
+    __slots__ = _fields = ("ok", "diagnostics", "compiled", "source_path")
     ok: bool
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    compiled: CompiledWorkflow | None = None
-    source_path: str | None = None
+    diagnostics: list[Diagnostic]
+    compiled: CompiledWorkflow | None
+    source_path: str | None
+
+    def __init__(self, ok: bool, diagnostics: list[Diagnostic] | None = None,
+                 compiled: CompiledWorkflow | None = None, source_path: str | None = None) -> None:
+        set_field(self, "ok", ok)
+        set_field(self, "diagnostics", [] if diagnostics is None else diagnostics)
+        set_field(self, "compiled", compiled)
+        set_field(self, "source_path", source_path)
 
     @property
     def errors(self) -> list[Diagnostic]:

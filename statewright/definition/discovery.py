@@ -8,25 +8,32 @@ finding a workflow by name stays cheap; `list_workflows` validates every file fu
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from ..errors import INVALID_WORKFLOW, UNKNOWN_WORKFLOW, StatewrightError
+from ..lean import TYPE_CHECKING
 from .diagnostics import Diagnostic, error, warning
+from .verdicts import read_bytes, recall, remember, verdict_key, verdicts_dir
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Iterator
+    from pathlib import Path
+    from typing import Any
+
     from ..config import Config
 
 
-@dataclass
 class WorkflowEntry:
-    id: str | None  # None when the file does not say (bad JSON, no string id)
-    path: Path
-    source_dir: Path
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    duplicate_of: Path | None = None  # set when an earlier file on the search path has this id
+    __slots__ = ("diagnostics", "duplicate_of", "id", "path", "source_dir")
+
+    def __init__(self, id: str | None, path: Path, source_dir: Path,
+                 diagnostics: list[Diagnostic] | None = None,
+                 duplicate_of: Path | None = None) -> None:
+        self.id = id  # None when the file does not say (bad JSON, no string id)
+        self.path = path
+        self.source_dir = source_dir
+        self.diagnostics = [] if diagnostics is None else diagnostics
+        # set when an earlier file on the search path has this id
+        self.duplicate_of = duplicate_of
 
     @property
     def ok(self) -> bool:
@@ -56,11 +63,18 @@ def workflow_files(directory: Path) -> list[Path]:
         return []
 
 
+def _parsed(data: bytes | None) -> Any:
+    """A document by plain JSON parsing; None if there is none."""
+    try:
+        return json.loads(data.decode("utf-8-sig")) if data is not None else None
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+
+
 def _quick_id(path: Path) -> tuple[str | None, Any]:
     """(id, document) by plain JSON parsing; (None, None) if unreadable."""
-    try:
-        doc = json.loads(path.read_bytes().decode("utf-8-sig"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+    doc = _parsed(read_bytes(path))
+    if doc is None:
         return None, None
     wid = doc.get("id") if isinstance(doc, dict) else None
     return (wid if isinstance(wid, str) and wid else None), doc
@@ -73,18 +87,32 @@ def _scan(config: Config) -> Iterator[tuple[Path, Path]]:
 
 
 def list_workflows(config: Config, *, validate_files: bool = True) -> list[WorkflowEntry]:
-    """Every workflow file on the search path, in search order, each validated."""
+    """Every workflow file on the search path, in search order, each validated (and its verdict
+    remembered: `verdicts`)."""
+    entries = _entries(config, validate_files, False)
+    assert entries is not None
+    return entries
+
+
+def recalled_workflows(config: Config) -> list[WorkflowEntry] | None:
+    """`list_workflows` from remembered verdicts alone (no validator loaded), or None as soon as
+    a file has none (then `list_workflows` must run)."""
+    return _entries(config, True, True)
+
+
+def _entries(config: Config, validate_files: bool,
+             recalled_only: bool) -> list[WorkflowEntry] | None:
     entries: list[WorkflowEntry] = []
     first: dict[str, Path] = {}
     resolver = make_resolver(config) if validate_files else None
+    directory = verdicts_dir(config.root_dir)
     for d, p in _scan(config):
         diags: list[Diagnostic] = []
-        if validate_files:
-            from .pipeline import validate
-
-            result = validate(p, resolver=resolver)
-            diags = list(result.diagnostics)
-            wid = result.compiled.id if result.compiled is not None else _quick_id(p)[0]
+        if resolver is not None:
+            found = check_file(p, resolver, directory, recalled_only=recalled_only)
+            if found is None:
+                return None
+            wid, diags = found[1], list(found[2])
         else:
             wid = _quick_id(p)[0]
             if wid is None:
@@ -102,6 +130,38 @@ def list_workflows(config: Config, *, validate_files: bool = True) -> list[Workf
                 first[wid] = p
         entries.append(entry)
     return entries
+
+
+def check_file(path: Path, resolver: WorkflowResolver, directory: str | None, *,
+               recalled_only: bool = False) -> tuple[bool, str | None, list[Diagnostic]] | None:
+    """(ok, id, diagnostics) of the workflow file at `path`: validated (and remembered when
+    valid, in `directory`), or with `recalled_only` from a remembered verdict alone (None when
+    there is none)."""
+    data = read_bytes(path)
+    doc = _parsed(data)
+    key = None
+    if data is not None and directory is not None and isinstance(doc, dict):
+        key = verdict_key(data, resolver.context(doc))
+    if recalled_only:
+        wid = doc.get("id") if isinstance(doc, dict) else None
+        warns = recall(directory, key) if key is not None and directory is not None else None
+        if warns is None or not isinstance(wid, str):
+            return None
+        return True, wid, warns
+    from .pipeline import validate
+
+    if data is None:
+        result = validate(path, resolver=resolver)
+    else:
+        try:
+            shown = str(path.resolve())
+        except (OSError, RuntimeError, ValueError):
+            shown = str(path)
+        result = validate(data, resolver=resolver, source_path=shown)
+    if key is not None and directory is not None:
+        remember(directory, key, result)
+    wid = result.compiled.id if result.compiled is not None else _quick_id(path)[0]
+    return result.ok, wid, list(result.diagnostics)
 
 
 def find_workflow(name: str, config: Config) -> Path:
@@ -167,6 +227,17 @@ class WorkflowResolver:
 
     def invokes(self, name: str) -> list[str]:
         return invoked_ids(self._doc(name))
+
+    def context(self, doc: Any) -> str:
+        """What the checks of `doc` can learn from this resolver, as text (part of a verdict's
+        key): nothing for a document that invokes no workflow; else which ids exist (and
+        whether unreadable files hide others) and what each invokes (for cycles)."""
+        if not invoked_ids(doc):
+            return ""
+        ids = {**dict.fromkeys(self._ids()), **dict.fromkeys(self._extra)}
+        return json.dumps({"searched": self._config is not None, "unknown": self._unknown_files,
+                           "ids": {i: invoked_ids(self._doc(i)) for i in sorted(ids)}},
+                          sort_keys=True)
 
 
 def invoked_ids(doc: Any) -> list[str]:

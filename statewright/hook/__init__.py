@@ -15,7 +15,8 @@ answer cannot be written: see `emit`):
 - Stop: in a non-final state, `decision: "block"` reminding the agent which events finish the
   work (at most 3 times per state, never while `stop_hook_active`).
 
-This module is the start-up path of every tool call, so it imports only `sys` at the top; the
+This module is the start-up path of every tool call, so it imports only `sys` and the event
+names (`statewright.names`, which the resident server's client reads too) at the top; the
 rest (json, the runtime, tree-sitter for Bash) is imported when it is needed. It never imports
 mcp, pydantic, jsonschema, typer, rich or watchdog. Any failure becomes a refusal with its cause
 (fail closed) unless the project config says `"fail_open": true`; no traceback is ever printed.
@@ -25,30 +26,13 @@ from __future__ import annotations
 
 import sys
 
-PRE_TOOL_USE = "PreToolUse"
-POST_TOOL_USE = "PostToolUse"
-POST_TOOL_USE_FAILURE = "PostToolUseFailure"
-SESSION_START = "SessionStart"
-USER_PROMPT_SUBMIT = "UserPromptSubmit"
-STOP = "Stop"
-EVENTS = (PRE_TOOL_USE, POST_TOOL_USE, POST_TOOL_USE_FAILURE, SESSION_START, USER_PROMPT_SUBMIT,
-          STOP)
-#: "0" in the hook's environment: every event is decided in the hook process, no resident
-#: hook server (`statewright.hook.resident`) is asked or started
-RESIDENT_ENV = "STATEWRIGHT_HOOK_RESIDENT"
-#: set by the native client (`statewright-hook-native`) when it hands an event to this hook
-#: (`statewright.hook.native`); set by anyone else, it can only make the hook decide itself,
-#: refuse, or print an answer that carries the resident server's MAC
-NATIVE_ENV = "STATEWRIGHT_HOOK_NATIVE"
-# accepted spellings -> Claude Code's event name ("pre-tool-use", "PreToolUse", "pre_tool_use")
-_ALIASES = {e.lower(): e for e in EVENTS}
-
-
-def normalize_event(name: object) -> str | None:
-    """`pre-tool-use` / `PreToolUse` / `pre_tool_use` -> `PreToolUse`; None if unknown."""
-    if not isinstance(name, str):
-        return None
-    return _ALIASES.get(name.replace("-", "").replace("_", "").strip().lower())
+from ..names import EVENTS as EVENTS
+from ..names import NATIVE_ENV, PRE_TOOL_USE, RESIDENT_ENV, normalize_event
+from ..names import POST_TOOL_USE as POST_TOOL_USE
+from ..names import POST_TOOL_USE_FAILURE as POST_TOOL_USE_FAILURE
+from ..names import SESSION_START as SESSION_START
+from ..names import STOP as STOP
+from ..names import USER_PROMPT_SUBMIT as USER_PROMPT_SUBMIT
 
 
 def run() -> None:
@@ -132,17 +116,48 @@ def main(argv: list[str] | None = None, stdin: bytes | None = None) -> int:
     try:
         if stdin is None:
             stdin = sys.stdin.buffer.read()
-        from .handlers import handle
-
         out = handle(args, stdin)
     except BaseException as exc:
         try:
-            from .handlers import crash_output
-
             out = crash_output(args, stdin, exc)
         except BaseException as exc2:
             out = _last_resort(exc, exc2)
     return answer(out, args)
+
+
+def handle(args: list[str], raw: bytes | None, opener: object = None) -> str:
+    """One hook invocation: returns the text to print on stdout ('' for nothing).
+    `opener` as for `handlers.dispatch` (the resident hook server passes its own).
+    `--host=NAME` first: another host's hook (`statewright.hook.hosts`); else Claude Code's
+    (`statewright.hook.handlers`)."""
+    if args and args[0].startswith("--host="):
+        from .hosts import adapter
+        from .hosts import handle as host_handle
+
+        try:
+            adapter(args[0][7:])
+        except KeyError:
+            from .handlers import deny_json
+
+            return deny_json(f"statewright-hook: unknown host {args[0][7:]!r} (expected codex, "
+                             "gemini or copilot); the call is refused (fail closed)")
+        return host_handle(args[0][7:], args[1:], raw, opener)
+    from .handlers import handle as claude_handle
+
+    return claude_handle(args, raw, opener)
+
+
+def crash_output(args: list[str], raw: bytes | None, exc: BaseException) -> str:
+    """Used by `main` when even `handle` failed: a refusal in the PreToolUse shape (of the
+    host `--host=NAME` names, if any)."""
+    from .handlers import failure_output
+
+    if args and args[0].startswith("--host="):
+        from .hosts import fallback_deny
+
+        return fallback_deny(args[0][7:]) or failure_output(PRE_TOOL_USE, exc, None)
+    event = normalize_event(args[0]) if args else PRE_TOOL_USE
+    return failure_output(event or PRE_TOOL_USE, exc, None)
 
 
 def answer(out: str, args: list[str], sent: int = 0) -> int:

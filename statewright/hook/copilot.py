@@ -12,7 +12,7 @@ through when the hook times out: the hook answers within its deadline, far under
 from __future__ import annotations
 
 from ..lean import TYPE_CHECKING
-from . import POST_TOOL_USE, PRE_TOOL_USE, SESSION_START, STOP, USER_PROMPT_SUBMIT
+from ..names import POST_TOOL_USE, PRE_TOOL_USE, SESSION_START, STOP, USER_PROMPT_SUBMIT
 from .hosts import dump, response_size, session_keys, text_of
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -13,7 +13,7 @@ it cannot write exits 2, which Gemini CLI takes as a refusal) and answers within
 from __future__ import annotations
 
 from ..lean import TYPE_CHECKING
-from . import POST_TOOL_USE, PRE_TOOL_USE, SESSION_START, STOP, USER_PROMPT_SUBMIT
+from ..names import POST_TOOL_USE, PRE_TOOL_USE, SESSION_START, STOP, USER_PROMPT_SUBMIT
 from .hosts import dump, response_size, session_keys, text_of
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -55,14 +55,14 @@ def deny(reason: str) -> str:
 def rewrite(m: Mapped, args: dict[str, Any]) -> str | None:
     """A rewritten shell line. Gemini CLI runs each line in a new shell (no `cd` persists) and
     refuses a line holding command substitution, which the kernel tier's wrapping of a line
-    uses to keep a `cd`: that line is given in the form without it (`fresh_shell_form`)."""
+    uses to keep a `cd`: that line is given in the form without it (`launcher.fresh`)."""
     if m.name != "Bash":
         return None
     command = args.get("command")
     if isinstance(command, str):
-        from .hosts import fresh_shell_form
+        from ..sandbox.launcher import fresh
 
-        args = {**args, "command": fresh_shell_form(command)}
+        args = {**args, "command": fresh(command)}
     return dump({"hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": args}})
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ..lean import dumps as _json_dumps
 from ..lean import loads as _json_loads
-from . import (
+from ..names import (
     POST_TOOL_USE,
     POST_TOOL_USE_FAILURE,
     PRE_TOOL_USE,
@@ -40,19 +40,9 @@ class HookInputError(Exception):
 
 
 def handle(args: list[str], raw: bytes | None, opener=None) -> str:
-    """One hook invocation: returns the text to print on stdout ('' for nothing).
-    `opener` as for `dispatch` (the resident hook server passes its own). `--host=NAME`
-    first: another host's hook (`statewright.hook.hosts`)."""
-    if args and args[0].startswith("--host="):
-        from .hosts import adapter
-        from .hosts import handle as host_handle
-
-        try:
-            adapter(args[0][7:])
-        except KeyError:
-            return deny_json(f"statewright-hook: unknown host {args[0][7:]!r} (expected codex, "
-                             "gemini or copilot); the call is refused (fail closed)")
-        return host_handle(args[0][7:], args[1:], raw, opener)
+    """One Claude Code hook invocation (`statewright.hook.handle` sends another host's to
+    `hosts`): returns the text to print on stdout ('' for nothing). `opener` as for
+    `dispatch` (the resident hook server passes its own)."""
     data, problem = parse_input(raw)
     if args:
         event = normalize_event(args[0])
@@ -93,19 +83,6 @@ def dispatch(event: str, data: dict, opener=None) -> str:
     except BaseException as exc:
         return failure_output(event, exc, data, opener)
 
-
-def crash_output(args: list[str], raw: bytes | None, exc: BaseException) -> str:
-    """Used by `main` when even `handle` failed: a refusal in the PreToolUse shape (of the
-    host `--host=NAME` names, if any)."""
-    if args and args[0].startswith("--host="):
-        from .hosts import fallback_deny
-
-        return fallback_deny(args[0][7:]) or failure_output(PRE_TOOL_USE, exc, None)
-    event = normalize_event(args[0]) if args else PRE_TOOL_USE
-    return failure_output(event or PRE_TOOL_USE, exc, None)
-
-
-# -- input -------------------------------------------------------------------------------------
 
 def parse_input(raw: bytes | None) -> tuple[dict | None, HookInputError | None]:
     if not raw or not raw.strip():

@@ -27,6 +27,14 @@ from __future__ import annotations
 
 from ..lean import TYPE_CHECKING
 from ..lean import dumps as _json_dumps
+from ..names import (
+    POST_TOOL_USE,
+    PRE_TOOL_USE,
+    SESSION_START,
+    STOP,
+    USER_PROMPT_SUBMIT,
+    normalize_event,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
@@ -197,8 +205,6 @@ def dispatch(host: str, name: Any, data: dict[str, Any] | None, problem: Excepti
     mod = adapter(host)
     event = mod.EVENTS.get(name) if isinstance(name, str) else None
     if event is None:
-        from . import normalize_event
-
         event = normalize_event(name)
     if event is None:
         return mod.deny(f"statewright-hook: unknown {host} hook event {name!r}; the call is "
@@ -217,7 +223,6 @@ def failure(mod: Any, event: str, exc: BaseException, data: dict[str, Any] | Non
     refusal, or nothing under `fail_open`) in the host's form; other events get nothing
     (they never block) but a PreToolUse-like refusal."""
     from ..runtime.enforcement import describe_exception, failure_decision
-    from . import PRE_TOOL_USE
 
     try:
         rt = opener(data if isinstance(data, dict) else None)
@@ -300,7 +305,6 @@ def _quote(text: str) -> str:
 
 def post_tool_use(mod: Any, data: dict[str, Any], opener: Any) -> str:
     from ..policy.types import OUTPUT_TAIL, ToolResult
-    from . import POST_TOOL_USE
 
     _session, key = mod.session(data)
     raw, original, mcp = mod.tool(data)
@@ -348,23 +352,10 @@ def stop(mod: Any, data: dict[str, Any], opener: Any) -> str:
     return mod.stop(reason) if reason else ""
 
 
-def _events() -> dict[str, Any]:
-    from . import POST_TOOL_USE, PRE_TOOL_USE, SESSION_START, STOP, USER_PROMPT_SUBMIT
-
-    return {PRE_TOOL_USE: pre_tool_use, POST_TOOL_USE: post_tool_use,
-            SESSION_START: session_context(SESSION_START),
-            USER_PROMPT_SUBMIT: session_context(USER_PROMPT_SUBMIT), STOP: stop}
-
-
-class _Events(dict):  # (built on first use: the event names live in `statewright.hook`)
-    def __missing__(self, key: str) -> Any:
-        if not self:
-            self.update(_events())
-            return self[key]
-        raise KeyError(key)
-
-
-_EVENTS: dict[str, Any] = _Events()
+_EVENTS: dict[str, Any] = {
+    PRE_TOOL_USE: pre_tool_use, POST_TOOL_USE: post_tool_use,
+    SESSION_START: session_context(SESSION_START),
+    USER_PROMPT_SUBMIT: session_context(USER_PROMPT_SUBMIT), STOP: stop}
 
 
 # -- helpers for the host modules ---------------------------------------------------------------
@@ -413,8 +404,6 @@ def host_event(args: list[str]) -> str | None:
     name = args[1] if len(args) > 1 else None
     if name is None:
         return None
-    from . import normalize_event
-
     return mod.EVENTS.get(name) or normalize_event(name)
 
 
@@ -491,32 +480,3 @@ def _new_lock() -> Any:
 
 #: held by whoever writes the answer: the hook, or the deadline's watchdog
 _ANSWER = _new_lock()
-
-
-_CWD_ARGS = ' --cwd-file "$__sw_c" --cwd-fd 3 -- '
-
-
-def fresh_shell_form(text: str) -> str:
-    """A line the kernel tier wrapped (`sandbox.launcher.wrap`) in the form for a host whose
-    shell tool runs every line in a new shell and refuses command substitution in it (Gemini
-    CLI): the launcher run directly on the line, `/bin/bash -c LINE`, with what the front end
-    put before it kept. The same launcher and profile; what is dropped is what such a host
-    never had: a `cd` that persists, and its shell's functions and aliases. Any other text is
-    returned as it is."""
-    if "__sw_c=" not in text:
-        return text
-    from ..sandbox import launcher
-
-    inner = launcher.unwrap(text)
-    if inner is None:
-        return text
-    head_at = text.find(launcher._HEAD)
-    if head_at < 0:
-        return text
-    body = text[head_at + len(launcher._HEAD):]
-    end = body.find(_CWD_ARGS)
-    if end < 0:
-        return text
-    prefix = text[:head_at]
-    line = inner[len(prefix):]
-    return (f"{prefix}{body[:end]} -- {launcher.SHELL} -c {launcher.quote(line)}")

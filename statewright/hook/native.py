@@ -34,9 +34,9 @@ import os
 import sys
 
 from ..lean import sha256
+from ..names import NATIVE_ENV
 from ..names import NATIVE_HOOK_SCRIPT as PROGRAM
 
-NATIVE_ENV = "STATEWRIGHT_HOOK_NATIVE"
 ASK, SELF, EMIT = "ask", "self", "emit"
 
 

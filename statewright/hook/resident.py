@@ -50,8 +50,7 @@ import sys
 import time
 
 from ..lean import TYPE_CHECKING, hmac_sha256, same_bytes, sha256, unix_request
-from ..names import run_dir
-from . import RESIDENT_ENV
+from ..names import RESIDENT_ENV, run_dir
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

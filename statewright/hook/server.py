@@ -319,7 +319,7 @@ class Server:
 
     def decide(self, args: list[str], request_env: dict[str, str], stdin: bytes) -> str:
         """The hook's answer, with the server's environment made the hook's."""
-        from .handlers import crash_output, handle
+        from . import crash_output, handle
 
         if request_env != self.request_env:
             for k in [k for k in os.environ if not names_server(k) and k not in request_env]:

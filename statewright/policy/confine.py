@@ -343,9 +343,20 @@ def sandbox_line(analysis: ShellAnalysis, line: str, state: State, ctx: GateCont
         return line, False, ("sandbox: none on this machine (`sandbox: auto`): the analysis "
                              "alone binds this line")
     _, profile, text = _kept(state, ctx)
-    return wrap(profile, line, kept_head=text), True, (
+    key = (text, line)
+    wrapped = _WRAPPED.get(key)
+    if wrapped is None:
+        if len(_WRAPPED) >= 256:
+            _WRAPPED.clear()
+        wrapped = _WRAPPED[key] = wrap(profile, line, kept_head=text)
+    return wrapped, True, (
         "sandbox: the line runs under the kernel sandbox (protected paths read-only, the store "
         "hidden, blocked variables scrubbed, what it starts reaped)")
+
+
+#: (the launcher's text for a state, a line) -> the line wrapped in it: an agent runs the same
+#: lines again and again (the test command), and quoting the line is most of wrapping it
+_WRAPPED: dict[tuple[str, str], str] = {}
 
 
 class Unconfinable(Exception):

@@ -91,6 +91,12 @@ def name_filter(pattern: str) -> Callable[[str], bool] | None:
     if last == "**" or "[" in last or "\\" in last:
         return None
     last = last.replace("**", "*")
+    if "*" not in last and "?" not in last:  # a name: equal or not (`conftest.py`)
+        return last.__eq__
+    if "?" not in last and last.count("*") == 1:  # `*.py`, `test_*`: an end and a start
+        head, tail = last.split("*")
+        return lambda name: len(name) >= len(head) + len(tail) and name.startswith(head) \
+            and name.endswith(tail)
     return lambda name: _segment_match(last, name)
 
 

@@ -11,7 +11,7 @@ These are immutable records (`statewright.lean.Record`: `__slots__`, explicit `_
 
 from __future__ import annotations
 
-from ..lean import TYPE_CHECKING, Record, set_field
+from ..lean import TYPE_CHECKING, Record, field_setters, set_field
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
@@ -328,3 +328,69 @@ def program_name(name: str) -> str:
     named like a program is judged as that program: whatever it really is, what it is
     told to do is at least as much (fail closed). `Command.program` holds it."""
     return name.rstrip("/").rsplit("/", 1)[-1] if "/" in name else name
+
+
+# -- words: what the shell analysis makes of a command line's words, and what the rules of
+# `policy.programs` read (here, below both) ------------------------------------------------------
+
+class Word(Record):
+    """One shell word after unquoting.
+
+    `value` is the unquoted text with every dynamic part (expansions, substitutions) removed;
+    `pattern` is an fnmatch pattern of what the word could expand to (dynamic parts become `*`,
+    quoted glob characters are escaped); `literal` is true when the word is fixed text with no
+    expansion, glob, brace expansion or leading tilde.
+    """
+
+    __slots__ = __match_args__ = _fields = ("text", "value", "pattern", "literal", "dynamic",
+                                            "glob", "tilde")
+    text: str
+    value: str
+    pattern: str
+    literal: bool
+    dynamic: bool
+    glob: bool
+    tilde: bool
+
+    def __init__(self, text: str, value: str, pattern: str, literal: bool,
+                 dynamic: bool = False, glob: bool = False, tilde: bool = False) -> None:
+        # (a shell line makes a few dozen: each field is stored through its own slot
+        # descriptor, `lean.field_setters`, as `policy.types.Decision` does)
+        _w_text(self, text)
+        _w_value(self, value)
+        _w_pattern(self, pattern)
+        _w_literal(self, literal)
+        _w_dynamic(self, dynamic)  # contains $var, ${...}, $(...), `...`, $((...))
+        _w_glob(self, glob)  # unquoted * ? [
+        _w_tilde(self, tilde)  # leading unquoted ~
+
+
+(_w_text, _w_value, _w_pattern, _w_literal, _w_dynamic, _w_glob, _w_tilde) = field_setters(Word)
+_WordTwin = mutable_twin(Word)
+
+
+def new_word(text: str, value: str, pattern: str, literal: bool, dynamic: bool = False,
+             glob: bool = False, tilde: bool = False) -> Word:
+    """`Word(...)`, built as a twin (`types.mutable_twin`: half the cost); the walk makes a
+    few per line."""
+    w: Any = new_record(_WordTwin)
+    w.text = text
+    w.value = value
+    w.pattern = pattern
+    w.literal = literal
+    w.dynamic = dynamic
+    w.glob = glob
+    w.tilde = tilde
+    w.__class__ = Word
+    return w
+
+
+def escape_pattern(s: str) -> str:
+    if "*" not in s and "?" not in s and "[" not in s and "]" not in s:
+        return s  # (the usual text: nothing to escape)
+    return "".join("[" + c + "]" if c in "*?[]" else c for c in s)
+
+
+def literal_word(s: str) -> Word:
+    """The word of fixed text `s` (as if it were single-quoted)."""
+    return new_word(s, s, escape_pattern(s), True)

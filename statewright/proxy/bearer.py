@@ -7,22 +7,47 @@ else is 401 with `WWW-Authenticate: Bearer`. The header is removed before the re
 the MCP server: no handler, and so no downstream server, ever sees the client's token
 (downstream servers get their own credentials from `mcpServers`). A token is looked up again
 after `RECHECK_S`, so a revoked one stops working within that.
+
+**Who calls.** Behind the gate, the token's subject is the session of every request it
+carries (`calling`): the run it starts and moves is that subject's, the history and the audit
+name it, and an approval it asks for is requested by it, so the same person's token cannot
+decide it (`runtime.people.named`). Without a gate (a proxy on one machine) the proxy's own
+session applies.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Iterator
+
     from starlette.types import ASGIApp, Receive, Scope, Send
 
     from ..runtime import Runtime
 
 RECHECK_S = 5.0
+#: the session of the request being handled: its bearer token's subject (None: the proxy's own)
+CALLER: ContextVar[str | None] = ContextVar("statewright_caller", default=None)
+
+
+@contextmanager
+def calling(ctx: Any) -> Iterator[None]:
+    """While handling MCP request `ctx`: `CALLER` is the subject of the token its HTTP request
+    carried (set by `BearerGate`), else None."""
+    state = getattr(getattr(ctx, "request", None), "scope", {}).get("state") or {}
+    subject = state.get("statewright_subject")
+    token = CALLER.set(subject if isinstance(subject, str) and subject else None)
+    try:
+        yield
+    finally:
+        CALLER.reset(token)
 
 
 def tokens_required(rt: Runtime) -> bool:

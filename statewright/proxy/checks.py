@@ -1,7 +1,7 @@
 """The proxy's side of checks and state timeouts (DESIGN section 2): `statewright_transition`
 runs in a worker thread (the checks statewright runs may take minutes; the proxy keeps
 answering meanwhile) and relays each check's progress as MCP progress notifications; serve
-fires due state timeouts while no call comes."""
+fires due state timeouts while no call comes, and follows the store's changes."""
 
 from __future__ import annotations
 
@@ -37,3 +37,32 @@ async def fire_timeouts(rt: Any) -> None:
         await anyio.to_thread.run_sync(rt.fire_due_timeouts)
     except Exception as exc:
         log.debug("timeouts could not be fired: %s", exc)
+
+
+async def follow_store(proxy: Any, interval: float) -> None:
+    """Announce the state changes other processes make (`proxy.check_state_change`) and fire
+    due timeouts, forever. On a project's SQLite file, the run's version is polled every
+    `interval` (one small read); on a shared store, its notices are waited for instead
+    (`store.pg_listen`: every transition, approval and new run is announced when committed,
+    and a dropped listening connection counts as a change, so nothing is missed)."""
+    try:
+        from ..runtime.views import change_feed
+
+        feed = await anyio.to_thread.run_sync(change_feed, proxy.rt)
+    except Exception as exc:  # (the store unreachable now: polled, as a file would be)
+        log.debug("no change feed: %s", exc)
+        feed = None
+    seen = feed.generation if feed is not None else 0
+    while True:
+        if feed is None:
+            await anyio.sleep(interval)
+        else:
+            now = await feed.wait_async(seen, interval)
+            changed, seen = now != seen, now
+        await fire_timeouts(proxy.rt)  # (while no call comes)
+        if feed is not None and not changed:
+            continue  # (a timeout fired here is announced by the store too)
+        try:
+            await proxy.check_state_change()
+        except Exception as exc:
+            log.debug("state poll failed: %s", exc)

@@ -8,7 +8,8 @@ and the tool list is filtered by asking the policy which tool names the state al
 Both protocol generations are answered (the SDK's dual-era loop): handshake-era clients get
 `notifications/tools/list_changed` on the connection's session; 2026-era clients get
 `ToolsListChanged` on their `subscriptions/listen` streams. State changes made by other
-processes (the CLI, the hook) are noticed by a cheap poll of the run's version.
+processes (the CLI, the hook) are noticed by a cheap poll of the run's version, or on a shared
+store by its notices (LISTEN/NOTIFY, `store.pg_listen`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from ..policy.evidence import exit_code_of_result
 from ..policy.types import ToolCall, ToolResult
 from . import checks as own_checks
 from . import tools as own
+from .bearer import CALLER, calling
 from .capabilities import ProxyServer
 from .config import resolve_session
 from .downstream import DownstreamError, DownstreamManager, Progress, Route, ServerSpec, describe
@@ -98,7 +100,7 @@ class Proxy:
     def __init__(self, rt: Any, specs: list[ServerSpec], *, session: str | None = None,
                  connect_timeout: float = 30.0, errlog: Any = None) -> None:
         self.rt = rt
-        self.session = resolve_session(session)
+        self._session = resolve_session(session)
         self.errlog = errlog if errlog is not None else sys.stderr
         self.downstream = DownstreamManager(specs, connect_timeout=connect_timeout,
                                             on_tools_changed=self.notify_tools_changed,
@@ -139,7 +141,12 @@ class Proxy:
             # standalone channel that server-initiated notifications use.
             conn = getattr(ctx.session, "_connection", None)
             self._legacy_sessions.add(conn if conn is not None else ctx.session)
-        return await call_next(ctx)
+        with calling(ctx):  # (a shared proxy: the caller's token names the session, `bearer`)
+            return await call_next(ctx)
+
+    @property
+    def session(self) -> str:  # the session of the request being handled (`bearer.calling`)
+        return CALLER.get() or self._session
 
     async def notify_legacy(self, method: str, params: dict[str, Any] | None) -> None:
         """A notification to every connected handshake-era client."""
@@ -198,15 +205,8 @@ class Proxy:
         return False
 
     async def watch_store(self) -> None:
-        """State changes can come from other processes (CLI approve, the hook): poll the run's
-        version (one small SQLite read) and announce changes."""
-        while True:
-            await anyio.sleep(POLL_INTERVAL)
-            await own_checks.fire_timeouts(self.rt)  # (while no call comes)
-            try:
-                await self.check_state_change()
-            except Exception as exc:
-                log.debug("state poll failed: %s", exc)
+        """Changes made by other processes (CLI approve, the hook, another machine)."""
+        await own_checks.follow_store(self, POLL_INTERVAL)
 
     # ---- tools/list -----------------------------------------------------------------------
     async def _list_tools(self, ctx: ServerRequestContext[Any, Any],
@@ -413,7 +413,7 @@ class Proxy:
         if not decision.allowed:
             refusal = f"[statewright] {decision.code or TOOL_DENIED}: {decision.reason}"
             return _raw_error(refusal), args, False
-        early = quiet and not decision.files
+        early = quiet and not decision.files and CALLER.get() is None  # (quiet: own session's)
         return None, (decision.updated_input if decision.updated_input is not None else args), early
 
     @staticmethod

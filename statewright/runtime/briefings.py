@@ -12,7 +12,7 @@ from .messages import briefing
 from .messages import stop_text as _stop_text
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .service import Runtime
+    from .surface import Runtime
 
 
 def stop_reminder(rt: Runtime, session: str) -> str | None:

@@ -9,7 +9,7 @@ from ..policy.types import GateContext
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..definition.compiled import State
-    from .service import Runtime
+    from .surface import Runtime
 
 
 def server_launcher(rt: Runtime, withheld: frozenset[str]) -> list[str] | None:

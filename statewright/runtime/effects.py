@@ -56,7 +56,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..definition.compiled import CompiledWorkflow, State
     from ..engine.run import Run
     from ..policy.types import Decision, ToolCall, ToolResult
-    from .service import Runtime
+    from .surface import Runtime
 
 TEXTS_DB = "texts.db"
 #: files up to this size are kept as text to count their changed lines; larger ones count as

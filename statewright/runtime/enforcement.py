@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..definition.compiled import CompiledWorkflow, State
     from ..engine.run import Run
     from ..policy.types import ToolCall, ToolResult
-    from .service import Runtime
+    from .surface import Runtime
 
 STOP_REMINDERS_PER_STATE = 3
 #: the MCP servers' directories are resolved again at most this often, and at once when
@@ -151,7 +151,7 @@ def explain(rt: Runtime, session: str, call: ToolCall) -> tuple[Decision, Run | 
         d = _gate()(state, counters_of(run), call,
                     gate_context(rt, state, tool_name=call.tool_name))
         if d.allowed and run.interrupt is not None:
-            d = handler_narrows(rt, run, wf, call, d, None)
+            d = handler_narrows(rt, run, wf, call, d, None, gate_context)
         return d, run, wf
     except BaseException as exc:
         return failure_decision(rt, exc), None, None
@@ -287,7 +287,8 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall,
         ctx = gate_context(rt, state, tx.source_paths_in_use(), call.tool_name)
         d = gate(state, counters_of(run), call, ctx)  # counters read under the write lock
         if d.allowed and run.interrupt is not None:
-            d = handler_narrows(rt, run, eff[1], call, d, ctx.protected_files)  # type: ignore[index]
+            d = handler_narrows(rt, run, eff[1], call, d, ctx.protected_files,  # type: ignore[index]
+                                gate_context)
         if d.allowed and not d.counts_iteration:
             return d, False  # statewright's own tools: not counted, nothing written
         if not d.allowed:
@@ -377,9 +378,10 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
         return RecordOutcome()
     nbytes = max(0, int(result.output_bytes or 0))
     files = [] if result.is_error else changed_files(rt, result)  # pure: before the lock
-    # what a sandboxed call changed, failed or not, found before the lock (no scan kept: a stat)
+    # what a sandboxed call changed, failed or not, found before the lock (no scan kept: one
+    # `access`, which fails without an exception; whatever is there is looked into)
     effect = _effects().collect(rt, session, result, failure_decision, describe_exception) \
-        if os.path.isdir(os.path.join(rt.store_dir, EFFECTS_DIR, PENDING_DIR)) else None
+        if os.access(os.path.join(rt.store_dir, EFFECTS_DIR, PENDING_DIR), os.F_OK) else None
     line = shell_line(rt, result.tool_name, result.tool_input)
     if line is not None:
         _warm_line(line)

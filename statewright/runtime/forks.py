@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
     from ..store import Tx
-    from .service import Runtime
+    from .surface import Runtime
 
 
 def fork_owners(tx: Tx, session: str, workflow: str | None = None) -> list[Run]:

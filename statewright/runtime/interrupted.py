@@ -8,19 +8,23 @@ from ..lean import TYPE_CHECKING
 from ..policy.types import Counters, Decision
 
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Set
+    from collections.abc import Callable, Set
 
-    from ..definition.compiled import CompiledWorkflow
+    from ..definition.compiled import CompiledWorkflow, State
     from ..engine.run import Run
-    from ..policy.types import ToolCall
-    from .service import Runtime
+    from ..policy.types import GateContext, ToolCall
+    from .surface import Runtime
+
+    GateFacts = Callable[[Runtime, State, Set[str] | None, object], GateContext]
 
 
 def handler_narrows(rt: Runtime, run: Run, wf: CompiledWorkflow, call: ToolCall,
-                              d: Decision, protected: Set[str] | None) -> Decision:
+                              d: Decision, protected: Set[str] | None,
+                              facts: GateFacts) -> Decision:
     """While an interrupt handler is active, a call the handler allows must also pass the
     interrupted state's rules (with that state's counters plus the handler's): a handler never
-    grants what the interrupted state refused, unless its interrupt says `widen: true`."""
+    grants what the interrupted state refused, unless its interrupt says `widen: true`.
+    `facts`: `enforcement.gate_context`, which calls this (the gate's facts for a state)."""
     it = next((i for i in wf.interrupts if i.name == run.interrupt), None)
     if it is not None and it.widen:
         return d
@@ -34,9 +38,8 @@ def handler_narrows(rt: Runtime, run: Run, wf: CompiledWorkflow, call: ToolCall,
         bytes_read=int(saved.get("bytes_read") or 0) + run.bytes_read,
         denied=int(saved.get("denied") or 0))
     from ..policy import gate
-    from .enforcement import gate_context
 
-    d2 = gate(base, counters, call, gate_context(rt, base, protected, call.tool_name))
+    d2 = gate(base, counters, call, facts(rt, base, protected, call.tool_name))
     if d2.allowed:
         return d
     return Decision.deny(f"while the interrupt handler '{run.state}' runs, the rules of the "

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from ..engine.run import SYSTEM
 from ..lean import TYPE_CHECKING
-from ..store.db import EventRow
-from ..store.tables import to_json
+from ..store.tables import EventRow, to_json
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
@@ -37,9 +36,8 @@ def observed(run: Run, state: State, result: ToolResult, line: str | None, nbyte
     entries = _credited(evidence, line, state.allowed_commands) if (
         line is not None and state.allowed_commands) else ()
     if entries and line is not None and not result.is_error and result.exit_code == 0:
-        from .watch import not_a_real_run
-
-        if not_a_real_run(evidence, run, line, files, root):
+        partial, config = _not_evidence(evidence, line)
+        if partial is not None or (config and _config_changed(run, config, files, root)):
             entries = ()  # a pass of a part of the suite, or under changed config: none
     ctx = evidence.observe(run.context, tool=result.tool_name, is_error=result.is_error,
                   exit_code=result.exit_code, entries=entries, files=files, at=now)
@@ -59,6 +57,19 @@ def observed(run: Run, state: State, result: ToolResult, line: str | None, nbyte
 
 _EVIDENCE: list[Any] = []  # policy.evidence, once imported (recording loads it, deciding not)
 _CREDITED: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}  # see `_credited`
+_NOT_EVIDENCE: dict[str, tuple[str | None, tuple[str, ...]]] = {}  # see `_not_evidence`
+
+
+def _config_changed(run: Run, config: tuple[str, ...], files: list[str], root: str) -> bool:
+    """`watch.config_changed` (the module loads with the first test runner's pass)."""
+    if not _WATCH:
+        from . import watch
+
+        _WATCH.append(watch)
+    return bool(_WATCH[0].config_changed(run, config, files, root))
+
+
+_WATCH: list[Any] = []
 
 
 def _evidence() -> Any:
@@ -78,4 +89,15 @@ def _credited(evidence: Any, line: str, allowed: tuple[str, ...]) -> tuple[str, 
         if len(_CREDITED) >= 512:
             _CREDITED.clear()
         hit = _CREDITED[key] = evidence.credited_entries(line, allowed)
+    return hit
+
+
+def _not_evidence(evidence: Any, line: str) -> tuple[str | None, tuple[str, ...]]:
+    """`evidence.not_evidence_of_a_pass`, remembered: a pure function of the line (why a pass
+    of it is no run of the whole suite; the configuration that decides what it runs)."""
+    hit = _NOT_EVIDENCE.get(line)
+    if hit is None:
+        if len(_NOT_EVIDENCE) >= 512:
+            _NOT_EVIDENCE.clear()
+        hit = _NOT_EVIDENCE[line] = evidence.not_evidence_of_a_pass(line)
     return hit

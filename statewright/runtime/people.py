@@ -24,7 +24,7 @@ from ..errors import INVALID_ARGUMENTS, TOOL_DENIED, StatewrightError
 from ..lean import sha256
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .service import Runtime
+    from .surface import Runtime
 
 ROLES = ("agent", "approver", "admin")
 DECIDING_ROLES = frozenset({"approver", "admin"})
@@ -121,7 +121,9 @@ def named(rt: Runtime, tx: Any, run: Any, out: Any, approver: str | None) -> Any
     if approver is None or pending is None:
         return out
     asked = (tx.approval(pending.approval_id) or {}).get("requested_by")
-    if asked is not None and asked == approver:
+    if asked is not None and asked in (approver, AGENT_PREFIX + approver):
+        # (the second: a shared proxy's caller, whose token's subject was the session that
+        # asked: `proxy.bearer`)
         raise StatewrightError(TOOL_DENIED, f"{approver} asked for this approval and cannot "
                                "decide it")
     from dataclasses import replace

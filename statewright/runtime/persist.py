@@ -4,6 +4,8 @@ the parents that a child which just ended moves on (`engine.child_settled`)."""
 
 from __future__ import annotations
 
+import os
+
 from .. import engine
 from ..engine.run import FINISHED, Run
 from ..lean import TYPE_CHECKING
@@ -71,6 +73,12 @@ def _record_approvals(tx: Tx, before: Run, out: engine.Outcome, now: float) -> N
     if decided is not None:
         tx.decide_approval(decided.approval_id, decided.status, now, decided.actor,
                            decided.reason)
+
+
+def new_id(prefix: str) -> str:
+    """A new run's or approval's id: `PREFIX_` and 12 random hex digits."""
+    # os.urandom is what `secrets.token_hex` uses; `secrets` itself imports hmac, random, ...
+    return f"{prefix}_{os.urandom(6).hex()}"
 
 
 def start_run(tx: Tx, out: engine.Outcome, compiled: CompiledWorkflow, now: float) -> None:

@@ -30,7 +30,7 @@ from ..store import Store, Tx, open_store
 from . import chain as chains
 from .answer import answer_for_run, definition_status, ended_answer, state_answer
 from .chain import DEFAULT_SESSION, active_chain, chain_of, effective_in, session_top, top_of
-from .persist import apply_outcome, start_run
+from .persist import apply_outcome, new_id, start_run
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
@@ -46,11 +46,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 AGENT_CALL_TTL_S = 120.0  # how long the proxy honours the hook's note of a sub-agent's call
-
-
-def new_id(prefix: str) -> str:
-    # os.urandom is what `secrets.token_hex` uses; `secrets` itself imports hmac, random, ...
-    return f"{prefix}_{os.urandom(6).hex()}"
 
 
 _LOADED: list[Any] = []  # runtime.enforcement, once imported

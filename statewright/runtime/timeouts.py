@@ -9,13 +9,13 @@ from __future__ import annotations
 from .. import engine
 from ..engine.run import RUNNING
 from ..lean import TYPE_CHECKING
-from .persist import apply_outcome
+from .persist import apply_outcome, new_id
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
     from ..store import Tx
-    from .service import Runtime
+    from .surface import Runtime
 
 
 def fire_due(rt: Runtime, limit: int = 500) -> list[dict[str, Any]]:
@@ -56,8 +56,6 @@ def fire_due(rt: Runtime, limit: int = 500) -> list[dict[str, Any]]:
 def fire_in(rt: Runtime, tx: Tx, run_id: str, now: float) -> dict[str, Any] | None:
     """Inside a write transaction: fire run `run_id`'s timeout when it is due; what fired
     (`{run_id, state, event, to, timeout_s}`), else None."""
-    from .service import new_id
-
     run = tx.get_run(run_id)
     if run is None or run.entered_at is None:
         return None

@@ -14,7 +14,7 @@ from ..lean import TYPE_CHECKING
 from ..names import FROZEN
 from .answer import answer_for_run, state_answer
 from .chain import active_chain
-from .persist import apply_outcome
+from .persist import apply_outcome, new_id
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..definition.compiled import Check, CompiledWorkflow
     from ..store import Tx
-    from .service import Runtime
+    from .surface import Runtime
 
     Chain = list[tuple[Run, CompiledWorkflow]]
     CheckProgress = Callable[[str, float, float, str], None]
@@ -32,8 +32,6 @@ if TYPE_CHECKING:  # pragma: no cover
 def transition(rt: Runtime, session: str, event: str, data: Any, expected_version: int | None,
                actor: str, progress: CheckProgress | None) -> dict[str, Any]:
     """`Runtime.transition` (the session resolved)."""
-    from .service import new_id
-
     if expected_version is not None and (isinstance(expected_version, bool)
                                          or not isinstance(expected_version, int)):
         raise StatewrightError(INVALID_ARGUMENTS, "expected_version must be an integer")

@@ -15,9 +15,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
     from ..store import Tx
-    from .service import Runtime
+    from .surface import Runtime
 
 MAX_CHILDREN = 64  # fork branches and invoked runs listed on a run's page (and in its history)
+
+
+def change_feed(rt: Runtime) -> Any:
+    """A shared store's feed of what any machine commits (`store.pg_listen.ChangeFeed`), which
+    the long-running front ends (the page, `serve`) wait on instead of polling the store; None
+    for a project's SQLite file."""
+    if rt.store_url is None:
+        return None
+    return rt.store.change_feed()  # type: ignore[attr-defined]  # (the PostgreSQL store's)
 
 
 def runs_overview(tx: Tx, limit: int, offset: int, shared: bool = False) -> dict[str, Any]:

@@ -22,6 +22,7 @@ import os
 from ..lean import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Iterator
     from typing import Any
 
     from ..definition.compiled import CompiledWorkflow
@@ -40,42 +41,86 @@ def patterns_of(wf: CompiledWorkflow) -> tuple[str, ...]:
     return tuple(dict.fromkeys(i.file_pattern for i in wf.interrupts))
 
 
+#: each tuple of patterns worked out once (`_plan`): the files named without wildcards, the
+#: walks (a directory its patterns' literal prefix names, those patterns), and the files named
+#: at the top (read from the top's listing when the top is walked)
+_Plan = tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...], frozenset[str]]
+_PLANS: dict[tuple[str, ...], _Plan] = {}
+
+
+def _plan(patterns: tuple[str, ...]) -> _Plan:
+    plan = _PLANS.get(patterns)
+    if plan is None:
+        files: dict[str, None] = {}
+        walks: dict[str, list[str]] = {}
+        for pattern in patterns:
+            parts = pattern.strip("/").split("/")
+            fixed: list[str] = []
+            for p in parts:
+                if _GLOB_CHARS.intersection(p):
+                    break
+                fixed.append(p)
+            if len(fixed) == len(parts):
+                files["/".join(fixed)] = None
+            else:  # (patterns under one directory share its walk)
+                walks.setdefault("/".join(fixed), []).append(pattern)
+        if len(_PLANS) >= 64:
+            _PLANS.clear()
+        plan = _PLANS[patterns] = (tuple(files), tuple((b, tuple(ps)) for b, ps in walks.items()),
+                                   frozenset(f for f in files if "/" not in f))
+    return plan
+
+
+def matching_files(root: str, patterns: tuple[str, ...], *, follow: bool = False
+                   ) -> Iterator[tuple[str, os.stat_result]]:
+    """(project-relative path, its `stat`) of every file under `root` that one of `patterns`
+    matches (a file two walks find comes twice). A file a walk finds is not followed through a
+    link unless `follow`; a pattern without wildcards names its file through one. A file named
+    at the top while the top is walked is looked up in that walk's listing, not by a `stat`
+    of its own (most of them do not exist)."""
+    files, walks, at_top = _plan(patterns)
+    budget = [MAX_ENTRIES]
+    top: frozenset[str] = frozenset()
+    for base, pats in walks:
+        if base:
+            yield from _walk(root, os.path.join(root, base), pats, budget, follow, frozenset())
+        else:
+            top = at_top
+            yield from _walk(root, root, pats, budget, follow, top)
+    for rel in files:
+        if rel in top and budget[0] > 0:  # (the listing of the top was read whole)
+            continue
+        try:
+            yield rel, os.stat(os.path.join(root, rel))
+        except OSError:
+            pass
+
+
 def take_marks(root: str, patterns: tuple[str, ...]) -> Marks:
     """The marks of every file under `root` that one of `patterns` matches."""
+    return {rel: [st.st_mtime_ns, st.st_size] for rel, st in matching_files(root, patterns)}
+
+
+#: each walk's patterns with their name filters (`policy.paths.name_filter`)
+_TESTS: dict[tuple[str, ...], tuple[tuple[str, Any], ...]] = {}
+
+
+def _walk(root: str, base: str, patterns: tuple[str, ...], budget: list[int], follow: bool,
+          top: frozenset[str]) -> Iterator[tuple[str, os.stat_result]]:
+    """The files under `base` one of `patterns` matches, and at the top the files `top` names
+    (`stat` through a link, as those files are looked up alone)."""
     from ..policy.paths import glob_match
 
-    out: Marks = {}
-    budget = [MAX_ENTRIES]
-    for pattern in patterns:
-        parts = pattern.strip("/").split("/")
-        fixed: list[str] = []
-        for p in parts:
-            if _GLOB_CHARS.intersection(p):
-                break
-            fixed.append(p)
-        if len(fixed) == len(parts):  # no wildcard: the one file
-            _stat_into(out, root, "/".join(fixed))
-            continue
-        base = os.path.join(root, *fixed)
-        _walk(out, root, base, pattern, glob_match, budget)
-    return out
+    tests = _TESTS.get(patterns)
+    if tests is None:
+        if len(_TESTS) >= 64:
+            _TESTS.clear()
+        from ..policy.paths import name_filter
 
-
-def _stat_into(out: Marks, root: str, rel: str) -> None:
-    try:
-        st = os.stat(os.path.join(root, rel))
-    except OSError:
-        return
-    out[rel] = [st.st_mtime_ns, st.st_size]
-
-
-def _walk(out: Marks, root: str, base: str, pattern: str, match: object,
-          budget: list[int]) -> None:
-    from ..policy.paths import name_filter
-
-    quick = name_filter(pattern)
+        tests = _TESTS[patterns] = tuple((p, name_filter(p)) for p in patterns)
     stack = [base]
     rootlen = len(root.rstrip(os.sep)) + 1
+    first = bool(top)
     while stack and budget[0] > 0:
         d = stack.pop()
         try:
@@ -88,18 +133,24 @@ def _walk(out: Marks, root: str, base: str, pattern: str, match: object,
                 if budget[0] <= 0:
                     return
                 try:
+                    if first and e.name in top:
+                        yield e.name, e.stat()
                     if e.is_dir(follow_symlinks=False):
                         if e.name not in SKIP_DIRS:
                             stack.append(e.path)
                         continue
-                    if quick is not None and not quick(e.name):
-                        continue
-                    rel = e.path[rootlen:].replace(os.sep, "/")
-                    if match(pattern, rel):  # type: ignore[operator]
-                        st = e.stat(follow_symlinks=False)
-                        out[rel] = [st.st_mtime_ns, st.st_size]
+                    rel = None
+                    for pattern, quick in tests:
+                        if quick is not None and not quick(e.name):
+                            continue
+                        if rel is None:
+                            rel = e.path[rootlen:].replace(os.sep, "/")
+                        if glob_match(pattern, rel):
+                            yield rel, e.stat(follow_symlinks=follow)
+                            break
                 except OSError:
                     continue
+        first = False
 
 
 def changed(old: Marks | None, new: Marks) -> list[str]:
@@ -125,18 +176,5 @@ def config_changed(run: Run, globs: tuple[str, ...], files: list[str], root: str
     if any(glob_match(g, f) for g in globs for f in changed if isinstance(f, str)):
         return True
     since = run.updated_at
-    for rel in take_marks(root, globs):
-        try:
-            if os.stat(os.path.join(root, rel)).st_ctime > since:
-                return True
-        except OSError:
-            continue
-    return False
-
-
-def not_a_real_run(evidence: Any, run: Run, line: str, files: list[str], root: str) -> bool:
-    """A passing test runner line that is no evidence of the suite (`_observed`, DESIGN section
-    3): it ran a part of it (`policy.programs.runs`), or the agent changed, in this state, the
-    configuration that decides what runs."""
-    partial, config = evidence.not_evidence_of_a_pass(line)
-    return partial is not None or config_changed(run, config, files, root)
+    # (through links: a link's target is the configuration the runner reads)
+    return any(st.st_ctime > since for _, st in matching_files(root, globs, follow=True))

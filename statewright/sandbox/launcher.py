@@ -57,10 +57,12 @@ _TAIL = ('__sw_s=$?; [ -z "$__sw_d" ] || cd -- "$__sw_d" 2>/dev/null; '
 
 
 def unwrap(text: str) -> str | None:
-    """The line `wrap` put inside `text`, after what a front end put before it (`export
-    STATEWRIGHT_SESSION=...` lines); None: `text` is not a line `wrap` made (only the
-    launcher's own, ending as `wrap` ends it: never a look-alike that runs another program or
-    whose status comes from elsewhere)."""
+    """The line `wrap` (or `fresh`) put inside `text`, after what a front end put before it
+    (`export STATEWRIGHT_SESSION=...` lines); None: `text` is not a line `wrap` or `fresh`
+    made (only the launcher's own, ending as they end it: never a look-alike that runs another
+    program or whose status comes from elsewhere)."""
+    if _HEAD not in text:
+        return _unwrap_fresh(text)
     at = 0 if text.startswith(_HEAD) else text.find("\n" + _HEAD) + 1
     if at < 0 or (at == 0 and not text.startswith(_HEAD)) or not text.endswith(_TAIL):
         return None
@@ -78,6 +80,104 @@ def unwrap(text: str) -> str | None:
     if not inner.startswith(_PROLOGUE):
         return None
     return text[:at] + inner[len(_PROLOGUE):]
+
+
+#: what `wrap` puts between the launcher's options and its `--`
+_CWD_ARGS = ' --cwd-file "$__sw_c" --cwd-fd 3 -- '
+#: the launcher's options `argv` writes, and whether each takes a value
+_OPTIONS = {"--root": True, "--ro": True, "--hide": True, "--unset": True, "--set": True,
+            "--no-net": False, "--no-unix": False}
+
+
+def fresh(text: str) -> str:
+    """A line `wrap` made, in the form for a host whose shell tool runs every line in a new
+    shell and refuses command substitution in it (Gemini CLI): the launcher run directly on the
+    line, `/bin/bash -c LINE`, with what the front end put before it kept. The same launcher
+    and profile; what is dropped is what such a host never had: a `cd` that persists, and its
+    shell's functions and aliases. Any other text is returned as it is."""
+    inner = unwrap(text) if _HEAD in text else None
+    if inner is None:
+        return text
+    at = text.find(_HEAD)
+    body = text[at + len(_HEAD):]
+    end = body.find(_CWD_ARGS)
+    if end < 0:
+        return text
+    prefix = text[:at]
+    return f"{prefix}{body[:end]} -- {SHELL} -c {quote(inner[len(prefix):])}"
+
+
+def _unwrap_fresh(text: str) -> str | None:
+    """`unwrap` of a line `fresh` made: the launcher's own words in `quote`'s form, each option
+    one `argv` writes, then `-- /bin/bash -c LINE` and nothing after it."""
+    for start in (quote(HELPER) + " ", HELPER + " "):
+        at = 0 if text.startswith(start) else text.find("\n" + start) + 1
+        if at > 0 or text.startswith(start):
+            break
+    else:
+        return None
+    words = _words(text[at:])
+    if words is None or len(words) < 5 or words[0] != HELPER or words[-4:-1] != ["--", SHELL,
+                                                                                  "-c"]:
+        return None
+    i = 1
+    while i < len(words) - 4:
+        takes = _OPTIONS.get(words[i])
+        if takes is None:
+            return None
+        i += 2 if takes else 1
+    if i != len(words) - 4:
+        return None
+    return text[:at] + words[-1]
+
+
+def _words(text: str) -> list[str] | None:
+    """The words of `text` when it is words in `quote`'s form joined by single spaces (None
+    otherwise: nothing that reads differently to a shell is taken)."""
+    words: list[str] = []
+    for raw in text.split(" ") if "'" not in text else _quoted_split(text) or [""]:
+        if not raw:
+            return None
+        if raw.startswith("'"):
+            if len(raw) < 2 or not raw.endswith("'"):
+                return None
+            word = raw[1:-1].replace("'\"'\"'", "'")
+        else:
+            word = raw
+        if quote(word) != raw:
+            return None
+        words.append(word)
+    return words
+
+
+def _quoted_split(text: str) -> list[str] | None:
+    """`text` cut at the spaces outside single quotes (`'"'"'` keeps a quote inside a word)."""
+    out: list[str] = []
+    cur: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "'":
+            j = text.find("'", i + 1)
+            if j < 0:
+                return None
+            cur.append(text[i:j + 1])
+            i = j + 1
+            while text.startswith("\"'\"'", i):  # (a quote inside the word, and on)
+                k = text.find("'", i + 4)
+                if k < 0:
+                    return None
+                cur.append(text[i:k + 1])
+                i = k + 1
+        elif c == " ":
+            out.append("".join(cur))
+            cur = []
+            i += 1
+        else:
+            cur.append(c)
+            i += 1
+    out.append("".join(cur))
+    return out
 
 
 def head(profile: Profile, helper: str = HELPER) -> str:

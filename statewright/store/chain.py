@@ -16,13 +16,14 @@ copy of the heads kept elsewhere).
 
 from __future__ import annotations
 
-from ..lean import TYPE_CHECKING, sha256
-from .tables import to_json
+from ..lean import TYPE_CHECKING, compact_dumps, sha256
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
 GENESIS = "0" * 64
+#: JSON as the store writes it: compact, anything unknown as its `str`
+to_json = compact_dumps(str)
 
 
 def canonical(run_id: str, at: float, actor: str, kind: str, version: int, state: str | None,

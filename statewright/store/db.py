@@ -50,15 +50,22 @@ from .cache import RowCache
 from .chain import GENESIS, canonical, link
 from .schema import APPLICATION_ID, BUSY_TIMEOUT_MS, MIGRATIONS, PAGE_SIZE, SCHEMA_VERSION
 from .tables import (
+    DEF_CACHE,
+    DEF_LOCK,
     DIGEST_AT,
     R_RUN_COLUMNS,
     RUN_COLUMNS,
     TxTables,
     chain_history,
+    definition_digest,
+    event_fields,
+    file_sha256,
     files_json,
+    moves_of,
     run_from_row,
     snapshot_of,
     split_run_rows,
+    structure_of,
 )
 from .tables import to_json as _dumps
 
@@ -94,44 +101,6 @@ _UPDATE_ALL = ("UPDATE runs SET version=?, status=?, session=?, updated_at=?, st
                f"transition_count=?, context=?, {_SET_COUNTERS}, snapshot=? WHERE run_id=?")
 _VERSIONED = {sql: sql + " AND version=?"
               for sql in (_UPDATE_COUNTERS, _UPDATE_LIVE, _UPDATE_MOVED, _UPDATE_ALL)}
-
-
-def _moves(r: Run) -> tuple[Any, ...]:
-    """The `MOVES` fields of `r`, in that order. (Spelled out, not `operator.attrgetter`:
-    importing `operator` would cost every hook process half a millisecond.)"""
-    return (r.version, r.status, r.session, r.updated_at, r.state, r.transition_count)
-
-
-def _structure(r: Run) -> tuple[Any, ...]:
-    """The `STRUCTURE` fields of `r`, in that order (tests/store checks both lists)."""
-    return (r.run_id, r.workflow, r.interrupt_return, r.interrupt, r.pending_approval, r.fork,
-            r.child_run, r.invoke, r.parent_run, r.branch, r.branch_terminal, r.created_at,
-            r.interrupt_queue, r.interrupt_counters, r.entered_at)
-
-_DEF_CACHE: dict[str, CompiledWorkflow] = {}  # digest -> compiled (immutable, safe to share)
-_DEF_LOCK = allocate_lock()
-
-
-def definition_digest(compiled: CompiledWorkflow) -> tuple[str, str]:
-    """(digest, body): the JSON of the compiled workflow and its sha256. Key order is kept:
-    it carries meaning (the order of events, of fork branches)."""
-    import hashlib
-
-    body = _dumps(compiled.to_dict())
-    return hashlib.sha256(body.encode()).hexdigest(), body
-
-
-def file_sha256(path: str | None) -> str | None:
-    """The sha256 of a file's bytes; None when there is no such file."""
-    if not path:
-        return None
-    import hashlib
-
-    try:
-        with open(path, "rb") as fh:
-            return hashlib.sha256(fh.read()).hexdigest()
-    except OSError:
-        return None
 
 
 def _store_error(path: str | os.PathLike[str], exc: BaseException) -> StatewrightError:
@@ -201,7 +170,7 @@ class Tx(TxTables):
         return self.definition(digest)
 
     def definition(self, digest: str) -> CompiledWorkflow:
-        c = _DEF_CACHE.get(digest)
+        c = DEF_CACHE.get(digest)
         if c is not None:
             return c
         row = self.conn.execute("SELECT body FROM definitions WHERE digest=?", (digest,)).fetchone()
@@ -209,8 +178,8 @@ class Tx(TxTables):
             raise StatewrightError(STORE_ERROR,
                                    f"definition {digest[:12]} is missing from the store")
         c = CompiledWorkflow.from_dict(_loads(row[0]))
-        with _DEF_LOCK:
-            _DEF_CACHE[digest] = c
+        with DEF_LOCK:
+            DEF_CACHE[digest] = c
         return c
 
     def definition_status(self, run_id: str) -> dict[str, Any] | None:
@@ -232,8 +201,8 @@ class Tx(TxTables):
             " VALUES (?,?,?,?,?)",
             (digest, compiled.id, compiled.source_path, body,
              file_sha256(compiled.source_path)))
-        with _DEF_LOCK:
-            _DEF_CACHE.setdefault(digest, compiled)
+        with DEF_LOCK:
+            DEF_CACHE.setdefault(digest, compiled)
         return digest
 
     def _event_args(self, run_id: str, at: float, actor: str, kind: str, data: str,
@@ -272,12 +241,12 @@ class Tx(TxTables):
         counters = (run.iterations, files_json(run.files_edited), run.bytes_read, run.denied,
                     run.stop_reminders)
         args: tuple[Any, ...]
-        if before is None or _structure(before) != _structure(run):
+        if before is None or structure_of(before) != structure_of(run):
             sql = _UPDATE_ALL
-            args = (*_moves(run), _dumps(run.context), *counters, snapshot_of(run), run.run_id)
-        elif _moves(before) != _moves(run):
+            args = (*moves_of(run), _dumps(run.context), *counters, snapshot_of(run), run.run_id)
+        elif moves_of(before) != moves_of(run):
             sql = _UPDATE_MOVED
-            args = (*_moves(run), _dumps(run.context), *counters, run.run_id)
+            args = (*moves_of(run), _dumps(run.context), *counters, run.run_id)
         elif run.context is not before.context:  # (not ==: 1 == True, yet their JSON differs)
             sql, args = _UPDATE_LIVE, (*counters, _dumps(run.context), run.run_id)
         else:
@@ -312,10 +281,10 @@ class Tx(TxTables):
                 now = time()
             if len(events) == 1:  # (a call's: one row, on the transaction's own cursor)
                 self.run(_INSERT_EVENT, self._event_args(
-                    run.run_id, now, *_event_fields(events[0]), cur.version, cur.state))
+                    run.run_id, now, *event_fields(events[0]), cur.version, cur.state))
             else:
                 self.conn.executemany(_INSERT_EVENT, [
-                    self._event_args(run.run_id, now, *_event_fields(ev), cur.version, cur.state)
+                    self._event_args(run.run_id, now, *event_fields(ev), cur.version, cur.state)
                     for ev in events])
         return cur
 
@@ -579,21 +548,3 @@ class _Transaction:
             except sqlite3.Error:
                 pass
             raise _store_error(self.store.file, exc2) from None
-
-
-class EventRow(tuple[str, str, str]):
-    """(actor, kind, data as JSON): a history row whose data is already JSON (the runtime
-    keeps the few that a call writes over and over, `runtime.enforcement`)."""
-
-    __slots__ = ()
-
-
-def _event_fields(ev: Any) -> tuple[str, str, str]:
-    """(actor, kind, data as JSON) of an `engine.Event`, a `{kind, actor, data}` dict, or an
-    `EventRow`."""
-    if type(ev) is EventRow:
-        return ev
-    if isinstance(ev, dict):
-        return ev.get("actor", "system"), ev["kind"], _dumps(ev.get("data") or {})
-    return ev.actor, ev.kind, _dumps(ev.data)
-

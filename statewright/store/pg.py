@@ -37,27 +37,26 @@ import re
 from ..definition.compiled import CompiledWorkflow
 from ..engine.run import PAUSED, RUNNING, Run
 from ..errors import STORE_ERROR, UNKNOWN_RUN, StatewrightError
-from ..lean import TYPE_CHECKING, thread_local
+from ..lean import TYPE_CHECKING, allocate_lock, thread_local
 from ..lean import loads as _loads
 from .cache import RowCache
 from .chain import canonical
-from .db import (
-    _DEF_CACHE,
-    _DEF_LOCK,
-    _event_fields,
-    _moves,
-    _structure,
-    definition_digest,
-    file_sha256,
-)
-from .pg_schema import MIGRATION_LOCK, PG_MIGRATIONS, PG_SCHEMA_VERSION
+from .pg_listen import CHANNEL, ChangeFeed, notice
+from .pg_schema import migrate
 from .pg_tables import PgTables
 from .tables import (
+    DEF_CACHE,
+    DEF_LOCK,
     DIGEST_AT,
     RUN_COLUMNS,
+    definition_digest,
+    event_fields,
+    file_sha256,
     files_json,
+    moves_of,
     run_from_row,
     snapshot_of,
+    structure_of,
 )
 from .tables import to_json as _dumps
 
@@ -71,6 +70,7 @@ LOCK_TIMEOUT_MS = 30_000
 #: stopped while holding a run's lock does not hold it for good)
 IDLE_IN_TRANSACTION_MS = 120_000
 CONNECT_TIMEOUT_S = 10
+_FEED_LOCK = allocate_lock()
 
 _COLS = f"{RUN_COLUMNS}, def_digest"
 _R_COLS = ", ".join(f"r.{c.strip()}" for c in _COLS.split(","))
@@ -89,7 +89,9 @@ _RESOLVE_SESSION = (
     " SELECT run_id, 2, created_at, ord FROM runs WHERE project = %(p)s AND session = %(f)s"
     "  AND parent_run IS NULL AND status IN (%(a)s, %(b)s)"
     ") x ORDER BY prio, t DESC, o DESC LIMIT 1)")
-_RESOLVE_LOCKING = _RESOLVE_SESSION + " FOR UPDATE"
+# writing: the session's lock, the workflow files in use (when asked for) and the session's
+# run, locked and read afresh, in one statement (`pg_schema`, version 2)
+_OPEN = "SELECT * FROM statewright_open(%s, %s, %s, %s, %s, %s, %s)"
 # a history row and its link in the run's chain, computed by the server from the run's last
 # row (under the run's lock): one round trip
 _INSERT_EVENT = (
@@ -97,6 +99,13 @@ _INSERT_EVENT = (
     " SELECT %(r)s, %(at)s, %(actor)s, %(kind)s, %(v)s, %(st)s, %(m)s, %(data)s, h.prev,"
     " encode(sha256(decode(h.prev, 'hex') || convert_to(%(canon)s, 'UTF8')), 'hex')"
     " FROM (SELECT coalesce((SELECT hash FROM events WHERE run_id = %(r)s"
+    " ORDER BY seq DESC LIMIT 1), repeat('0', 64)) AS prev) h")
+# the same with its arguments in order (one statement with a run's update: `_WITH_EVENT`)
+_EVENT_VALUES = (
+    "INSERT INTO events(run_id, at, actor, kind, version, state, machine, data, prev_hash, hash)"
+    " SELECT %s, %s, %s, %s, %s, %s, %s, %s, h.prev,"
+    " encode(sha256(decode(h.prev, 'hex') || convert_to(%s, 'UTF8')), 'hex')"
+    " FROM (SELECT coalesce((SELECT hash FROM events WHERE run_id = %s"
     " ORDER BY seq DESC LIMIT 1), repeat('0', 64)) AS prev) h")
 _SET_COUNTERS = "iterations=%s, files_edited=%s, bytes_read=%s, denied=%s, stop_reminders=%s"
 _UPDATE_COUNTERS = f"UPDATE runs SET {_SET_COUNTERS} WHERE run_id=%s"
@@ -113,6 +122,11 @@ _VERSIONED = {sql: ("WITH u AS (" + sql + " AND version=%s RETURNING 1)"
 _CHECKED = {sql: ("WITH u AS (" + sql + " RETURNING 1)"
                   " SELECT statewright_one_row(count(*), %s) FROM u")
             for sql in (_UPDATE_COUNTERS, _UPDATE_LIVE, _UPDATE_MOVED, _UPDATE_ALL)}
+_NOTIFY = f"SELECT pg_notify('{CHANNEL}', %s)"
+# a run's versioned update and its one history row: one statement (a decision's writes)
+_WITH_EVENT = {sql: ("WITH u AS (" + sql + " AND version=%s RETURNING 1), e AS ("
+                     + _EVENT_VALUES + ") SELECT statewright_one_row(count(*), %s) FROM u")
+               for sql in (_UPDATE_COUNTERS, _UPDATE_LIVE, _UPDATE_MOVED, _UPDATE_ALL)}
 _SOURCES = ("SELECT DISTINCT d.source_path FROM runs r JOIN definitions d ON d.digest ="
             " r.def_digest WHERE r.project=%s AND r.status IN (%s, %s)"
             " AND d.source_path IS NOT NULL")
@@ -171,6 +185,8 @@ class PgTx(PgTables):
         self.machine = store.machine
         self._digests: dict[str, str] = {}
         self._locked_sessions: set[str] = set()
+        #: the runs this transaction started or moved, announced when it commits (`pg_listen`)
+        self.changed: dict[str, None] = {}
         #: statements whose answers nobody waits for (BEGIN, locks, writes): sent in one
         #: pipeline with the next statement whose answer is read, or with COMMIT
         self._queue: list[tuple[str, Any]] = [(begin, None)]
@@ -178,6 +194,10 @@ class PgTx(PgTables):
 
     def _later(self, sql: str, args: Any = None) -> None:
         self._queue.append((sql, args))
+
+    def announce(self, run_id: str | None) -> None:
+        """Announce a change of run `run_id` to the other machines when this commits."""
+        self.changed[run_id or ""] = None
 
     def flush(self, sql: str | None = None, args: Any = None) -> Any:
         """Send the queued statements and `sql` in one round trip; the cursor of `sql`."""
@@ -206,9 +226,6 @@ class PgTx(PgTables):
         with self.conn.pipeline():
             for q, a in queue:
                 cursors.append(self.conn.execute(q, a))
-        for cur, (q, _a) in zip(cursors, queue, strict=True):
-            if q is _SOURCES:  # (asked for on the way: `resolve_session_run`)
-                self.cache.sources = frozenset(r[0] for r in cur.fetchall())
         return cursors[-1]
 
     def _one(self, sql: str, args: Any = ()) -> Any:
@@ -255,7 +272,7 @@ class PgTx(PgTables):
         return self.definition(digest)
 
     def definition(self, digest: str) -> CompiledWorkflow:
-        c = _DEF_CACHE.get(digest)
+        c = DEF_CACHE.get(digest)
         if c is not None:
             return c
         row = self._one("SELECT body FROM definitions WHERE digest=%s", (digest,))
@@ -263,8 +280,8 @@ class PgTx(PgTables):
             raise StatewrightError(STORE_ERROR,
                                    f"definition {digest[:12]} is missing from the store")
         c = CompiledWorkflow.from_dict(_loads(row[0]))
-        with _DEF_LOCK:
-            _DEF_CACHE[digest] = c
+        with DEF_LOCK:
+            DEF_CACHE[digest] = c
         return c
 
     def definition_status(self, run_id: str) -> dict[str, Any] | None:
@@ -283,14 +300,15 @@ class PgTx(PgTables):
             "INSERT INTO definitions(digest, workflow, source_path, body, source_sha256)"
             " VALUES (%s,%s,%s,%s,%s) ON CONFLICT (digest) DO NOTHING",
             (digest, compiled.id, compiled.source_path, body, file_sha256(compiled.source_path)))
-        with _DEF_LOCK:
-            _DEF_CACHE.setdefault(digest, compiled)
+        with DEF_LOCK:
+            DEF_CACHE.setdefault(digest, compiled)
         return digest
 
     def insert_run(self, run: Run, compiled: CompiledWorkflow) -> None:
         digest = self.put_definition(compiled)
         self._digests[run.run_id] = digest
         self.cache.runs[run.run_id] = (run, digest)
+        self.announce(run.run_id)
         self._later(
             "INSERT INTO runs(run_id, project, machine, workflow, session, status, parent_run,"
             " version, def_digest, created_at, updated_at, snapshot, iterations, files_edited,"
@@ -305,28 +323,35 @@ class PgTx(PgTables):
     def save_run(self, run: Run, expected_version: int | None = None,
                  before: Run | None = None) -> None:
         """As `store.db.Tx.save_run`: only what changed is written; the version is checked."""
-        counters = (run.iterations, files_json(run.files_edited), run.bytes_read, run.denied,
-                    run.stop_reminders)
-        args: tuple[Any, ...]
-        if before is None or _structure(before) != _structure(run):
-            sql = _UPDATE_ALL
-            args = (*_moves(run), _dumps(run.context), *counters, snapshot_of(run), run.run_id)
-        elif _moves(before) != _moves(run):
-            sql = _UPDATE_MOVED
-            args = (*_moves(run), _dumps(run.context), *counters, run.run_id)
-        elif run.context is not before.context:
-            sql, args = _UPDATE_LIVE, (*counters, _dumps(run.context), run.run_id)
-        else:
-            sql, args = _UPDATE_COUNTERS, (*counters, run.run_id)
+        sql, args = self._update(run, before)
         if expected_version is not None:
             self._later(_VERSIONED[sql], (*args, expected_version, run.run_id))
         else:
             self._later(_CHECKED[sql], (*args, run.run_id))
+
+    def _update(self, run: Run, before: Run | None) -> tuple[str, tuple[Any, ...]]:
+        """The update that writes what changed from `before` to `run`, and its arguments."""
+        counters = (run.iterations, files_json(run.files_edited), run.bytes_read, run.denied,
+                    run.stop_reminders)
+        args: tuple[Any, ...]
+        if before is None or structure_of(before) != structure_of(run):
+            sql = _UPDATE_ALL
+            args = (*moves_of(run), _dumps(run.context), *counters, snapshot_of(run), run.run_id)
+            self.announce(run.run_id)
+        elif moves_of(before) != moves_of(run):
+            sql = _UPDATE_MOVED
+            args = (*moves_of(run), _dumps(run.context), *counters, run.run_id)
+            self.announce(run.run_id)
+        elif run.context is not before.context:
+            sql, args = _UPDATE_LIVE, (*counters, _dumps(run.context), run.run_id)
+        else:
+            sql, args = _UPDATE_COUNTERS, (*counters, run.run_id)
         digest = self._digests.get(run.run_id)
         if digest is not None:
             self.cache.runs[run.run_id] = (run, digest)
         else:
             self.cache.runs.pop(run.run_id, None)
+        return sql, args
 
     def _insert_events(self, rows: Sequence[tuple[str, float, str, str, str, int, str | None]]
                        ) -> None:
@@ -341,6 +366,20 @@ class PgTx(PgTables):
     def save_with_events(self, run: Run, new: Run | None, events: Sequence[Any],
                          now: float | None = None) -> Run:
         cur = new if new is not None else run
+        if new is not None and new is not run and len(events) == 1:
+            # a decision: the run's versioned update and its history row in one statement
+            sql, args = self._update(new, run)
+            if now is None:
+                from time import time
+
+                now = time()
+            actor, kind, data = event_fields(events[0])
+            rid, machine = run.run_id, self.store.machine
+            canon = canonical(rid, now, actor, kind, cur.version, cur.state, machine, data)
+            self._later(_WITH_EVENT[sql], (*args, run.version, rid, now, actor, kind,
+                                           cur.version, cur.state, machine, data, canon, rid,
+                                           rid))
+            return cur
         if new is not None and new is not run:
             self.save_run(new, expected_version=run.version, before=run)
         if events:
@@ -350,7 +389,7 @@ class PgTx(PgTables):
                 now = time()
             rows: list[tuple[str, float, str, str, str, int, str | None]] = []
             for ev in events:
-                actor, kind, data = _event_fields(ev)
+                actor, kind, data = event_fields(ev)
                 rows.append((run.run_id, now, actor, kind, data, cur.version, cur.state))
             self._insert_events(rows)
         return cur
@@ -362,16 +401,24 @@ class PgTx(PgTables):
     def resolve_session_run(self, session: str, fallback: str | None) -> Run | None:
         """As `store.db.Tx.resolve_session_run`; in a write transaction the session is locked
         first and the run found is locked and read afresh."""
-        self._lock_session(session)
-        args = {"p": self.project, "s": session,
-                "f": fallback if fallback is not None else session, "a": RUNNING, "b": PAUSED}
-        if self.write and self.cache.sources is None:
-            # the workflow files in use, which a decision protects: in the same round trip
-            self._later(_SOURCES, (self.project, RUNNING, PAUSED))
+        f = fallback if fallback is not None else session
         for _ in range(5):
-            # (writing: the run found is locked, and the row returned is its newest version)
-            row = self._one(_RESOLVE_LOCKING if self.write else _RESOLVE_SESSION, args)
-            run = self._run_row(row)
+            if self.write:
+                # the session locked, the run found locked (the row returned is its newest
+                # version) and the workflow files in use, which a decision protects: one
+                # statement (`_OPEN`)
+                key = None
+                if session not in self._locked_sessions:
+                    self._locked_sessions.add(session)
+                    key = f"{len(self.project)}:{self.project}:{session}"
+                want = self.cache.sources is None
+                row = self._one(_OPEN, (key, self.project, session, f, RUNNING, PAUSED, want))
+                if want:
+                    self.cache.sources = frozenset(row[-1] or ())
+                run = self._run_row(row if row[0] is not None else None)
+            else:
+                run = self._run_row(self._one(_RESOLVE_SESSION, {
+                    "p": self.project, "s": session, "f": f, "a": RUNNING, "b": PAUSED}))
             if run is None or run.status in (RUNNING, PAUSED):
                 return run
             self.cache.runs.pop(run.run_id, None)  # it ended while this waited for its lock
@@ -414,6 +461,7 @@ class PgStore:
         self.resident = resident
         self._local = thread_local()
         self.identity = None
+        self._feed: ChangeFeed | None = None
 
     @classmethod
     def open(cls, url: str, project: str, machine: str | None = None,
@@ -442,7 +490,7 @@ class PgStore:
         try:
             conn.execute(f"SET lock_timeout = {LOCK_TIMEOUT_MS}")
             conn.execute(f"SET idle_in_transaction_session_timeout = {IDLE_IN_TRANSACTION_MS}")
-            self._migrate(conn)
+            migrate(conn, self.file)
         except StatewrightError:
             conn.close()
             raise
@@ -451,52 +499,24 @@ class PgStore:
             raise _error(self.url, exc) from None
         return conn
 
-    def _migrate(self, conn: Any) -> None:
-        """Bring the schema up to `PG_SCHEMA_VERSION` (one transaction per version, under an
-        advisory lock, so concurrent first connections do it once)."""
-        if self._current_version(conn) == PG_SCHEMA_VERSION:
-            return
-        conn.execute("BEGIN")
-        try:
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-            conn.execute("CREATE TABLE IF NOT EXISTS statewright_schema ("
-                         "version integer PRIMARY KEY, applied_at timestamptz NOT NULL"
-                         " DEFAULT now())")
-            version = self._current_version(conn)
-            if version > PG_SCHEMA_VERSION:
-                raise StatewrightError(
-                    STORE_ERROR, f"PostgreSQL store {self.file} was written by a newer "
-                    f"statewright (schema {version} > {PG_SCHEMA_VERSION}); upgrade statewright")
-            if version == 0:
-                taken = conn.execute(
-                    "SELECT count(*) FROM information_schema.tables WHERE table_schema ="
-                    " current_schema() AND table_name IN ('runs', 'events', 'approvals')"
-                    ).fetchone()[0]
-                if taken:
-                    raise StatewrightError(
-                        STORE_ERROR, f"PostgreSQL store {self.file}: the schema already holds "
-                        "tables named runs/events/approvals that are not statewright's; use "
-                        "another database or schema")
-            for v in range(version + 1, PG_SCHEMA_VERSION + 1):
-                conn.execute(PG_MIGRATIONS[v])
-                conn.execute("INSERT INTO statewright_schema(version) VALUES (%s)", (v,))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-
-    @staticmethod
-    def _current_version(conn: Any) -> int:
-        row = conn.execute("SELECT to_regclass('statewright_schema') IS NOT NULL").fetchone()
-        if not row[0]:
-            return 0
-        return int(conn.execute("SELECT coalesce(max(version), 0) FROM statewright_schema"
-                                ).fetchone()[0])
-
     def still_here(self) -> bool:
         return True  # (a server, not a file that can be moved away)
 
+    def change_feed(self) -> ChangeFeed:
+        """The store's changes as they are committed, by any machine (`pg_listen`): one
+        listening connection per store, opened on first use."""
+        feed = self._feed
+        if feed is None:
+            with _FEED_LOCK:
+                feed = self._feed
+                if feed is None:
+                    feed = self._feed = ChangeFeed(self.url).start()
+        return feed
+
     def close(self) -> None:
+        feed, self._feed = self._feed, None
+        if feed is not None:
+            feed.stop()
         conn = getattr(self._local, "conn", None)
         if conn is not None:
             try:
@@ -559,6 +579,8 @@ class _PgTransaction:
             return
         if not tx.begun and len(tx._queue) == 1:
             return  # nothing was asked of the server: no BEGIN, no COMMIT
+        for run_id in tx.changed:  # (delivered by the server when, and only if, this commits)
+            tx._later(_NOTIFY, (notice(store.project, run_id),))
         try:
             tx.flush("COMMIT")
         except psycopg.Error as exc2:

@@ -1,6 +1,6 @@
 """The PostgreSQL store's schema (`store.pg`): the DDL of each version, in order. Append a
-version, never edit one. The versions applied are rows of `statewright_schema`; a store
-written by a newer statewright is refused.
+version, never edit one. The versions applied are rows of `statewright_schema` (`migrate`); a
+store written by a newer statewright is refused.
 
 The tables mirror the SQLite store's (`store.schema`, version 4) plus what a shared store
 needs: every run names its project and the machine it was started on, every history row the
@@ -12,7 +12,13 @@ it; `jsonb` would reorder keys). Times are seconds since the epoch as `double pr
 SQLite. History rows cannot be changed or deleted (a trigger refuses both).
 """
 
-PG_SCHEMA_VERSION = 1
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import STORE_ERROR, StatewrightError
+
+PG_SCHEMA_VERSION = 2
 #: the advisory lock key that serialises migrations between processes
 MIGRATION_LOCK = 0x53775772
 
@@ -130,6 +136,99 @@ CREATE TABLE tokens (
 )
 """
 
+# version 2: a write transaction's first step in one statement (`store.pg`: the session's lock,
+# the workflow files in use when asked for, and the session's run, locked and read afresh), so
+# a decision costs fewer statements; its plans are kept by the server for the connection
+_V2 = """
+CREATE FUNCTION statewright_open(lock_key text, p text, s text, f text, a text, b text,
+                                 want_sources boolean)
+RETURNS TABLE (snapshot text, iterations bigint, files_edited text, bytes_read bigint,
+               denied bigint, stop_reminders bigint, context text, version bigint,
+               status text, session text, updated_at double precision, state text,
+               transition_count bigint, def_digest text, sources text[])
+LANGUAGE plpgsql AS $$
+DECLARE
+    src text[];
+    found_id text;
+BEGIN
+    IF lock_key IS NOT NULL THEN
+        PERFORM pg_advisory_xact_lock(hashtextextended(lock_key, 0));
+    END IF;
+    IF want_sources THEN
+        src := ARRAY(SELECT DISTINCT d.source_path FROM runs r JOIN definitions d
+                     ON d.digest = r.def_digest WHERE r.project = p AND r.status IN (a, b)
+                     AND d.source_path IS NOT NULL);
+    END IF;
+    SELECT x.run_id INTO found_id FROM (
+        SELECT r.run_id, 0 AS prio, 0::float8 AS t, 0::bigint AS o FROM bindings bd
+         JOIN runs r ON r.run_id = bd.run_id WHERE bd.project = p AND bd.session = s
+         AND r.status IN (a, b)
+        UNION ALL
+        SELECT r.run_id, 1, r.created_at, r.ord FROM runs r WHERE r.project = p
+         AND r.session = s AND r.parent_run IS NULL AND r.status IN (a, b)
+        UNION ALL
+        SELECT r.run_id, 2, r.created_at, r.ord FROM runs r WHERE r.project = p
+         AND r.session = f AND r.parent_run IS NULL AND r.status IN (a, b)
+    ) x ORDER BY x.prio, x.t DESC, x.o DESC LIMIT 1;
+    IF found_id IS NOT NULL THEN
+        RETURN QUERY SELECT r.snapshot, r.iterations, r.files_edited, r.bytes_read, r.denied,
+            r.stop_reminders, r.context, r.version, r.status, r.session, r.updated_at,
+            r.state, r.transition_count, r.def_digest, src
+            FROM runs r WHERE r.run_id = found_id FOR UPDATE;
+        IF FOUND THEN
+            RETURN;
+        END IF;
+    END IF;
+    RETURN QUERY SELECT NULL::text, NULL::bigint, NULL::text, NULL::bigint, NULL::bigint,
+        NULL::bigint, NULL::text, NULL::bigint, NULL::text, NULL::text,
+        NULL::double precision, NULL::text, NULL::bigint, NULL::text, src;
+END $$
+"""
+
 #: version -> DDL that upgrades from version-1 (run as one script in the migration's
 #: transaction). Append, never edit.
-PG_MIGRATIONS: dict[int, str] = {1: _V1}
+PG_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2}
+
+
+def migrate(conn: Any, file: str) -> None:
+    """Bring the schema of connection `conn` (autocommit) up to `PG_SCHEMA_VERSION`: one
+    transaction, under an advisory lock, so concurrent first connections do it once. `file`:
+    the store as messages name it (never its password)."""
+    if _current_version(conn) == PG_SCHEMA_VERSION:
+        return
+    conn.execute("BEGIN")
+    try:
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        conn.execute("CREATE TABLE IF NOT EXISTS statewright_schema ("
+                     "version integer PRIMARY KEY, applied_at timestamptz NOT NULL"
+                     " DEFAULT now())")
+        version = _current_version(conn)
+        if version > PG_SCHEMA_VERSION:
+            raise StatewrightError(
+                STORE_ERROR, f"PostgreSQL store {file} was written by a newer "
+                f"statewright (schema {version} > {PG_SCHEMA_VERSION}); upgrade statewright")
+        if version == 0:
+            taken = conn.execute(
+                "SELECT count(*) FROM information_schema.tables WHERE table_schema ="
+                " current_schema() AND table_name IN ('runs', 'events', 'approvals')"
+                ).fetchone()[0]
+            if taken:
+                raise StatewrightError(
+                    STORE_ERROR, f"PostgreSQL store {file}: the schema already holds "
+                    "tables named runs/events/approvals that are not statewright's; use "
+                    "another database or schema")
+        for v in range(version + 1, PG_SCHEMA_VERSION + 1):
+            conn.execute(PG_MIGRATIONS[v])
+            conn.execute("INSERT INTO statewright_schema(version) VALUES (%s)", (v,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _current_version(conn: Any) -> int:
+    row = conn.execute("SELECT to_regclass('statewright_schema') IS NOT NULL").fetchone()
+    if not row[0]:
+        return 0
+    return int(conn.execute("SELECT coalesce(max(version), 0) FROM statewright_schema"
+                            ).fetchone()[0])

@@ -41,6 +41,9 @@ class PgTables:
     def get_run(self, run_id: str) -> Run | None:  # pragma: no cover
         raise NotImplementedError
 
+    def announce(self, run_id: str | None) -> None:  # pragma: no cover
+        raise NotImplementedError
+
     # -- runs listed, history --------------------------------------------------------------
     def latest_session_run(self, session: str) -> Run | None:
         self._lock_session(session)
@@ -149,13 +152,14 @@ class PgTables:
             " requested_by=EXCLUDED.requested_by, decided_at=NULL, decided_by=NULL, reason=NULL",
             (pa.approval_id, run_id, pa.event, pa.message, pa.target, _dumps(pa.data or {}),
              pa.requested_at or 0.0, requested_by))
-        self._later("SELECT pg_notify('statewright_changes', %s)", (run_id,))
+        self.announce(run_id)
 
     def decide_approval(self, approval_id: str, status: str, at: float, by: str,
                         reason: str | None = None) -> None:
         self._later(
             "UPDATE approvals SET status=%s, decided_at=%s, decided_by=%s, reason=%s "
             "WHERE approval_id=%s AND status='pending'", (status, at, by, reason, approval_id))
+        self.announce(None)
 
     def pending_approvals(self, all_projects: bool = False) -> list[dict[str, Any]]:
         where, args = ("TRUE", ()) if all_projects else ("r.project=%s", (self.project,))
@@ -243,3 +247,4 @@ class PgTables:
             "INSERT INTO bindings(project, session, run_id, bound_at) VALUES (%s,%s,%s,%s)"
             " ON CONFLICT (project, session) DO UPDATE SET run_id=EXCLUDED.run_id,"
             " bound_at=EXCLUDED.bound_at", (self.project, session, run_id, at))
+        self.announce(run_id)

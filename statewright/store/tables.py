@@ -1,5 +1,6 @@
 """How a run is kept in its row, and the store's reads and smaller tables as operations of a
-transaction (`store.db.Tx` has them): runs listed and history read, approval requests,
+transaction (`store.db.Tx` has them), and what both stores share (`store.db` and `store.pg`
+import it; it imports neither): runs listed and history read, approval requests,
 fork-branch bindings, the file marks of the hook's watched files (`runtime.watch`), and the
 notes of sub-agents' calls of statewright's own tools.
 
@@ -10,17 +11,17 @@ result that records evidence writes the context, never the whole run as JSON aga
 from __future__ import annotations
 
 from ..engine.run import PAUSED, RUNNING, PendingApproval, Run
-from ..lean import TYPE_CHECKING, compact_dumps
+from ..lean import TYPE_CHECKING, allocate_lock
 from ..lean import loads as _loads
+from .chain import GENESIS, canonical, link, to_json
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
+    from ..definition.compiled import CompiledWorkflow
     from ..lean import sqlite3
 
 
-#: JSON as the store writes it: compact, anything unknown as its `str`
-to_json = compact_dumps(str)
 _dumps = to_json
 
 
@@ -91,8 +92,6 @@ def split_run_rows(conn: sqlite3.Connection) -> None:
 def chain_history(conn: sqlite3.Connection) -> None:
     """Schema 5's migration of the history already stored (inside its transaction): each run's
     rows, in order, get their links in the run's hash chain (`store.chain`)."""
-    from .chain import GENESIS, canonical, link
-
     heads: dict[str, str] = {}
     rows = conn.execute("SELECT seq, run_id, at, actor, kind, version, state, data FROM events"
                         " ORDER BY seq").fetchall()
@@ -319,3 +318,59 @@ def _event_row(r: Any, chain: bool = False) -> dict[str, Any]:
 def _token_row(r: Any) -> dict[str, Any]:
     return {"id": r[0][:12], "subject": r[1], "role": r[2], "created_at": r[3],
             "created_by": r[4], "revoked_at": r[5]}
+
+
+# -- shared by both stores: what changed in a run, definitions, history rows ---------------
+def moves_of(r: Run) -> tuple[Any, ...]:
+    """The `MOVES` fields of `r`, in that order. (Spelled out, not `operator.attrgetter`:
+    importing `operator` would cost every hook process half a millisecond.)"""
+    return (r.version, r.status, r.session, r.updated_at, r.state, r.transition_count)
+
+
+def structure_of(r: Run) -> tuple[Any, ...]:
+    """The `STRUCTURE` fields of `r`, in that order (tests/store checks both lists)."""
+    return (r.run_id, r.workflow, r.interrupt_return, r.interrupt, r.pending_approval, r.fork,
+            r.child_run, r.invoke, r.parent_run, r.branch, r.branch_terminal, r.created_at,
+            r.interrupt_queue, r.interrupt_counters, r.entered_at)
+
+DEF_CACHE: dict[str, CompiledWorkflow] = {}  # digest -> compiled (immutable, safe to share)
+DEF_LOCK = allocate_lock()
+
+
+def definition_digest(compiled: CompiledWorkflow) -> tuple[str, str]:
+    """(digest, body): the JSON of the compiled workflow and its sha256. Key order is kept:
+    it carries meaning (the order of events, of fork branches)."""
+    import hashlib
+
+    body = to_json(compiled.to_dict())
+    return hashlib.sha256(body.encode()).hexdigest(), body
+
+
+def file_sha256(path: str | None) -> str | None:
+    """The sha256 of a file's bytes; None when there is no such file."""
+    if not path:
+        return None
+    import hashlib
+
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()
+    except OSError:
+        return None
+
+
+class EventRow(tuple[str, str, str]):
+    """(actor, kind, data as JSON): a history row whose data is already JSON (the runtime
+    keeps the few that a call writes over and over, `runtime.enforcement`)."""
+
+    __slots__ = ()
+
+
+def event_fields(ev: Any) -> tuple[str, str, str]:
+    """(actor, kind, data as JSON) of an `engine.Event`, a `{kind, actor, data}` dict, or an
+    `EventRow`."""
+    if type(ev) is EventRow:
+        return ev
+    if isinstance(ev, dict):
+        return ev.get("actor", "system"), ev["kind"], to_json(ev.get("data") or {})
+    return ev.actor, ev.kind, to_json(ev.data)

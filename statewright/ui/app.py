@@ -29,6 +29,8 @@ from starlette.routing import Route
 
 from ..engine.run import HUMAN
 from ..errors import UNKNOWN_RUN, StatewrightError
+from ..runtime import views
+from ..store.pg_listen import QUIET_READ_S
 from . import pages
 from .guard import KEY_HEADER, RequestGuard, Secrets
 
@@ -121,12 +123,20 @@ class _Routes:
         except ValueError:
             since = -1
         mark = since
+        # a shared store announces what other machines commit (LISTEN/NOTIFY): the page waits
+        # for a notice, reading the store anyway now and then for the decisions, which are not
+        # announced; a project's SQLite file is looked at every POLL_SECONDS
+        feed = await anyio.to_thread.run_sync(views.change_feed, self.rt)
+        seen = feed.generation if feed is not None else 0
         with anyio.move_on_after(WAIT_SECONDS):
             while True:
                 mark = await anyio.to_thread.run_sync(self.rt.change_mark)
                 if mark != since or await request.is_disconnected():
                     break
-                await anyio.sleep(POLL_SECONDS)
+                if feed is None:
+                    await anyio.sleep(POLL_SECONDS)
+                else:
+                    seen = await feed.wait_async(seen, QUIET_READ_S)
         return JSONResponse({"mark": mark})
 
     async def decide(self, request: Request) -> Response:

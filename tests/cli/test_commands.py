@@ -235,4 +235,7 @@ def test_serve_http_prints_its_url_and_warns_beyond_loopback(tmp_path):
     lines = _first_stderr_lines([bin_path("statewright"), "serve", "--http", f"0.0.0.0:{port}"],
                                 subprocess.DEVNULL, 2, tmp_path)
     assert lines[0].endswith(f"http://0.0.0.0:{port}/mcp")
-    assert lines[1].startswith("warning: ") and "no authentication" in lines[1]
+    assert lines[1].startswith("warning: ") and "no token is required" in lines[1]
+    # what is exposed, and both ways to close it
+    assert "acts as session 'default'" in lines[1] and "statewright's own tools" in lines[1]
+    assert "bind 127.0.0.1" in lines[1] and "statewright token create" in lines[1]

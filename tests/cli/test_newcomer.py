@@ -322,7 +322,7 @@ def test_show_check_runs_and_history_fit_80_columns_and_keep_ids_whole(tmp_path)
 def test_shipped_workflows_read_shipped_not_a_path(tmp_path):
     root = git_project(tmp_path)
     listed = run(root, "list", COLUMNS="200").stdout
-    assert "shipped: tdd-feature.json" in listed and "workflows/mini.json" in listed
+    assert "tdd-feature.json (shipped)" in listed and "workflows/mini.json" in listed
     from statewright.config import examples_dir
 
     assert str(examples_dir()) not in listed

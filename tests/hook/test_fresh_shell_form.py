@@ -1,5 +1,6 @@
-"""`hosts.fresh_shell_form`: the kernel tier's wrapped line for a host that runs every line in a
-new shell and refuses command substitution (Gemini CLI), run the way that host runs it."""
+"""`launcher.fresh`: the kernel tier's wrapped line for a host that runs every line in a new
+shell and refuses command substitution (Gemini CLI), run the way that host runs it, and read
+back by `launcher.unwrap` (the line the host reports after running it is judged as itself)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from statewright.hook.hosts import fresh_shell_form
 from statewright.sandbox import launcher, probe
 from statewright.sandbox.profile import Profile
 
@@ -25,7 +25,7 @@ def test_the_line_runs_under_the_same_launcher_without_substitution(tmp_path: Pa
                       setenv=(("MODE", "test"),))
     line = "echo mode=$MODE secret=${SECRET:-none}; echo x > keep/f.txt; echo 'it''s' \"done\""
     wrapped = "export STATEWRIGHT_SESSION='gemini:s'\n" + launcher.wrap(profile, line)
-    form = fresh_shell_form(wrapped)
+    form = launcher.fresh(wrapped)
     assert "$(" not in form and "`" not in form and "<(" not in form
     assert form.startswith("export STATEWRIGHT_SESSION='gemini:s'\n")
     r = subprocess.run(["bash", "-c", form], cwd=tmp_path, capture_output=True, text=True,
@@ -35,4 +35,29 @@ def test_the_line_runs_under_the_same_launcher_without_substitution(tmp_path: Pa
     assert (tmp_path / "keep" / "f.txt").read_text() == "kept\n"  # read-only in the sandbox
     # anything that is not a wrapped line is left as it is
     for text in ("echo hi", "unset SECRET; echo $(date)", wrapped.replace("__sw_s", "x")):
-        assert fresh_shell_form(text) == text
+        assert launcher.fresh(text) == text
+
+
+def test_unwrap_reads_the_fresh_form_back_and_nothing_like_it() -> None:
+    profile = Profile("/p q", read_only=("/p q/wf's",), hidden=("/h",), scrub=("S",),
+                      setenv=(("M", "a b"),))
+    from statewright.policy.evidence import credited_entries, not_evidence_of_a_pass
+
+    for line in ("pytest -q", "pytest -k 'a b' tests", "echo ' -- /bin/bash -c x'", "a\nb"):
+        for prefix in ("", "export STATEWRIGHT_SESSION='gemini:s'\n"):
+            form = launcher.fresh(prefix + launcher.wrap(profile, line))
+            assert launcher.unwrap(form) == prefix + line, form
+    form = launcher.fresh(launcher.wrap(profile, "pytest -q -k x"))
+    assert credited_entries(form, ("pytest",)) == ("pytest",)
+    assert not_evidence_of_a_pass(form)[0] == "`-k` selects tests by name"
+    helper = launcher.quote(probe.HELPER)
+    for look_alike in (
+            f"{helper} --probe -- /bin/bash -c 'pytest -q'",           # an option it never writes
+            f"{helper} --root / -- /bin/bash -c 'pytest -q'; false",   # status from elsewhere
+            f"{helper} --root / -- /bin/sh -c 'pytest -q'",
+            f"{helper} --root  / -- /bin/bash -c 'pytest -q'",         # not quote's form
+            f"{helper} --root / -- /bin/bash -c pytest' -q'",
+            "/usr/bin/env --root / -- /bin/bash -c 'pytest -q'",
+            f"{helper} --root -- /bin/bash -c 'pytest -q'",            # an option without value
+            "pytest -q"):
+        assert launcher.unwrap(look_alike) is None, look_alike

@@ -157,3 +157,32 @@ def test_glob_match_without_re_agrees_with_the_compiled_glob() -> None:
             ("src/**", "src/a/b.py", True), ("config/**/*.yml", "config/app.yml", True)]:
         assert glob_match(pattern, path) is expected, (pattern, path)
     assert checked > 40_000
+
+
+def test_name_filter_passes_every_name_a_matched_path_ends_in() -> None:
+    """A walk skips a file its name filter rejects: the filter (equality, a start and an end,
+    or the segment match) must pass every file name the pattern's paths end in."""
+    import random
+
+    from statewright.policy.paths import glob_match, name_filter
+
+    rng = random.Random(7)
+    checked = 0
+    for _ in range(30_000):
+        pattern = "".join(rng.choice("ab*?./") for _ in range(rng.randint(1, 7)))
+        name = "".join(rng.choice("ab.") for _ in range(rng.randint(1, 6)))
+        quick = name_filter(pattern)
+        if quick is None or pattern.endswith("/"):
+            continue
+        for path in (name, f"a/{name}", f"b/a/{name}"):
+            if glob_match(pattern, path):
+                assert quick(name), (pattern, name)
+                checked += 1
+        last = pattern.rsplit("/", 1)[-1].replace("**", "*")
+        if "*" not in last and "?" not in last:  # a literal name: nothing else passes
+            assert quick(name) == (name == last), (pattern, name)
+    assert checked > 1_000
+    assert name_filter("**/conftest.py")("conftest.py") and \
+        not name_filter("**/conftest.py")("conftest.pyc")
+    assert name_filter("src/*.py")("a.py") and not name_filter("src/*.py")("a.pyc")
+    assert name_filter("test_*")("test_") and not name_filter("ab*ba")("aba")

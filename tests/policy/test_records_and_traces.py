@@ -15,7 +15,7 @@ from statewright.lean import FrozenInstanceError
 from statewright.policy import Counters, GateContext, ToolCall, gate, programs
 from statewright.policy.shell import analyze, check_commands, check_env, literal_word
 from statewright.policy.shell import records as R
-from statewright.policy.types import Decision, finish_trace, new_decision
+from statewright.policy.types import Decision, finish_trace, new_decision, new_word
 
 from .corpus import REALISTIC_STATE, attacks, legit
 
@@ -39,8 +39,8 @@ def _same_record(made, built) -> None:
 
 
 def test_twins_make_the_records_their_classes_make() -> None:
-    _same_record(R.new_word("a'b'", "ab", "ab", True), W)
-    _same_record(R.new_word("$x*", "", "**", False, True, True, False),
+    _same_record(new_word("a'b'", "ab", "ab", True), W)
+    _same_record(new_word("$x*", "", "**", False, True, True, False),
                  R.Word("$x*", "", "**", False, dynamic=True, glob=True))
     r = R.new_redirect(">", "2", W, True)
     _same_record(r, R.Redirect(">", "2", W, True))

@@ -113,6 +113,10 @@ def tool_attacks(root: str) -> list[tuple[str, str, object]]:
         ("write a git hook", "Write", {"file_path": ".git/hooks/pre-commit", "content": "id\n"}),
         ("edit .git/config (core.fsmonitor runs on git status)", "Write",
          {"file_path": f"{root}/.git/config", "content": "[core]\nfsmonitor = x\n"}),
+        ("forge a remembered verdict (`statewright list` / `validate` read them)", "Write",
+         {"file_path": f"{root}/.statewright/validated/{'0' * 64}", "content": "[]"}),
+        ("forge a remembered verdict through the symlinked store", "Write",
+         {"file_path": f"{root}/sub/lnk/validated/{'0' * 64}", "content": "[]"}),
         ("write outside the project", "Write", {"file_path": "/tmp/rt-outside.txt", "content": "x"}),
         ("write ~/.bashrc", "Write", {"file_path": "~/.bashrc", "content": "x"}),
         ("write the workflow in use with another case", "Write",
@@ -191,6 +195,9 @@ SHELL_ATTACKS = [
     "cat a.txt > .mcp.json",
     "cd sub; cat ../a.txt > ../.mcp.json",
     "echo x >| ~/.bashrc",
+    # a remembered verdict forged (`statewright list` / `validate` would print it)
+    "echo '[]' > .statewright/validated/" + "0" * 64,
+    "cp a.txt sub/lnk/validated/" + "0" * 64,
     # tricks from the hunt that were already shut (kept as regression tests)
     "a=(rm -rf /); \"${a[@]}\"",
     "printf -v x rm; $x -rf /",

@@ -447,10 +447,9 @@ def test_every_field_of_a_run_is_stored_whatever_else_changed(tmp_path, field, s
 
 def test_the_parts_of_a_run_row_cover_every_field_once():
     """`store.tables` splits a run's fields between `snapshot` and columns of their own, and
-    `store.db` compares them by hand-written tuples: a field added to `Run` must be placed."""
+    both stores compare them by hand-written tuples: a field added to `Run` must be placed."""
     from statewright.engine.run import Run
-    from statewright.store import db
-    from statewright.store.tables import COUNTERS, MOVES, SPLIT, STRUCTURE
+    from statewright.store.tables import COUNTERS, MOVES, SPLIT, STRUCTURE, moves_of, structure_of
 
     assert set(STRUCTURE) | SPLIT == set(Run._fields) and not set(STRUCTURE) & SPLIT
     assert SPLIT == {*COUNTERS, "context", *MOVES}
@@ -458,8 +457,8 @@ def test_the_parts_of_a_run_row_cover_every_field_once():
     run = Run.__new__(Run)
     for f, v in values.items():
         object.__setattr__(run, f, v)
-    assert db._structure(run) == tuple(values[f] for f in STRUCTURE)
-    assert db._moves(run) == tuple(values[f] for f in MOVES)
+    assert structure_of(run) == tuple(values[f] for f in STRUCTURE)
+    assert moves_of(run) == tuple(values[f] for f in MOVES)
     # every field an update may change is exercised by the test above
     assert set(_changed_fields()) | {"run_id", "workflow", "parent_run", "created_at"} == \
         set(Run._fields)

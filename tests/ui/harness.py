@@ -18,11 +18,12 @@ LINK = re.compile(r"(http://127\.0\.0\.1:(\d+))/#login=([A-Za-z0-9_-]+)")
 class UiProcess:
     """`statewright ui --port 0 --project ROOT`, started and stopped by its own pid."""
 
-    def __init__(self, project: Path, *extra: str) -> None:
+    def __init__(self, project: Path, *extra: str, env: dict[str, str] | None = None) -> None:
         self.project = project
         self.proc = subprocess.Popen(
             [bin_path("statewright"), "ui", "--port", "0", "--project", str(project), *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env())
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=clean_env(**(env or {})))
         assert self.proc.stdout is not None
         lines = []
         deadline = time.monotonic() + 60

@@ -163,3 +163,51 @@ def _refused_without_the_secret(browser, ui, run_id, aid, evil_origin):
     }""", [ui.base, aid])
     assert outcome in ("opaque", "blocked")
     ctx.close()
+
+
+def test_on_a_shared_store_the_leads_page_releases_an_agent_on_another_machine(
+        browser, pg_url, tmp_path):
+    """Two checkouts of one project on one PostgreSQL store: the agent works through its proxy
+    in CI, the lead watches on the laptop's page. Neither the page nor the proxy polls here
+    (only the store's notices wake them): the page shows the approval the agent asked for, the
+    lead clicks Approve, and the agent's proxy is told and moves on."""
+    import json
+
+    from tests.proxy.harness import ProxyClient, payload
+    from tests.store.test_live import NO_POLLING, _machines
+    from tests.store.test_team import sw
+
+    laptop, ci = _machines(tmp_path, pg_url)
+    lead = sw(laptop, "token", "create", "--role", "admin", "--name", "lead").stdout.strip()
+    ui = UiProcess(laptop, "--token", lead, env=NO_POLLING)
+    try:
+        with ProxyClient(ci, session="ci-agent",
+                         env=clean_env(STATEWRIGHT_SESSION="ci-agent", STATEWRIGHT_MACHINE="ci",
+                                       **NO_POLLING)) as agent:
+            run_id = payload(agent.call("statewright_load_workflow", {"name": "gate"}))["run_id"]
+            ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+            page = ctx.new_page()
+            page.set_default_timeout(TIMEOUT_MS)
+            page.goto(ui.login_url)
+            page.locator(f'tr[data-run="{run_id}"]').locator("a").first.click()
+            page.wait_for_url(f"**/runs/{run_id}")
+            state = page.locator("#state")
+            assert state.inner_text() == "build"
+            # the agent asks in CI; the lead's page shows it without being reloaded
+            parked = payload(agent.call("statewright_transition", {"event": "SHIP"}))
+            aid = parked["pending_approval"]["approval_id"]
+            card = page.locator("section.approval")
+            card.wait_for()
+            assert card.get_attribute("data-approval") == aid
+            assert "ship it?" in card.inner_text()
+            n = agent.list_changed_count()
+            page.locator("button.approve").click()
+            expect(state).to_have_text("shipped", timeout=TIMEOUT_MS)
+            ctx.close()
+            agent.wait_list_changed(n, timeout=60)  # the agent's proxy in CI is told
+            after = payload(agent.call("statewright_get_state"))
+            assert after["state"] == "shipped" and after["pending_approval"] is None
+    finally:
+        ui.stop()
+    hist = json.loads(sw(ci, "history", "--session", "ci-agent", "--json").stdout)
+    assert next(h for h in hist if h["kind"] == "approved")["data"]["approver"] == "lead"

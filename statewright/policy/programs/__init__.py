@@ -25,7 +25,7 @@ component: `/usr/bin/env` is `env`):
 from __future__ import annotations
 
 from ...lean import TYPE_CHECKING, lru_cache
-from ..types import program_name
+from ..types import literal_word, program_name
 from .builders import BUILDERS
 from .cloud import CLOUD
 from .environment import ENVIRONMENT_DUMPS
@@ -37,7 +37,7 @@ from .text import TEXT
 from .writers import ANY_PROGRAM, GLUED_VALUE_ONLY, TYPED_VALUE, WRITERS
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..shell.records import Word
+    from ..types import Word
 
     #: the files a command's options or arguments say it writes, by the place of the word
     #: that names each: (the option, the index in `args` of the word naming the file or -1 for
@@ -141,8 +141,6 @@ def _module_risks(args: tuple[Word, ...]) -> tuple[Risk, ...]:
 def runs_code(name: str, vals: list[str]) -> str | None:
     """Why `name VALS` (fixed words) runs code other than the program's own (None: it does
     not, as far as known)."""
-    from ..shell.words import literal_word
-
     found = [r for r in risks(name, tuple(literal_word(v) for v in vals)) if r.kind == CODE]
     return found[0].why if found else None
 

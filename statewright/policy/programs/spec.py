@@ -22,11 +22,12 @@ through the real shell analysis.
 from __future__ import annotations
 
 from ...lean import TYPE_CHECKING, Record, field_setters, set_field
+from ..types import escape_pattern, new_word
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
 
-    from ..shell.records import Word
+    from ..types import Word
 
     #: why these arguments make the program print the environment (None: they do not)
     Rule = Callable[[str, list[str]], str | None]
@@ -100,6 +101,17 @@ def getopt(vals: list[str], short_values: str, long_values: frozenset[str] | tup
             operands.append(i)
         i += 1
     return out, operands
+
+
+#: long options that name a file or directory the program writes (or, `--basetemp`, empties),
+#: whichever program is given them (gathered from pytest and its plugins, curl, wget, compilers
+#: and build tools)
+ANY_PROGRAM_OUTPUTS = frozenset({
+    "--output", "--output-file", "--output-document", "--output-directory", "--outfile",
+    "--out-file", "--log-file", "--logfile", "--junitxml", "--junit-xml", "--junit-prefix",
+    "--basetemp", "--result-log", "--resultlog", "--report-log", "--html", "--cov-report",
+    "--debug", "--dump", "--save", "--write", "--out", "--output-dir", "--outdir",
+    "--out-dir", "--target-dir", "--cache-dir", "--reportlog", "--json-report-file"})
 
 
 class Risk(Record):
@@ -289,8 +301,6 @@ def _tiers(name: str) -> tuple[tuple[str, ...], ...]:
         if name in EXACT_ONLY:
             tiers = ()
         else:
-            from .writers import ANY_PROGRAM_OUTPUTS
-
             own = own_options(name) if name in ABBREVIATING else ()
             tiers = (own, tuple(sorted(ANY_PROGRAM_OUTPUTS.difference(own))))
         _TABLE[name] = tiers
@@ -427,9 +437,6 @@ def spell(name: str, args: tuple[Word, ...], problems: list[str], options_first:
 def _respelled(a: Word, opt: str, value: str) -> Word | None:
     """Word `a` with its option part `opt` written as `value`'s; None when that part is not
     fixed text (`--ch$X=DIR` could be any option)."""
-    from ..shell.records import new_word
-    from ..shell.words import escape_pattern
-
     if a.literal:
         return new_word(a.text, value, escape_pattern(value), True)
     tail = a.pattern[len(opt):]

@@ -30,6 +30,7 @@ from .spec import (
     _WATCHED,
     ABBREVIATING,
     AMBIGUOUS,
+    ANY_PROGRAM_OUTPUTS,
     EXACT,
     OPTIONS_FIRST,
     full_option,
@@ -54,7 +55,6 @@ def _watched(name: str) -> tuple[str, ...]:
     from ..shell import wrappers as wr
     from . import _entry, worktree
     from .text import GIT_TREE_OPTIONS, PATTERN_SEARCHERS
-    from .writers import ANY_PROGRAM_OUTPUTS
 
     sources: list[object] = []
     entry = _entry(name)

@@ -9,7 +9,7 @@ from .scripts import awk_program, sed_script
 from .spec import CODE, DYNAMIC, Example, Program, Risk
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..shell.records import Word
+    from ..types import Word
 
 RG = Program(
     ("rg",), "ripgrep",

@@ -6,20 +6,10 @@ of=F`). What they name is checked like an output redirect (inside the project, n
 from __future__ import annotations
 
 from ...lean import TYPE_CHECKING
-from .spec import Example, Program
+from .spec import ANY_PROGRAM_OUTPUTS, Example, Program
 
 if TYPE_CHECKING:  # pragma: no cover
     from .spec import WriteRule
-
-#: long options that name a file or directory the program writes (or, `--basetemp`, empties),
-#: whichever program is given them (gathered from pytest and its plugins, curl, wget, compilers
-#: and build tools)
-ANY_PROGRAM_OUTPUTS = frozenset({
-    "--output", "--output-file", "--output-document", "--output-directory", "--outfile",
-    "--out-file", "--log-file", "--logfile", "--junitxml", "--junit-xml", "--junit-prefix",
-    "--basetemp", "--result-log", "--resultlog", "--report-log", "--html", "--cov-report",
-    "--debug", "--dump", "--save", "--write", "--out", "--output-dir", "--outdir",
-    "--out-dir", "--target-dir", "--cache-dir", "--reportlog", "--json-report-file"})
 
 ANY_PROGRAM = Program(
     (), "any program: long options that name a file it writes",

@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
     from .records import Word
-    from .walker import Walker
+    from .walk import Walk
 
 #: `[[ A OP B ]]` operators whose operands are arithmetic
 ARITH_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
@@ -138,7 +138,7 @@ def _text(node: Any) -> str:
     return node.text.decode("utf-8", "replace")
 
 
-def walk(w: Walker, node: Any, context: str, depth: int, stdin: str = "inherit") -> None:
+def walk(w: Walk, node: Any, context: str, depth: int, stdin: str = "inherit") -> None:
     """Walk `node`, which bash evaluates as arithmetic."""
     t = node.type
     if t == "variable_name" or t == "word":
@@ -167,7 +167,7 @@ def walk(w: Walker, node: Any, context: str, depth: int, stdin: str = "inherit")
         for ch in node.named_children:
             walk(w, ch, context, depth)
 
-def name_operand(w: Walker, node: Any, context: str, depth: int) -> None:
+def name_operand(w: Walk, node: Any, context: str, depth: int) -> None:
     """Walk a word bash takes as a variable name, whose subscript it evaluates
     (`printf -v NAME`, `unset NAME`, `[[ -v NAME ]]`)."""
     value = make_word(node, []).value
@@ -184,21 +184,21 @@ def name_operand(w: Walker, node: Any, context: str, depth: int) -> None:
             w.evaluated.append(("var", _expanded_name(d)))
     w.node(node, context, depth)
 
-def compound(w: Walker, node: Any, context: str, depth: int, stdin: str) -> None:
+def compound(w: Walk, node: Any, context: str, depth: int, stdin: str) -> None:
     if node.children and node.children[0].type == "((":
         for ch in node.named_children:
             walk(w, ch, context, depth)
     else:
         w.children(node, context, depth)
 
-def c_for(w: Walker, node: Any, context: str, depth: int, stdin: str) -> None:
+def c_for(w: Walk, node: Any, context: str, depth: int, stdin: str) -> None:
     for ch in node.named_children:
         if ch.type == "do_group" or ch.type == "compound_statement":
             w.node(ch, context, depth)
         else:
             walk(w, ch, context, depth)
 
-def test_command(w: Walker, node: Any, context: str, depth: int, stdin: str = "inherit") -> None:
+def test_command(w: Walk, node: Any, context: str, depth: int, stdin: str = "inherit") -> None:
     """`[[ ... ]]`: the operands of `-eq`-style operators are arithmetic, `-v` takes a
     name."""
     for ch in node.named_children:
@@ -218,14 +218,14 @@ def test_command(w: Walker, node: Any, context: str, depth: int, stdin: str = "i
         else:
             w.node(ch, context, depth)
 
-def subscript(w: Walker, node: Any, context: str, depth: int, stdin: str = "inherit") -> None:
+def subscript(w: Walk, node: Any, context: str, depth: int, stdin: str = "inherit") -> None:
     kids = node.named_children
     if kids:
         w.node(kids[0], context, depth)
     for k in kids[1:]:
         walk(w, k, context, depth)
 
-def array(w: Walker, node: Any, context: str, depth: int, stdin: str) -> None:
+def array(w: Walk, node: Any, context: str, depth: int, stdin: str) -> None:
     """`(a b [KEY]=v)`: a `[KEY]=` key is a subscript."""
     for ch in node.named_children:
         parts = ch.named_children if ch.type == "concatenation" else []
@@ -243,7 +243,7 @@ def array(w: Walker, node: Any, context: str, depth: int, stdin: str) -> None:
             w.node(ch, context, depth)
 
 
-def arithmetic_expansion(w: Walker, node: Any, context: str, depth: int, stdin: str) -> None:
+def arithmetic_expansion(w: Walk, node: Any, context: str, depth: int, stdin: str) -> None:
     for ch in node.named_children:
         walk(w, ch, context, depth)
 
@@ -253,7 +253,7 @@ def arithmetic_expansion(w: Walker, node: Any, context: str, depth: int, stdin: 
 PROMPT_VARS = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND"})
 
 
-def prompt_code(w: Walker, name: str, depth: int) -> None:
+def prompt_code(w: Walk, name: str, depth: int) -> None:
     """Variable `name`'s value run as code (`${x@P}`, `PS4` under `set -x`, PROMPT_COMMAND):
     walked as a line when the line assigns it fixed text, else a problem."""
     value = next((v for n, v in reversed(w.assignments) if n == name), None)
@@ -271,7 +271,7 @@ def prompt_code(w: Walker, name: str, depth: int) -> None:
 DECLARING = frozenset({"declare", "typeset", "local", "export", "readonly"})
 
 
-def wrapped_builtin(w: Walker, name: str, vals: list[str], label: str) -> None:
+def wrapped_builtin(w: Walk, name: str, vals: list[str], label: str) -> None:
     """A builtin another runs (`builtin let ...`, `command printf -v X`, `builtin export
     PATH=...`): what it evaluates or assigns is read only where it stands alone, so one that
     evaluates or assigns anything is a problem."""
@@ -285,7 +285,7 @@ def wrapped_builtin(w: Walker, name: str, vals: list[str], label: str) -> None:
 EVALUATING = frozenset({"let", "printf", "wait", "test", "[", "read", "unset", *READERS})
 
 
-def evaluated_operands(w: Walker, name: str, argv: list[Word], nodes: list[Any],
+def evaluated_operands(w: Walk, name: str, argv: list[Word], nodes: list[Any],
                         context: str, depth: int) -> None:
     """The operands of builtin `name` that bash evaluates (`evaluated_operands`), and
     the variables it sets from text the line does not fix (`read x`)."""

@@ -1,10 +1,12 @@
-"""The records a shell analysis is made of: `Word`, `Redirect`, `Command`, `ShellAnalysis`, and
-the `Verdict` of a check. Immutable `statewright._record` records (not dataclasses: see its
+"""The records a shell analysis is made of: `Redirect`, `Command`, `ShellAnalysis`, and the
+`Verdict` of a check (and `Word`, kept in `policy.types`, below `policy.programs` that reads words
+too). Immutable `statewright._record` records (not dataclasses: see its
 docstring)."""
 
 from __future__ import annotations
 
 from ...lean import TYPE_CHECKING, Record, field_setters
+from ..types import Word as Word  # (the shell's modules name it from here)
 from ..types import mutable_twin, new_record, program_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -13,58 +15,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..programs.spec import Risk
 
 _EMPTY: frozenset = frozenset()
-
-
-class Word(Record):
-    """One shell word after unquoting.
-
-    `value` is the unquoted text with every dynamic part (expansions, substitutions) removed;
-    `pattern` is an fnmatch pattern of what the word could expand to (dynamic parts become `*`,
-    quoted glob characters are escaped); `literal` is true when the word is fixed text with no
-    expansion, glob, brace expansion or leading tilde.
-    """
-
-    __slots__ = __match_args__ = _fields = ("text", "value", "pattern", "literal", "dynamic",
-                                            "glob", "tilde")
-    text: str
-    value: str
-    pattern: str
-    literal: bool
-    dynamic: bool
-    glob: bool
-    tilde: bool
-
-    def __init__(self, text: str, value: str, pattern: str, literal: bool,
-                 dynamic: bool = False, glob: bool = False, tilde: bool = False) -> None:
-        # (a shell line makes a few dozen: each field is stored through its own slot
-        # descriptor, `lean.field_setters`, as `policy.types.Decision` does)
-        _w_text(self, text)
-        _w_value(self, value)
-        _w_pattern(self, pattern)
-        _w_literal(self, literal)
-        _w_dynamic(self, dynamic)  # contains $var, ${...}, $(...), `...`, $((...))
-        _w_glob(self, glob)  # unquoted * ? [
-        _w_tilde(self, tilde)  # leading unquoted ~
-
-
-(_w_text, _w_value, _w_pattern, _w_literal, _w_dynamic, _w_glob, _w_tilde) = field_setters(Word)
-_WordTwin = mutable_twin(Word)
-
-
-def new_word(text: str, value: str, pattern: str, literal: bool, dynamic: bool = False,
-             glob: bool = False, tilde: bool = False) -> Word:
-    """`Word(...)`, built as a twin (`types.mutable_twin`: half the cost); the walk makes a
-    few per line."""
-    w: Any = new_record(_WordTwin)
-    w.text = text
-    w.value = value
-    w.pattern = pattern
-    w.literal = literal
-    w.dynamic = dynamic
-    w.glob = glob
-    w.tilde = tilde
-    w.__class__ = Word
-    return w
 
 
 class Redirect(Record):

@@ -20,14 +20,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
     from .records import Redirect, Word
-    from .walker import Walker
+    from .walk import Walk
 
 known_word = WORD_CACHE.get
 _OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 _FD_OPS = frozenset({">&", "<&", ">&-", "<&-"})
 
 
-def redirect(w: Walker, node: Any, context: str, depth: int,
+def redirect(w: Walk, node: Any, context: str, depth: int,
              extra: list[Any] | None = None) -> Redirect | None:
     """The `Redirect` of a redirection node (None for any other node); `extra`: see
     `file_redirect`."""
@@ -43,7 +43,7 @@ def redirect(w: Walker, node: Any, context: str, depth: int,
     return None
 
 
-def file_redirect(w: Walker, node: Any, context: str, depth: int,
+def file_redirect(w: Walk, node: Any, context: str, depth: int,
                   extra: list[Any] | None = None) -> Redirect:
     """A file redirection, recorded among the walk's redirects. `extra`: where the words after
     its target go (the arguments of the command it belongs to); None: no command takes them,
@@ -115,14 +115,14 @@ _PLAIN_REDIRECTS: dict[str, tuple[Redirect, Word]] = {}
 _PLAIN_MAX = 1024
 
 
-def stray(w: Walker, node: Any, context: str, depth: int) -> None:
+def stray(w: Walk, node: Any, context: str, depth: int) -> None:
     """A word after a redirection's target that no simple command takes as an argument."""
     w.problems.append(f"`{w.text(node)[:60]}` follows the target of a redirection, where no "
                       "command takes it as an argument")
     w.node(node, context, depth)
 
 
-def redirected(w: Walker, node: Any, context: str, depth: int, stdin: str) -> None:
+def redirected(w: Walk, node: Any, context: str, depth: int, stdin: str) -> None:
     """A statement with redirections: its body walked with them (and with the words after
     their targets as its arguments)."""
     named = node.named_children
@@ -170,7 +170,7 @@ def redirected(w: Walker, node: Any, context: str, depth: int, stdin: str) -> No
             w.node(h, context, depth, stdin="pipe")
 
 
-def heredoc(w: Walker, node: Any, context: str, depth: int, redirects: list[Redirect],
+def heredoc(w: Walk, node: Any, context: str, depth: int, redirects: list[Redirect],
             later: list[Any], extra: list[Any], text: str | None) -> str | None:
     """Walk a here-document; returns its text (`text` when it has none). Its arguments (`cat
     <<EOF FILE`) go to `extra`; what hangs off it (`cat <<EOF | sh`: the pipeline) goes to
@@ -196,7 +196,7 @@ def heredoc(w: Walker, node: Any, context: str, depth: int, redirects: list[Redi
     return text
 
 
-def herestring_text(w: Walker, node: Any, text: str | None) -> str | None:
+def herestring_text(w: Walk, node: Any, text: str | None) -> str | None:
     """The literal text a here-string feeds (None if not literal; `text` if none)."""
     for s in node.named_children:
         word = make_word(s, w.problems)

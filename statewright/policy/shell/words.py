@@ -5,8 +5,9 @@ whether it is fixed text."""
 from __future__ import annotations
 
 from ...lean import TYPE_CHECKING, LazyRe
+from ..types import escape_pattern, literal_word, new_word
 from .parser import TYPE_OF
-from .records import Word, new_word
+from .records import Word
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
@@ -108,12 +109,6 @@ def _unescape_double(text: str) -> str:
     import re  # (only a double-quoted text with a backslash needs it)
 
     return re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), text)
-
-
-def escape_pattern(s: str) -> str:
-    if "*" not in s and "?" not in s and "[" not in s and "]" not in s:
-        return s  # (the usual text: nothing to escape)
-    return "".join("[" + c + "]" if c in "*?[]" else c for c in s)
 
 
 #: the kinds of node whose parts are their (unquoted) text
@@ -282,12 +277,6 @@ def _brace_expands(node: Any, src: str | None) -> bool:
                 return True
             i += 1
     return False
-
-
-def literal_word(s: str) -> Word:
-    """The word of fixed text `s` (as if it were single-quoted)."""
-    return new_word(s, s, escape_pattern(s), True)
-
 
 
 def part_word(w: Word, value: str) -> Word:

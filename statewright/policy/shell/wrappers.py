@@ -18,15 +18,15 @@ from .words import literal_word
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
 
-    from .walker import Walker
+    from .walk import Walk
 
-    Handler = Callable[[Walker, Command, int, int, list[Word], list[str]], None]
+    Handler = Callable[[Walk, Command, int, int, list[Word], list[str]], None]
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh",
                     "rbash"})
 
 
-def inner_commands(w: Walker, cmd: Command, idx: int, depth: int) -> None:
+def inner_commands(w: Walk, cmd: Command, idx: int, depth: int) -> None:
     """Find the commands that `cmd` (at index `idx` of the walk) runs itself (nothing unless
     its name is one of `WRAPPERS`, or a path to one: `/usr/bin/env`, `./sh`)."""
     if not cmd.name_literal:
@@ -37,11 +37,11 @@ def inner_commands(w: Walker, cmd: Command, idx: int, depth: int) -> None:
         handler(w, cmd, idx, depth, args, [a.value for a in args])
 
 
-def _opaque(w: Walker, cmd: Command, why: str) -> None:
+def _opaque(w: Walk, cmd: Command, why: str) -> None:
     w.problems.append(f"`{cmd.name}`: {why}")
 
 
-def _shell(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+def _shell(w: Walk, cmd: Command, idx: int, depth: int, args: list[Word],
            vals: list[str]) -> None:
     """`sh -c CODE` runs CODE; `sh` with no script reads commands from its input."""
     name = cmd.name
@@ -74,7 +74,7 @@ def _shell(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
         _opaque(w, cmd, "reads commands from its input, which cannot be checked")
 
 
-def _busybox(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+def _busybox(w: Walk, cmd: Command, idx: int, depth: int, args: list[Word],
              vals: list[str]) -> None:
     if vals[:1] and vals[0] in SHELLS:  # `busybox sh ...` is that shell
         _shell(w, cmd, idx, depth, args[1:], vals[1:])
@@ -82,12 +82,12 @@ def _busybox(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
         w.sub(idx, args, 0, cmd.name, depth)
 
 
-def _eval(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+def _eval(w: Walk, cmd: Command, idx: int, depth: int, args: list[Word],
           vals: list[str]) -> None:
     w.code(idx, args, "eval", 1, depth)
 
 
-def _prefix_runner(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+def _prefix_runner(w: Walk, cmd: Command, idx: int, depth: int, args: list[Word],
                    vals: list[str]) -> None:
     """`exec`, `command`, `nohup`, `time`, `flock`, ...: options, then the command they run."""
     base = cmd.program
@@ -163,7 +163,7 @@ def chdir_target(cmd: Command) -> tuple[bool, str | None]:
     return True, target
 
 
-def _sudo(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+def _sudo(w: Walk, cmd: Command, idx: int, depth: int, args: list[Word],
           vals: list[str]) -> None:
     opts, i = scan_options(vals, _SUDO_VALUES)
     for o, _, _ in opts:
@@ -177,7 +177,7 @@ def _sudo(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
     w.sub(idx, args, i, cmd.name, depth)
 
 
-def _su(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+def _su(w: Walk, cmd: Command, idx: int, depth: int, args: list[Word],
         vals: list[str]) -> None:
     for j, v in enumerate(vals):
         if v in ("-c", "--command", "--session-command"):
@@ -186,7 +186,7 @@ def _su(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
     _opaque(w, cmd, "starts a shell")
 
 
-def _env(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+def _env(w: Walk, cmd: Command, idx: int, depth: int, args: list[Word],
          vals: list[str]) -> None:
     """`env [OPTION]... [-] [NAME=VALUE]... COMMAND`: the assignments are recorded as such."""
     opts, i = scan_options(vals, _ENV_VALUES)
@@ -216,7 +216,7 @@ _OPAQUE_RUNNERS = frozenset({"runuser", "sg", "newgrp", "pkexec", "gdb", "nsente
                              "systemd-run", "firejail"})
 
 
-def _option_runner(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+def _option_runner(w: Walk, cmd: Command, idx: int, depth: int, args: list[Word],
                    vals: list[str]) -> None:
     """`nice`, `timeout`, `strace`, ...: options (and a duration, mask or priority), then the
     command they run."""
@@ -246,7 +246,7 @@ _XARGS_WITH_ARG = frozenset({"-a", "-d", "-E", "-e", "-I", "-L", "-l", "-n", "-P
                              "--max-procs", "--max-chars", "--process-slot-var"})
 
 
-def _xargs(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+def _xargs(w: Walk, cmd: Command, idx: int, depth: int, args: list[Word],
            vals: list[str]) -> None:
     """`xargs [OPTIONS] CMD ARGS`: CMD runs with more arguments read from its input (or a
     file), which the analysis cannot know: they are words that could be anything (`rm -rf`
@@ -285,7 +285,7 @@ def _with_input(a: Word, replace: str) -> Word:
                 pattern=a.value.replace(replace, "*"), literal=False, dynamic=True)
 
 
-def _find(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+def _find(w: Walk, cmd: Command, idx: int, depth: int, args: list[Word],
           vals: list[str]) -> None:
     """`find ... -exec CMD ;` (and `-execdir`, `-ok`, `-okdir`) runs CMD."""
     j = 0
@@ -302,7 +302,7 @@ def _find(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
         j += 1
 
 
-def _fd(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+def _fd(w: Walk, cmd: Command, idx: int, depth: int, args: list[Word],
         vals: list[str]) -> None:
     """`fd ... -x CMD` / `-X CMD` (and `--exec`, `--exec-batch`) runs CMD (to `;` or the end)."""
     j = 0
@@ -357,7 +357,7 @@ _RUNNER_VALUES = {
 }
 
 
-def _runner(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+def _runner(w: Walk, cmd: Command, idx: int, depth: int, args: list[Word],
             vals: list[str]) -> None:
     """`uv run CMD`, `npx CMD`, `npm exec -- CMD`, `poetry run CMD`, ...: the command after
     the runner's options runs (and must be allowed itself); `-c CODE` is shell code."""
@@ -382,7 +382,7 @@ def _runner(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
     w.sub(idx, args, i, key, depth)
 
 
-def _watch(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+def _watch(w: Walk, cmd: Command, idx: int, depth: int, args: list[Word],
            vals: list[str]) -> None:
     i = 0
     while i < len(vals) and vals[i].startswith("-"):
@@ -390,7 +390,7 @@ def _watch(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
     w.code(idx, args[i:], "watch", i + 1, depth)
 
 
-def _script(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+def _script(w: Walk, cmd: Command, idx: int, depth: int, args: list[Word],
             vals: list[str]) -> None:
     for j, v in enumerate(vals):
         if v in ("-c", "--command"):
@@ -399,12 +399,12 @@ def _script(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
     _opaque(w, cmd, "starts an interactive shell")
 
 
-def _from_input(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+def _from_input(w: Walk, cmd: Command, idx: int, depth: int, args: list[Word],
                 vals: list[str]) -> None:
     _opaque(w, cmd, "builds commands from its input")
 
 
-def _alias(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+def _alias(w: Walk, cmd: Command, idx: int, depth: int, args: list[Word],
            vals: list[str]) -> None:
     """`alias NAME=VALUE`: VALUE is code that runs wherever NAME is used as a command (with
     `shopt -s expand_aliases`, or a shell that expands them): walked as if run here."""
@@ -418,7 +418,7 @@ def _alias(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
         w.code(idx, [literal_word(value)], f"alias {name}", j + 2, depth)
 
 
-def _trap(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+def _trap(w: Walk, cmd: Command, idx: int, depth: int, args: list[Word],
           vals: list[str]) -> None:
     """`trap CODE SIGNAL...`: CODE runs when a signal comes or the shell exits (`trap 'rm F'
     EXIT` runs at the end of the line): walked as if run here. `trap - SIG`, `trap SIG` reset;
@@ -433,7 +433,7 @@ def _trap(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
         w.code(idx, args[i:i + 1], "trap", i + 2, depth)
 
 
-def _mapfile(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+def _mapfile(w: Walk, cmd: Command, idx: int, depth: int, args: list[Word],
              vals: list[str]) -> None:
     """`mapfile -C CODE`: CODE runs with each chunk of lines it reads, which the analysis
     cannot know."""
@@ -443,7 +443,7 @@ def _mapfile(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
             return
 
 
-def _compgen(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+def _compgen(w: Walk, cmd: Command, idx: int, depth: int, args: list[Word],
              vals: list[str]) -> None:
     """`compgen -C CMD` runs CMD, `-F FUNC` calls a function, and `-W LIST` expands LIST as
     the shell expands words, substitutions included (`compgen -W '$(rm f)'`)."""
@@ -459,7 +459,7 @@ def _compgen(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
         _opaque(w, cmd, "options that run code, in a cluster")
 
 
-def _runs_a_file(w: Walker, cmd: Command, idx: int, depth: int, args: list[Word],
+def _runs_a_file(w: Walk, cmd: Command, idx: int, depth: int, args: list[Word],
                  vals: list[str]) -> None:
     pass  # `source FILE`: runs a file; the command itself must be allowed
 
