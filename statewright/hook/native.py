@@ -22,18 +22,17 @@ Every rule and every refusal text stays here: the client decides nothing and wor
 **Facts.** The resident server's name is a digest of the user, the Python installation (the
 interpreter, its prefix and statewright's package directory), the project and the variables that
 name a server (`resident.endpoint`). The client cannot learn the installation's part without
-Python, so this process notes it (`note_facts`) in a file beside the store, where the key file
-is, under a name derived from its own `bin` directory: `hook-native-<id>.facts`, the three texts
-NUL-separated. Only a hook of this installation writes the facts of this installation's client,
-and the file lies where self-protection keeps the agent's tools out, as for the key.
+Python, so this process notes it (`resident.note_facts`) in a file beside the store, where the
+key file is, under a name derived from its own `bin` directory: `hook-native-<id>.facts`, the
+three texts NUL-separated. Only a hook of this installation writes the facts of this
+installation's client, and the file lies where self-protection keeps the agent's tools out, as
+for the key.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 
-from ..lean import sha256
 from ..names import NATIVE_ENV
 from ..names import NATIVE_HOOK_SCRIPT as PROGRAM
 
@@ -90,39 +89,6 @@ def proven_answer(data: bytes) -> str | None:
         return out.decode("ascii")
     except Exception:
         return None
-
-
-def facts_file(state_dir: str) -> str:
-    """Where the facts of the native client beside this `statewright-hook` are kept."""
-    bindir = os.path.dirname(os.path.realpath(sys.argv[0] if sys.argv else ""))
-    ident = sha256(bindir.encode("utf-8", "surrogateescape")).hexdigest()[:32]
-    return os.path.join(state_dir, f"hook-native-{ident}.facts")
-
-
-def note_facts(state_dir: str) -> None:
-    """Write the facts for the native client (atomically, 0600) unless they are there already;
-    never raises."""
-    from .resident import installation_facts
-
-    try:
-        data = "\0".join(installation_facts()).encode("utf-8", "surrogateescape")
-        path = facts_file(state_dir)
-        try:
-            with open(path, "rb") as f:
-                if f.read() == data:
-                    return
-        except OSError:
-            pass
-        tmp = f"{path}.{os.getpid()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW,
-                     0o600)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except Exception:
-        pass
 
 
 def program_beside(hook: str) -> str | None:

@@ -132,7 +132,7 @@ def endpoint(environ: Mapping[str, str] | None = None) -> Endpoint | None:
             os.path.isdir(state_dir) and shared_store(root, env)):
         return None
     # the interpreter, its venv, the package (the native client reads these from the facts
-    # file `native.note_facts` writes)
+    # file `note_facts` writes)
     parts = [str(os.getuid()), *installation_facts(), root]
     parts += sorted(f"{k}={v}" for k, v in env.items() if names_server(k))
     digest = sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
@@ -144,6 +144,37 @@ def installation_facts() -> list[str]:
     is (`python` and `python3` in a venv are one), its prefix, statewright's package directory."""
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     return [os.path.realpath(sys.executable), sys.prefix, here]
+
+
+def native_facts_file(state_dir: str) -> str:
+    """Where the facts of the native client beside this `statewright-hook` are kept."""
+    bindir = os.path.dirname(os.path.realpath(sys.argv[0] if sys.argv else ""))
+    ident = sha256(bindir.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return os.path.join(state_dir, f"hook-native-{ident}.facts")
+
+
+def note_facts(state_dir: str) -> None:
+    """Write the facts for the native client (atomically, 0600) unless they are there already;
+    never raises."""
+    try:
+        data = "\0".join(installation_facts()).encode("utf-8", "surrogateescape")
+        path = native_facts_file(state_dir)
+        try:
+            with open(path, "rb") as f:
+                if f.read() == data:
+                    return
+        except OSError:
+            pass
+        tmp = f"{path}.{os.getpid()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW,
+                     0o600)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except Exception:
+        pass
 
 
 def shared_store(root: str, env: Mapping[str, str]) -> bool:
@@ -188,8 +219,6 @@ def ask(args: list[str], stdin: bytes, native: bool = False) -> str | None:
         if ep is None:
             return None
         if native:
-            from .native import note_facts
-
             note_facts(ep.state_dir)
         return _ask(ep, args, stdin)
     except Exception:
