@@ -213,7 +213,7 @@ def ask(args: list[str], stdin: bytes, native: bool = False) -> str | None:
     or None when the hook process must decide itself. Starts the server when there is none,
     except on SessionStart: in the `mcp` form it is the only process hook, and a server would
     only compete with the session's start for the CPU. `native`: started by the native client,
-    whose facts are noted (`native.note_facts`). Never raises."""
+    whose facts are noted (`note_facts`). Never raises."""
     try:
         ep = endpoint()
         if ep is None:
