@@ -17,14 +17,15 @@ MCP_TOOLS_STAMP := $(MCP_TOOLS_DIR)/node_modules/.statewright-installed
 
 .PHONY: demo test lint bench screenshots venv node mcp-tools chromium host-sandbox postgres clean
 
-$(STAMP): pyproject.toml statewright/sandbox/swbox.c
+$(STAMP): pyproject.toml statewright/sandbox/swbox.c statewright/hook/swhook.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
 	@# the hook starts a process per tool call: ship it byte-compiled even where the
 	@# environment sets PYTHONDONTWRITEBYTECODE (stale .pyc files are rechecked by mtime)
 	$(PY) -m compileall -q statewright
-	@# the sandbox launcher (the editable install built it; again here when only its source changed)
+	@# the sandbox launcher and the native hook client (`statewright-hook-native`, into the
+	@# venv's bin/, beside statewright-hook; again here when only their sources changed)
 	$(PY) hatch_build.py
 	touch $(STAMP)
 

@@ -15,7 +15,10 @@ accounted, as in production), each two ways:
 - **served**: as a session runs after its first hook event, with the project's resident hook
   server answering (`statewright.hook.resident`: the hook process forwards its input);
 - **alone**: the hook process deciding itself (`STATEWRIGHT_HOOK_RESIDENT=0`), as the first
-  event of a project does, and every event when the server is switched off.
+  event of a project does, and every event when the server is switched off;
+- **native**: served, through the native client `statewright-hook-native` (no Python process:
+  the client forwards the input to the same server), where it was built; and again as the
+  project scope's files start it (the portable launcher: `sh`, the program found on PATH).
 Prints `name | value | unit | budget` rows; exits 1 when a ratio is over its budget (non-Bash
 <= 2.0x, compound Bash <= 3.0x; applied to both ways).
 
@@ -45,6 +48,7 @@ from statewright.hook.resident import endpoint
 HERE = Path(__file__).resolve().parent
 PY = Path(sys.executable)
 HOOK = PY.parent / "statewright-hook"
+NATIVE = PY.parent / "statewright-hook-native"
 
 WORKFLOW = {
     "id": "bench-hook",
@@ -141,6 +145,7 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
     print(f"byte-compiled {Path(statewright.__file__).parent} first (an editable install run with "
           f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r} would "
           "otherwise time the compiler, not the hook)")
+    load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "proj"
         _setup(root)
@@ -161,19 +166,29 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
             "python -c pass": ([str(PY), "-c", "pass"], b"", env),
             "stdlib floor": ([str(PY), "-c", FLOOR], b"", env),
         }
-        for way, e, we in (("served", env, wenv), ("alone", alone, walone)):
-            cases[f"{way}: Read"] = (hook, read, e)
-            cases[f"{way}: compound Bash"] = (hook, bash, e)
-            cases[f"{way}: Edit denied"] = (hook, edit, e)
-            cases[f"{way}: Read, watched files"] = (hook, wread, we)
+        ways = [("served", hook, env, wenv), ("alone", hook, alone, walone)]
+        if NATIVE.exists():
+            ways.append(("native", [str(NATIVE), "pre-tool-use"], env, wenv))
+            # as a team's committed files run it: the portable launcher, the program from PATH
+            from statewright.wiring import PORTABLE_LAUNCHER
+
+            path = {"PATH": f"{HOOK.parent}{os.pathsep}{env.get('PATH', '')}"}
+            ways.append(("native, portable launcher",
+                         ["sh", "-c", PORTABLE_LAUNCHER, "statewright-hook", "pre-tool-use"],
+                         {**env, **path}, {**wenv, **path}))
+        for way, program, e, we in ways:
+            cases[f"{way}: Read"] = (program, read, e)
+            cases[f"{way}: compound Bash"] = (program, bash, e)
+            cases[f"{way}: Edit denied"] = (program, edit, e)
+            cases[f"{way}: Read, watched files"] = (program, wread, we)
         if other is not None:
             this = Path(statewright.__file__).parent.parent
             for label, tree in (("this", this), ("other", other)):
                 launch = [str(PY), "-c", _FROM_CHECKOUT % str(tree), "pre-tool-use"]
                 cases[f"{label}: hook Read"] = (launch, read, alone)
                 cases[f"{label}: hook compound Bash"] = (launch, bash, alone)
-        # sanity: the decisions are the ones we mean to time, both ways
-        for way in ("served", "alone"):
+        # sanity: the decisions are the ones we mean to time, every way
+        for way, *_rest in ways:
             assert _time(*cases[f"{way}: Read"])[1].strip() == b""
             assert b'"deny"' not in _time(*cases[f"{way}: compound Bash"])[1]
             assert b'"deny"' in _time(*cases[f"{way}: Edit denied"])[1]
@@ -193,7 +208,7 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
         ("python -c pass (median)", round(base, 1), "ms", "reference"),
         ("stdlib floor / python -c pass", round(med["stdlib floor"] / base, 2), "x", f"({FLOOR})"),
     ]
-    for way in ("served", "alone"):
+    for way, *_rest in ways:
         rows += [
             (f"{way}: hook Read (median)", round(med[f"{way}: Read"], 1), "ms", ""),
             (f"{way}: hook compound Bash (median)", round(med[f"{way}: compound Bash"], 1), "ms",
@@ -215,7 +230,8 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
                          ""))
             rows.append((f"{what}: this / {other.name}",
                          round(med[f"this: {what}"] / med[f"other: {what}"], 2), "x", ""))
-    print(f"runs per case: {runs} (interleaved)")
+    print(f"runs per case: {runs} (interleaved); load average before: {load[0]:.2f}, after: "
+          f"{os.getloadavg()[0]:.2f}")
     print_rows(rows)
     return rows
 

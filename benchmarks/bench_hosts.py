@@ -10,15 +10,19 @@ hook) and, as the reference, in the same kind of project with no statewright at 
 wiring runs sessions of N and 4N shell calls, interleaved, R times; the marginal time per call
 is the difference of the medians over 3N calls, so every fixed cost (start, first request, exit)
 cancels. The process hooks talk to the project's resident hook server, which warm-up sessions
-start. A `floor` wiring, the process hooks' files with `python -c pass` as every hook's program,
-shows what any Python process hook costs per call in that host (the process form's floor).
-Prints `name | value | unit | budget` rows; exits 1 when a figure is over its budget.
+start: through the native client (`process`: the files `install` writes, which run
+`statewright-hook-native` from PATH where it is installed) and, beside it, through the Python
+hook (`python`: the same files naming `statewright-hook` alone). A `floor` wiring, the process
+hooks' files with `python -c pass` as every hook's program, shows what any Python process hook
+costs per call in that host. The load average before and after is printed: the machine may be
+shared. Prints `name | value | unit | budget` rows; exits 1 when a figure is over its budget.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -42,8 +46,9 @@ WORKFLOW = {
 }
 #: host -> its wirings (None: no statewright; else the hook form `install` is given)
 WIRINGS: dict[str, tuple[str | None, ...]] = {
-    "codex": (None, "mcp", "process", "floor"), "gemini": (None, "process", "floor"),
-    "copilot": (None, "process", "floor")}
+    "codex": (None, "mcp", "process", "python", "floor"),
+    "gemini": (None, "process", "python", "floor"),
+    "copilot": (None, "process", "python", "floor")}
 #: the file holding each host's hook commands (project scope)
 HOOK_FILES = {"codex": ".codex/hooks.json", "gemini": ".gemini/settings.json",
               "copilot": ".github/hooks/statewright.json"}
@@ -58,11 +63,11 @@ def shell(host: str, line: str) -> ToolUse:
 
 
 def make_project(base: Path, host: str, form: str | None) -> HostProject:
-    install_form = "process" if form == "floor" else form
+    install_form = "process" if form in ("floor", "python") else form
     p = HostProject(base / f"{host}-{form or 'none'}", host,
                     workflows={"bench-hosts": WORKFLOW},
                     form=install_form if host == "codex" else None, install=form is not None)
-    if form == "floor":
+    if form in ("floor", "python"):
         f = p.root / HOOK_FILES[host]
         doc = json.loads(f.read_text())
         floor = f"{sys.executable} -c pass"
@@ -71,7 +76,8 @@ def make_project(base: Path, host: str, form: str | None) -> HostProject:
                 for h in g.get("hooks", [g]):
                     for key in ("command", "bash"):
                         if key in h:
-                            h[key] = floor
+                            # python: the Python hook alone (the part after the native one)
+                            h[key] = floor if form == "floor" else h[key].split("; exec ")[-1]
         f.write_text(json.dumps(doc))
     p.start("bench-hosts")
     return p
@@ -97,6 +103,7 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
     n, big = args.calls, 4 * args.calls
     hosts = [h for h in args.hosts.split(",") if h]
     rows: list[tuple[str, float, str, str]] = []
+    load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="sw-bench-hosts-") as tmp:
         for host in hosts:
             projects = {form: make_project(Path(tmp), host, form) for form in WIRINGS[host]}
@@ -115,12 +122,16 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
             for form in projects:
                 if form is None:
                     continue
-                label = {"mcp": "mcp_tool hooks", "process": "process hooks",
+                label = {"mcp": "mcp_tool hooks", "process": "process hooks (native client)",
+                         "python": "process hooks (Python hook)",
                          "floor": "python -c pass hooks"}[form]
                 rows.append((f"{host}: per call, {label} - none",
                              round(per_call[form] - per_call[None], 1), "ms",
-                             "(info: the floor)" if form == "floor" else "<=25"))
-    print(f"sessions of {n} and {big} shell calls, {args.runs} runs each, medians")
+                             "(info: the floor)" if form == "floor" else
+                             "(info: without the native client)" if form == "python" else
+                             "<=25"))
+    print(f"sessions of {n} and {big} shell calls, {args.runs} runs each, medians; load "
+          f"average before: {load[0]:.2f}, after: {os.getloadavg()[0]:.2f}")
     print_rows(rows)
     return rows
 

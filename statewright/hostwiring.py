@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from .hook.hosts import HOOK_TIMEOUT_S
-from .names import HOOK_TOOL
-from .wiring import CLI_SCRIPT, HOOK_SCRIPT, MCP_SERVER_NAME, is_our_server
+from .names import HOOK_TOOL, NATIVE_HOOK_SCRIPT
+from .wiring import CLI_SCRIPT, HOOK_PROGRAMS, HOOK_SCRIPT, MCP_SERVER_NAME, is_our_server
 
 HOSTS = ("codex", "gemini", "copilot")
 HOST_SCOPES = ("project", "user")
@@ -127,18 +127,30 @@ def plan(host: str, scope: str, form: str, root: Path, hook_bin: str, cli_bin: s
 
 
 def hook_command(p: HostPlan, event: str) -> str:
-    return f"{shlex.quote(p.hook_bin)} {HOST_TAG}{p.host} {event}"
+    """The hook's command line. The project scope names programs on PATH: the native client
+    where it is installed, else `statewright-hook` (a teammate without the client, or on
+    another system, runs the Python hook; never a missing program, which a host lets through);
+    the user scope, this installation's program by its path."""
+    tail = f"{HOST_TAG}{p.host} {event}"
+    if p.hook_bin == HOOK_SCRIPT:
+        return (f"command -v {NATIVE_HOOK_SCRIPT} >/dev/null 2>&1 && "
+                f"exec {NATIVE_HOOK_SCRIPT} {tail}; exec {HOOK_SCRIPT} {tail}")
+    return f"{shlex.quote(p.hook_bin)} {tail}"
 
 
 def is_our_command(cmd: Any) -> bool:
-    """A hook command running statewright-hook (any install location) for another host."""
+    """A hook command running statewright-hook or its native client (any install location,
+    or the project scope's form that picks one from PATH) for another host."""
     if not isinstance(cmd, str):
         return False
     try:
         parts = shlex.split(cmd)
     except ValueError:
         parts = cmd.split()
-    return bool(parts) and os.path.basename(parts[0]) == HOOK_SCRIPT and any(
+    if parts[:3] == ["command", "-v", NATIVE_HOOK_SCRIPT]:
+        parts = parts[parts.index(HOOK_SCRIPT) - 1:] if HOOK_SCRIPT in parts else []
+        parts = parts[1:] if parts[:1] == ["exec"] else []
+    return bool(parts) and os.path.basename(parts[0]) in HOOK_PROGRAMS and any(
         a.startswith(HOST_TAG) for a in parts[1:2])
 
 

@@ -32,6 +32,9 @@ OWN_TOOLS = frozenset({"statewright_load_workflow", "statewright_transition",
                        "statewright_pause", "statewright_resume", "statewright_fork",
                        "statewright_force_state"})
 HOOK_TOOL = "statewright_hook"
+#: the process-form hook's native client, installed beside `statewright-hook` where a C compiler
+#: built it (`statewright.hook.native`)
+NATIVE_HOOK_SCRIPT = "statewright-hook-native"
 
 CONFIG_FILE = "statewright.json"
 STATE_DIR = ".statewright"
@@ -88,6 +91,10 @@ EVENTS = (PRE_TOOL_USE, POST_TOOL_USE, POST_TOOL_USE_FAILURE, SESSION_START, USE
 #: "0" in the hook's environment: every event is decided in the hook process, no resident
 #: hook server (`statewright.hook.resident`) is asked or started
 RESIDENT_ENV = "STATEWRIGHT_HOOK_RESIDENT"
+#: set by the native client (`statewright-hook-native`) when it hands an event to the Python
+#: hook (`statewright.hook.native`); set by anyone else, it can only make the hook decide
+#: itself, refuse, or print an answer that carries the resident server's MAC
+NATIVE_ENV = "STATEWRIGHT_HOOK_NATIVE"
 # accepted spellings -> Claude Code's event name ("pre-tool-use", "PreToolUse", "pre_tool_use")
 _ALIASES = {e.lower(): e for e in EVENTS}
 

@@ -35,9 +35,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .names import HOOK_TOOL
+from .names import HOOK_TOOL, NATIVE_HOOK_SCRIPT
 
 HOOK_SCRIPT = "statewright-hook"
+#: the programs a process-form hook of ours runs: the Python hook, or its native client
+HOOK_PROGRAMS = (HOOK_SCRIPT, NATIVE_HOOK_SCRIPT)
 CLI_SCRIPT = "statewright"
 MCP_SERVER_NAME = "statewright"
 SCOPES = ("local", "project", "user")
@@ -75,9 +77,12 @@ _DENY_NOT_INSTALLED = (
     'its source (python3 -m venv VENV && VENV/bin/pip install PATH/TO/statewright, or pipx '
     'install PATH/TO/statewright, then put VENV/bin on PATH; see its README) or remove '
     '.statewright/ if the project no longer uses it."}}')
-#: `sh -c PORTABLE_LAUNCHER statewright-hook EVENT`: the installed hook from PATH; without it,
-#: nothing to say -- except a refusal where a store shows statewright is in use here
+#: `sh -c PORTABLE_LAUNCHER statewright-hook EVENT`: the installed hook from PATH (its native
+#: client where one is installed); without it, nothing to say -- except a refusal where a store
+#: shows statewright is in use here
 PORTABLE_LAUNCHER = (
+    'if command -v statewright-hook-native >/dev/null 2>&1; then '
+    'exec statewright-hook-native "$1"; fi; '
     'if command -v statewright-hook >/dev/null 2>&1; then exec statewright-hook "$1"; fi; '
     'if [ "$1" = pre-tool-use ] && [ -e "${CLAUDE_PROJECT_DIR:-.}/.statewright/state.db" ]; '
     f"then printf '%s\\n' '{_DENY_NOT_INSTALLED}'; fi; exit 0")
@@ -166,7 +171,7 @@ def is_our_handler(h: Any) -> bool:
         except ValueError:
             parts = cmd.split()
         first = parts[0] if parts else ""
-    return os.path.basename(first) == HOOK_SCRIPT
+    return os.path.basename(first) in HOOK_PROGRAMS
 
 
 def merge_hooks(settings: dict[str, Any], p: Plan | None) -> dict[str, Any]:

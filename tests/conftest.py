@@ -130,6 +130,14 @@ def bin_path(name: str) -> str:
     return str(p)
 
 
+def hook_program() -> str:
+    """The program `statewright install` names for process-form hooks in the local and user
+    scopes: the native client where it was built (always on Linux with a compiler), else the
+    Python hook."""
+    native = VENV_BIN / "statewright-hook-native"
+    return str(native) if native.exists() else bin_path("statewright-hook")
+
+
 def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("STATEWRIGHT_", "CLAUDE_")) or k == "STATEWRIGHT_HOOK_IDLE"}

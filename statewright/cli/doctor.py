@@ -7,6 +7,7 @@ it cannot find out is said in its lines.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,34 @@ def hosts_section(root: Path) -> Section:
     for w in wired:
         lines.append(f"{w['host']} ({w['scope']}, {w['form']}): {w['file']}")
         lines.append(f"  when a hook fails: {w['posture']}")
+    if any("process" in w["form"] for w in wired):
+        lines.append(f"process hooks found on PATH run: {hook_client()}")
     return Section("Hosts", lines, wired)
+
+
+def hook_client() -> str:
+    """Which program a process-form hook found on PATH runs here: the native client
+    (`statewright-hook-native`, with the `statewright-hook` it hands over to beside it), or the
+    Python hook."""
+    import shutil
+
+    from ..names import NATIVE_HOOK_SCRIPT
+    from ..wiring import HOOK_SCRIPT
+
+    native = shutil.which(NATIVE_HOOK_SCRIPT)
+    if native:
+        beside = os.path.join(os.path.dirname(os.path.realpath(native)), HOOK_SCRIPT)
+        if os.path.isfile(beside) and os.access(beside, os.X_OK):
+            return (f"{NATIVE_HOOK_SCRIPT} ({native}): the native client hands each event to "
+                    "the resident hook server, and anything else to the statewright-hook "
+                    "beside it")
+        return (f"{NATIVE_HOOK_SCRIPT} ({native}) has no {HOOK_SCRIPT} beside it, so every "
+                "event it cannot forward is refused: reinstall statewright")
+    hook = shutil.which(HOOK_SCRIPT)
+    if hook:
+        return (f"{HOOK_SCRIPT} ({hook}), Python: no native client on PATH (it is built "
+                "with a C compiler at install, on Linux)")
+    return f"nothing: neither {NATIVE_HOOK_SCRIPT} nor {HOOK_SCRIPT} is on PATH"
 
 
 #: the report's sections, in order

@@ -18,7 +18,14 @@ import typer
 from .. import wiring
 from ..errors import INVALID_ARGUMENTS, StatewrightError
 from .app import ProjectOpt, console
-from .install_files import _bad, install_app, read_json_file, script_path, write_json_file
+from .install_files import (
+    _bad,
+    hook_program,
+    install_app,
+    read_json_file,
+    script_path,
+    write_json_file,
+)
 
 # -- planning ----------------------------------------------------------------------------------
 
@@ -59,7 +66,7 @@ def install_claude_files(root: Path, scope: str = "local", hooks: str | None = N
                                f"{', '.join(wiring.HOOK_FORMS)}, not {hooks!r}")
     hook_bin = cli_bin = ""
     if not uninstall and scope != "project":
-        hook_bin, cli_bin = script_path(wiring.HOOK_SCRIPT), script_path(wiring.CLI_SCRIPT)
+        hook_bin, cli_bin = hook_program(), script_path(wiring.CLI_SCRIPT)
     p = wiring.plan(scope, hooks, root, hook_bin, cli_bin)
     steps = plan_claude_install(p, uninstall)
     report = []

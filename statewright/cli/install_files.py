@@ -20,6 +20,16 @@ install_app = typer.Typer(help="Wire statewright into an agent host.", no_args_i
 app.add_typer(install_app, name="install")
 
 
+def hook_program() -> str:
+    """The absolute path of the program a process-form hook runs: this installation's native
+    client (`statewright-hook-native`) where it was built, else `statewright-hook`."""
+    from ..hook.native import program_beside
+    from ..wiring import HOOK_SCRIPT
+
+    hook = script_path(HOOK_SCRIPT)
+    return program_beside(hook) or hook
+
+
 def script_path(name: str) -> str:
     """Absolute path of an installed console script: next to the running interpreter first
     (the venv statewright is installed in), else on PATH."""

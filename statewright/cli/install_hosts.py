@@ -16,9 +16,16 @@ import typer
 
 from .. import hostwiring as hw
 from ..errors import INVALID_ARGUMENTS, StatewrightError
-from ..wiring import CLI_SCRIPT, HOOK_SCRIPT
+from ..wiring import CLI_SCRIPT
 from .app import ProjectOpt, console
-from .install_files import _bad, install_app, read_json_file, script_path, write_json_file
+from .install_files import (
+    _bad,
+    hook_program,
+    install_app,
+    read_json_file,
+    script_path,
+    write_json_file,
+)
 
 #: what the user must do once before the host runs the project's hooks
 TRUST: dict[str, str] = {
@@ -114,7 +121,7 @@ def install_host_files(host: str, root: Path, scope: str = "project", form: str 
                                f"{', '.join(hw.HOST_FORMS)}, not {form!r}")
     hook_bin = cli_bin = ""
     if not uninstall and scope != "project":
-        hook_bin, cli_bin = script_path(HOOK_SCRIPT), script_path(CLI_SCRIPT)
+        hook_bin, cli_bin = hook_program(), script_path(CLI_SCRIPT)
     p = hw.plan(host, scope, form, root, hook_bin, cli_bin)
     report = []
     for path, content, changed, remove in plan_files(p, uninstall):

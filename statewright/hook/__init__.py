@@ -27,9 +27,9 @@ from __future__ import annotations
 import sys
 
 from ..names import EVENTS as EVENTS
+from ..names import NATIVE_ENV, PRE_TOOL_USE, RESIDENT_ENV, normalize_event
 from ..names import POST_TOOL_USE as POST_TOOL_USE
 from ..names import POST_TOOL_USE_FAILURE as POST_TOOL_USE_FAILURE
-from ..names import PRE_TOOL_USE, RESIDENT_ENV, normalize_event
 from ..names import SESSION_START as SESSION_START
 from ..names import STOP as STOP
 from ..names import USER_PROMPT_SUBMIT as USER_PROMPT_SUBMIT
@@ -40,13 +40,35 @@ def run() -> None:
     one (`resident.ask`), else `main` decides here; then the process ends at once
     (`lean.exit_now`), skipping the interpreter's teardown."""
     args = sys.argv[1:]
+    import os
+
+    handover = None
+    if NATIVE_ENV in os.environ:  # exec'd by the native client (`statewright.hook.native`)
+        try:
+            from .native import take
+
+            handover = take()
+        except Exception:
+            os.environ.pop(NATIVE_ENV, None)
+    if handover is not None and handover.mode == "emit":
+        # the server's answer, which the native client could not write: written by our rules
+        # if it is proven the server's, else the event is decided as one without input
+        from ..lean import exit_now
+        from .native import proven_answer
+
+        try:
+            text = proven_answer(sys.stdin.buffer.read())
+        except BaseException:
+            text = None
+        exit_now(main(args, b"") if text is None else answer(text, args, handover.sent))
     if args and args[0].startswith("--host="):
         # a host that lets a call through when its hook hangs: refuse it before the host
-        # gives up waiting (`hosts.arm_deadline`)
+        # gives up waiting (`hosts.arm_deadline`; the native client's deadline, when it
+        # handed the event over, counts from its start)
         try:
             from .hosts import arm_deadline
 
-            arm_deadline(args)
+            arm_deadline(args, until=handover.deadline if handover is not None else None)
         except Exception:
             pass
     try:
@@ -54,8 +76,6 @@ def run() -> None:
     except BaseException:
         stdin = None  # (`main` reads again and words the failure)
     out = None
-    import os
-
     env = os.environ
     if args and args[0].startswith("--host=") and not env.get("CLAUDE_PROJECT_DIR"):
         # a host that does not name the project for its hooks (Codex) runs them in the
@@ -69,11 +89,13 @@ def run() -> None:
             pass
     # (`resident.endpoint` says when a server is used; these two of its conditions are asked
     # first only so that a hook with none does not even import it)
-    if stdin is not None and env.get("CLAUDE_PROJECT_DIR") and env.get(RESIDENT_ENV) != "0":
+    # (the native client asked the server already when it hands over with `self`)
+    if stdin is not None and env.get("CLAUDE_PROJECT_DIR") and env.get(RESIDENT_ENV) != "0" \
+            and (handover is None or handover.mode == "ask"):
         try:
             from .resident import ask
 
-            out = ask(args, stdin)
+            out = ask(args, stdin, handover is not None)
         except Exception:  # (a broken install: the hook decides itself, as below)
             out = None
     from ..lean import exit_now, one_call_process
@@ -138,8 +160,9 @@ def crash_output(args: list[str], raw: bytes | None, exc: BaseException) -> str:
     return failure_output(event or PRE_TOOL_USE, exc, None)
 
 
-def answer(out: str, args: list[str]) -> int:
-    """Print the answer `out` to the event in `args`; the exit status (see `emit`)."""
+def answer(out: str, args: list[str], sent: int = 0) -> int:
+    """Print the answer `out` to the event in `args`; the exit status (see `emit`). `sent`:
+    bytes of it another process already wrote (the native client, which failed to write it)."""
     if not out:
         return 0
     # A PreToolUse answer that cannot be delivered must still block the call (and so must an
@@ -152,9 +175,9 @@ def answer(out: str, args: list[str]) -> int:
 
             time.sleep(60)
         return emit(out, host_event(args) in (None, PRE_TOOL_USE),
-                    fallback_deny(args[0][7:]) or FALLBACK_DENY)
+                    fallback_deny(args[0][7:]) or FALLBACK_DENY, sent)
     blocking = not args or normalize_event(args[0]) in (None, PRE_TOOL_USE)
-    return emit(out, blocking)
+    return emit(out, blocking, FALLBACK_DENY, sent)
 
 
 # Printed when the decision itself could not be written; plain ASCII, nothing computed.
@@ -164,16 +187,19 @@ FALLBACK_DENY = ('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permis
 EXIT_BLOCK = 2  # Claude Code: exit 2 on PreToolUse blocks the call and shows stderr to Claude
 
 
-def emit(out: str, blocking: bool, fallback: str = FALLBACK_DENY) -> int:
+def emit(out: str, blocking: bool, fallback: str = FALLBACK_DENY, already: int = 0) -> int:
     """Write the answer; the exit status to return.
 
     If the answer cannot be written (any error, including text that does not encode), a
     blocking answer falls back to `FALLBACK_DENY`; if that cannot be written either, or bytes of
     the first answer already went out (the output is then not JSON), the hook says why on stderr
     and exits 2, which Claude Code takes as a block. A non-blocking answer (context, reminders)
-    that cannot be written is dropped: it never blocks anything."""
-    sent = [0]
+    that cannot be written is dropped: it never blocks anything. `already`: bytes of the
+    answer that went out before a write failed in another process (the native client)."""
+    sent = [already]
     try:
+        if already:
+            raise OSError("the answer was cut")
         _write(out + "\n", sent)
         return 0
     except BaseException:

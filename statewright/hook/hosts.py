@@ -460,12 +460,15 @@ HOOK_TIMEOUT_S = 30
 DEADLINE_ENV = "STATEWRIGHT_HOOK_DEADLINE"
 
 
-def arm_deadline(args: list[str], seconds: float | None = None) -> None:
+def arm_deadline(args: list[str], seconds: float | None = None,
+                 until: float | None = None) -> None:
     """Refuse the call (in the host's form) and end the process if no answer is written
     within `seconds`: a store held by another writer (SQLite waits up to 30 s), a resident
     server that stopped answering. A watchdog thread (`_thread`: no `threading` import) does
     it, since the main thread may be blocked inside SQLite or a socket, where no signal
-    handler runs. Only a PreToolUse-like event refuses; the others end with nothing to say."""
+    handler runs. Only a PreToolUse-like event refuses; the others end with nothing to say.
+    `until` (seconds since the epoch): a deadline armed earlier (by the native client, which
+    handed the event over); past it the refusal is written at once."""
     import os
     import time
 
@@ -482,6 +485,14 @@ def arm_deadline(args: list[str], seconds: float | None = None) -> None:
         None, "PreToolUse") else ""
     text = (deny.replace("could not write its decision", "did not decide in time") + "\n"
             ).encode("ascii") if deny else b""
+    if until is not None:
+        seconds = min(seconds, until - time.time())
+        if seconds <= 0:  # (the deadline passed before this process could decide)
+            if _ANSWER.acquire(False):
+                if text:
+                    os.write(1, text)
+                os._exit(0)
+            return
 
     def watchdog() -> None:
         time.sleep(seconds)

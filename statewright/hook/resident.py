@@ -131,12 +131,50 @@ def endpoint(environ: Mapping[str, str] | None = None) -> Endpoint | None:
     if not os.path.isfile(os.path.join(state_dir, STORE_FILE)) and not (
             os.path.isdir(state_dir) and shared_store(root, env)):
         return None
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    # the interpreter by what it is (`python` and `python3` in a venv are one), and its venv
-    parts = [str(os.getuid()), os.path.realpath(sys.executable), sys.prefix, here, root]
+    # the interpreter, its venv, the package (the native client reads these from the facts
+    # file `note_facts` writes)
+    parts = [str(os.getuid()), *installation_facts(), root]
     parts += sorted(f"{k}={v}" for k, v in env.items() if names_server(k))
     digest = sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
     return Endpoint(root, state_dir, run_dir(env), digest[:32])
+
+
+def installation_facts() -> list[str]:
+    """The Python installation's part of a resident server's name: the interpreter by what it
+    is (`python` and `python3` in a venv are one), its prefix, statewright's package directory."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return [os.path.realpath(sys.executable), sys.prefix, here]
+
+
+def native_facts_file(state_dir: str) -> str:
+    """Where the facts of the native client beside this `statewright-hook` are kept."""
+    bindir = os.path.dirname(os.path.realpath(sys.argv[0] if sys.argv else ""))
+    ident = sha256(bindir.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return os.path.join(state_dir, f"hook-native-{ident}.facts")
+
+
+def note_facts(state_dir: str) -> None:
+    """Write the facts for the native client (atomically, 0600) unless they are there already;
+    never raises."""
+    try:
+        data = "\0".join(installation_facts()).encode("utf-8", "surrogateescape")
+        path = native_facts_file(state_dir)
+        try:
+            with open(path, "rb") as f:
+                if f.read() == data:
+                    return
+        except OSError:
+            pass
+        tmp = f"{path}.{os.getpid()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW,
+                     0o600)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except Exception:
+        pass
 
 
 def shared_store(root: str, env: Mapping[str, str]) -> bool:
@@ -170,15 +208,18 @@ def request_body(args: list[str], stdin: bytes, environ: Mapping[str, str]) -> b
     return argv + _SEP_FIELD + env + _SEP_FIELD + stdin
 
 
-def ask(args: list[str], stdin: bytes) -> str | None:
+def ask(args: list[str], stdin: bytes, native: bool = False) -> str | None:
     """The resident server's answer to this hook event (the text to print, '' for nothing),
     or None when the hook process must decide itself. Starts the server when there is none,
     except on SessionStart: in the `mcp` form it is the only process hook, and a server would
-    only compete with the session's start for the CPU. Never raises."""
+    only compete with the session's start for the CPU. `native`: started by the native client,
+    whose facts are noted (`note_facts`). Never raises."""
     try:
         ep = endpoint()
         if ep is None:
             return None
+        if native:
+            note_facts(ep.state_dir)
         return _ask(ep, args, stdin)
     except Exception:
         return None

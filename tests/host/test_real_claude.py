@@ -195,3 +195,8 @@ def test_the_process_form_is_answered_by_the_resident_hook_server(tmp_path: Path
     assert text.count("served pre-tool-use: refused") >= 2, text
     assert "served post-tool-use: answered" in text, text
     assert (host.root / "workflows").exists()  # the refused rm never ran
+    # the hooks were the native client, which handed the first event to the Python hook (it
+    # noted its facts for the client)
+    settings = (host.root / ".claude" / "settings.local.json").read_text()
+    assert "statewright-hook-native" in settings
+    assert list((host.root / ".statewright").glob("hook-native-*.facts"))

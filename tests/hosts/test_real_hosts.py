@@ -133,6 +133,10 @@ def test_one_workflow_governs_the_host(tmp_path: Path, host: str, form: str | No
     sources = {e.get("data", {}).get("source") for e in p.history()
                if e.get("kind") in ("tool_allowed", "tool_denied")}
     assert host in sources, sources
+    if form != "mcp":
+        # the process hooks ran the native client (from PATH, as the project's files name it),
+        # which handed the first event to the Python hook, which noted its facts for it
+        assert list((root / ".statewright").glob("hook-native-*.facts"))
 
 
 def test_codex_keeps_its_own_sandbox_for_a_rewritten_line(tmp_path: Path) -> None:
@@ -150,6 +154,34 @@ def test_codex_keeps_its_own_sandbox_for_a_rewritten_line(tmp_path: Path) -> Non
     ((_name, text),) = s.results()
     assert not refused(text) and "Read-only file system" in text, text
     assert not (p.root / "written.txt").exists()
+
+
+@pytest.mark.parametrize("form", ["mcp", "process"])
+def test_a_confined_line_inside_codexs_own_sandbox_stays_confined(tmp_path: Path,
+                                                                   form: str) -> None:
+    """Codex with its own sandbox on (`workspace-write`: the project writable): the kernel
+    tier's launcher runs inside it, where the namespace's id maps are refused, and falls back
+    to Landlock alone; a script the agent runs still cannot change the workflow, while its
+    other writes in the project go through (in a directory that is not on the way to a
+    protected path: the Landlock tier keeps those directories' own entries as they are)."""
+    wf = {"id": "kernel", "initial": "work", "states": {
+        "work": {"allowed_tools": ["Bash"], "allowed_commands": ["bash", "cat"],
+                 "sandbox": "required", "on": {"DONE": "end"}},
+        "end": {"type": "final"}}}
+    p = HostProject(tmp_path / "proj", "codex", workflows={"kernel": wf}, form=form)
+    p.start("kernel")
+    p.codex_sandbox = "workspace-write"
+    (p.root / "out").mkdir()
+    (p.root / "way_out.sh").write_text(
+        "if echo x >> workflows/kernel.json; then r=DONE; else r=refused; fi\n"
+        "echo \"write workflow: $r\" > out/findings.txt\n")
+    before = (p.root / "workflows" / "kernel.json").read_text()
+    s = p.run([shell("codex", "bash way_out.sh; cat out/findings.txt"), Text("finished")])
+    assert s.returncode == 0, s.stderr[-3000:]
+    ((_name, text),) = s.results()
+    assert not refused(text), text
+    assert (p.root / "out" / "findings.txt").read_text() == "write workflow: refused\n", text
+    assert (p.root / "workflows" / "kernel.json").read_text() == before
 
 
 FORK_WF = {

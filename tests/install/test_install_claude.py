@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import REPO, bin_path, clean_env
+from conftest import REPO, bin_path, clean_env, hook_program
 
 HOOK_EVENTS = ["PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart",
                "UserPromptSubmit", "Stop"]
@@ -39,7 +39,8 @@ def read(p: Path):
 def is_ours(h: dict) -> bool:
     if h.get("type") == "mcp_tool":
         return h.get("server") == "statewright" and h.get("tool") == "statewright_hook"
-    return (os.path.basename(h.get("command", "")) == "statewright-hook"
+    return (os.path.basename(h.get("command", "")) in ("statewright-hook",
+                                                       "statewright-hook-native")
             or "statewright-hook" in h.get("args", []))
 
 
@@ -65,7 +66,7 @@ def test_default_local_scope_writes_only_uncommitted_files(tmp_path: Path, claud
         assert isinstance(h["timeout"], int) and 1 <= h["timeout"] <= 120  # seconds, not ms
         assert ("onFailure" in h) == (event == "PreToolUse")
         if event == "SessionStart":
-            assert h == {"type": "command", "command": bin_path("statewright-hook"), "args": [arg],
+            assert h == {"type": "command", "command": hook_program(), "args": [arg],
                          "timeout": h["timeout"]}
         else:
             assert h["type"] == "mcp_tool" and h["server"] == "statewright"
@@ -97,7 +98,7 @@ def test_process_hooks_on_request(tmp_path: Path) -> None:
     settings = read(proj / ".claude" / "settings.local.json")
     for event, arg in zip(HOOK_EVENTS, HOOK_ARGS, strict=True):
         (h,) = settings["hooks"][event][0]["hooks"]
-        assert h["command"] == bin_path("statewright-hook") and h["args"] == [arg]
+        assert h["command"] == hook_program() and h["args"] == [arg]
     # switching forms replaces ours, never duplicates
     assert sw("install", "claude", "--project", str(proj)).returncode == 0
     settings = read(proj / ".claude" / "settings.local.json")

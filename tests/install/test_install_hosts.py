@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import VENV_BIN, bin_path, clean_env
+from conftest import VENV_BIN, bin_path, clean_env, hook_program
 
 pytestmark = pytest.mark.e2e
 
@@ -69,13 +69,17 @@ def test_codex_hooks_and_the_proxy(dirs) -> None:
                             "session_id": "${session_id}", "cwd": "${cwd}",
                             "tool_name": "${tool_name}", "tool_input": "${tool_input}"}
     start = hooks["SessionStart"][0]["hooks"][0]
-    assert start["type"] == "command" and start["command"].startswith("statewright-hook ")
+    # the native client from PATH where it is installed, else the Python hook
+    assert start["type"] == "command" and start["command"] == (
+        "command -v statewright-hook-native >/dev/null 2>&1 && exec statewright-hook-native "
+        "--host=codex SessionStart; exec statewright-hook --host=codex SessionStart")
     config = tomllib.loads((root / ".codex" / "config.toml").read_text())
     assert config["mcp_servers"]["statewright"] == {"command": "statewright", "args": ["serve"]}
     sw(root, home, "install", "codex", "--hooks", "process")
     hooks = json.loads((root / ".codex" / "hooks.json").read_text())["hooks"]
     assert all(len(groups) == 1 and groups[0]["hooks"][0]["command"].startswith(
-        "statewright-hook --host=codex ") for groups in hooks.values())
+        "command -v statewright-hook-native >/dev/null 2>&1 && exec statewright-hook-native "
+        "--host=codex ") for groups in hooks.values())
 
 
 def test_the_users_own_wiring_is_kept(dirs) -> None:
@@ -128,11 +132,10 @@ def test_user_scope_writes_the_hosts_homes_with_this_installation(dirs) -> None:
     for host in ("codex", "gemini", "copilot"):
         sw(root, home, "install", host, "--scope", "user")
     hooks = (home / ".codex" / "hooks.json").read_text()
-    assert str(VENV_BIN / "statewright-hook") in hooks or "statewright-hook" in hooks
+    assert hook_program() in hooks
     assert (home / ".codex" / "config.toml").is_file()
     gemini = json.loads((home / ".gemini" / "settings.json").read_text())
-    assert gemini["hooks"]["BeforeTool"][0]["hooks"][0]["command"].split()[0].endswith(
-        "statewright-hook")
+    assert gemini["hooks"]["BeforeTool"][0]["hooks"][0]["command"].split()[0] == hook_program()
     assert (home / ".copilot" / "hooks" / "statewright.json").is_file()
     assert not any((root / rel).exists() for rels in FILES.values() for rel in rels)
     r = sw(root, home, "install", "codex", "--scope", "local", check=False)
@@ -155,3 +158,33 @@ def test_doctor_lists_each_wired_host_and_its_posture(dirs) -> None:
     assert "closed" in wired[("claude", "project")]["posture"]
     text = sw(root, home, "doctor").stdout
     assert "codex (project, mcp_tool + process)" in text and "when a hook fails" in text
+
+
+def test_doctor_says_which_program_the_process_hooks_run(dirs, tmp_path: Path) -> None:
+    """The project scope's process hooks find their program on PATH: doctor names the one
+    they run there (the native client with the Python hook beside it, the Python hook alone,
+    a client without the Python hook, nothing)."""
+    import shutil
+
+    root, home = dirs
+    sw(root, home, "install", "gemini")
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy2(VENV_BIN / "statewright-hook-native", alone / "statewright-hook-native")
+    only_py = tmp_path / "only-python"
+    only_py.mkdir()
+    (only_py / "statewright-hook").symlink_to(VENV_BIN / "statewright-hook")
+
+    def doctor(path: str) -> str:
+        env = clean_env(HOME=str(home), PATH=path)
+        r = subprocess.run([bin_path("statewright"), "doctor", "--project", str(root)],
+                           capture_output=True, text=True, env=env, timeout=120)
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+        text = " ".join(r.stdout.split())  # (however the console wrapped it)
+        return text[text.index("process hooks found on PATH"):]
+
+    assert "statewright-hook-native" in doctor(f"{VENV_BIN}:/usr/bin:/bin") and \
+        "the native client" in doctor(f"{VENV_BIN}:/usr/bin:/bin")
+    assert "Python: no native client" in doctor(f"{only_py}:/usr/bin:/bin")
+    assert "is refused" in doctor(f"{alone}:/usr/bin:/bin")
+    assert "nothing" in doctor("/usr/bin:/bin")

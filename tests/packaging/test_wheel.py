@@ -58,6 +58,8 @@ def installed(tmp_path_factory) -> Path:
     assert "statewright/_data/schema/config-schema.json" in names
     assert any(n.startswith("statewright/_data/workflows/") for n in names)
     assert not any(n.startswith(("tests/", "benchmarks/")) for n in names)
+    # the native hook client (built here: Linux with a C compiler), installed into bin/
+    assert any(n.endswith(".data/scripts/statewright-hook-native") for n in names)
     meta = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("METADATA"))).decode()
     for field in ("License-Expression: MIT", "Project-URL: Homepage", "Classifier: ",
                   "Description-Content-Type: text/markdown"):
@@ -111,3 +113,8 @@ def test_the_readme_tour_with_the_installed_console_scripts(installed, tmp_path)
     hook = subprocess.run(["statewright-hook", "pre-tool-use"], cwd=proj, env=env, input="{}",
                           capture_output=True, text=True, timeout=60)
     assert "Traceback" not in hook.stderr
+    # the native client beside it answers as it does (here: handing over, no server yet)
+    native = subprocess.run(["statewright-hook-native", "pre-tool-use"], cwd=proj, env=env,
+                            input="{}", capture_output=True, text=True, timeout=60)
+    assert (native.returncode, native.stdout) == (hook.returncode, hook.stdout)
+    assert os.access(installed / "statewright-hook-native", os.X_OK)

@@ -48,6 +48,7 @@ CLI_LEGIT = [
     "echo 'ask a human to run statewright approve'",
     # a directory or package called statewright (this very repository)
     "ls statewright",
+    "ls -l .venv/bin/statewright-hook-native",
     "pytest statewright -q",
     "cat statewright/cli/runs.py",
     "cat statewright/ui/pages.py",

@@ -31,7 +31,10 @@ CLI_AGENT_COMMANDS = frozenset({"status", "check", "validate", "list", "show", "
 #: known human-only commands (named in reasons; anything not in CLI_AGENT_COMMANDS is refused)
 CLI_HUMAN_COMMANDS = frozenset({"approve", "reject", "force-state", "pause", "resume", "start",
                                 "end", "install", "init", "schema", "hook", "serve", "ui"})
-_CLI_NAMES = ("statewright", "statewright-hook")
+#: the hook's programs: the Python hook and its native client (each fed hand-made JSON would
+#: record results that did not happen)
+_HOOK_NAMES = ("statewright-hook", "statewright-hook-native")
+_CLI_NAMES = ("statewright", *_HOOK_NAMES)
 #: commands that run another program given as an argument (first statewright/python word wins)
 _RUNNERS = frozenset({
     "uv", "uvx", "pipx", "poetry", "pdm", "hatch", "rye", "pixi", "conda", "mamba",
@@ -70,8 +73,8 @@ def basename(value: str) -> str:
 
 
 def _word_cli_name(w: Word, cwd: str) -> str | None:
-    """'statewright' / 'statewright-hook' when the word names (or could name) the CLI;
-    '*' when it is wholly dynamic (could be anything); None otherwise."""
+    """'statewright' / 'statewright-hook' / 'statewright-hook-native' when the word names (or
+    could name) the CLI; '*' when it is wholly dynamic (could be anything); None otherwise."""
     if w.literal:
         base = basename(w.value)
         if base in _CLI_NAMES:
@@ -191,7 +194,7 @@ def _py_script(rest: tuple[Word, ...], c: Command, shown: str, line_mentions: bo
             return f"`{shown}`: Python reads code that mentions statewright from its input"
         return None
     name = _word_cli_name(script, cwd)
-    if name == "statewright-hook":
+    if name in _HOOK_NAMES:
         return f"`{shown}`: runs statewright's hook by hand"
     if name == "statewright":
         return _cli_args_problem(rest[1:], shown, False)
@@ -218,7 +221,7 @@ def _invocation_problem(argv: tuple[Word, ...], c: Command, line_mentions: bool,
             return (f"`{shown}`: a command name known only at run time, in a line that "
                     "mentions statewright")
     cli = _word_cli_name(name, cwd)
-    if cli == "statewright-hook":
+    if cli in _HOOK_NAMES:
         return f"`{shown}`: runs statewright's hook by hand (fake hook input)"
     if cli == "statewright":
         return _cli_args_problem(argv[1:], shown, c.context == "xargs")
@@ -388,7 +391,7 @@ def _command_problems(c: Command, line_mentions: bool, cwd: str, out: list[str])
         for j in range(1, len(c.argv)):
             w = c.argv[j]
             b = basename(w.value) if w.literal else ""
-            if b == "statewright-hook":
+            if b in _HOOK_NAMES:
                 out.append(f"`{c.text[:100]}` hands statewright's hook to `{name.text}`")
                 break
             if b == "statewright":

@@ -194,7 +194,8 @@ def protected_relative(project_root: str, protected: frozenset[str]) -> frozense
 
 def program_paths() -> tuple[str, ...]:
     """The real paths of the programs the host runs for statewright (DESIGN section 4, check
-    1): the installed package, the `statewright` and `statewright-hook` scripts, and the
+    1): the installed package, the `statewright` and `statewright-hook` scripts (and the
+    hook's native client), and the
     virtual environment they run in when there is one (its interpreter, site-packages and
     `.pth` files decide what `import statewright` loads). Found from this process, which is
     one of those programs; with the active-run markers' directory, which follows the
@@ -209,7 +210,7 @@ def _program_paths(xdg: object, home: object) -> tuple[str, ...]:
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
     out = [here]  # .../statewright (the package: installed, or the source of an editable one)
     bindir = os.path.dirname(os.path.abspath(sys.executable))
-    for name in ("statewright", "statewright-hook"):
+    for name in ("statewright", "statewright-hook", "statewright-hook-native"):
         out.append(os.path.realpath(os.path.join(bindir, name)))
     if sys.prefix != sys.base_prefix:  # a virtual environment
         out.append(os.path.realpath(sys.prefix))
