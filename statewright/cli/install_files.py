@@ -69,8 +69,13 @@ def read_json_file(path: Path) -> tuple[dict[str, Any] | None, bool]:
 
 
 def write_json_file(path: Path, data: dict[str, Any]) -> None:
+    write_text_file(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_text_file(path: Path, text: str) -> None:
+    """`text` into `path` atomically (a temporary file beside it, renamed over it), keeping an
+    existing file's mode; a new file gets the usual mode."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     mode = None
     try:
         mode = path.stat().st_mode & 0o777

@@ -25,6 +25,7 @@ from .install_files import (
     read_json_file,
     script_path,
     write_json_file,
+    write_text_file,
 )
 
 #: what the user must do once before the host runs the project's hooks
@@ -38,30 +39,6 @@ TRUST: dict[str, str] = {
     "copilot": "Copilot CLI runs hooks only in a trusted folder: trust the project when Copilot "
                "CLI asks (or add it to `trustedFolders` in ~/.copilot/settings.json).",
 }
-
-
-def _write_text(path: Path, text: str) -> None:
-    import os
-    import tempfile
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = 0o644
-    try:
-        mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        pass
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def plan_files(p: hw.HostPlan, uninstall: bool) -> list[tuple[Path, Any, bool, bool]]:
@@ -131,7 +108,7 @@ def install_host_files(host: str, root: Path, scope: str = "project", form: str 
             report.append((path, "removed (it held only statewright's wiring)"))
         elif changed:
             if isinstance(content, str):
-                _write_text(path, content)
+                write_text_file(path, content)
             else:
                 write_json_file(path, content)
             report.append((path, "removed from" if uninstall else "installed in"))
