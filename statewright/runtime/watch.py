@@ -132,9 +132,12 @@ def _walk(root: str, base: str, patterns: tuple[str, ...], budget: list[int], fo
                 budget[0] -= 1
                 if budget[0] <= 0:
                     return
-                try:
-                    if first and e.name in top:
+                if first and e.name in top:
+                    try:
                         yield e.name, e.stat()
+                    except OSError:  # (a link to nowhere: as a `stat` of the name finds)
+                        pass
+                try:
                     if e.is_dir(follow_symlinks=False):
                         if e.name not in SKIP_DIRS:
                             stack.append(e.path)

@@ -16,7 +16,8 @@ from statewright.runtime.watch import SKIP_DIRS, matching_files, take_marks
 NAMES = ("conftest.py", "a.py", "b.txt", "pytest.ini", "src", "tests", "node_modules", "x.js",
          "jest.config.js", "package.json", ".git")
 PATTERNS = ("**/conftest.py", "pytest.ini", "package.json", "**/jest.config.*", "src/**/*.py",
-            "tests/*.py", "*.txt", "src/a.py", "missing.cfg", "src", "**/*.js", "tests/**")
+            "tests/*.py", "*.txt", "src/a.py", "missing.cfg", "src", "**/*.js", "tests/**",
+            "a.py", "b.txt", "x.js")
 
 
 def _reference(root: Path, patterns: tuple[str, ...], follow: bool) -> dict[str, tuple]:
@@ -29,8 +30,8 @@ def _reference(root: Path, patterns: tuple[str, ...], follow: bool) -> dict[str,
                 continue
             out[p] = (st.st_mtime_ns, st.st_size, st.st_ino)
     for d, dirs, files in os.walk(root):
-        dirs[:] = [x for x in dirs if x not in SKIP_DIRS]
-        links = [x for x in dirs if os.path.islink(os.path.join(d, x))]
+        links = [x for x in dirs if os.path.islink(os.path.join(d, x))]  # (names, not walked)
+        dirs[:] = [x for x in dirs if x not in SKIP_DIRS and x not in links]
         for name in files + links:
             rel = os.path.relpath(os.path.join(d, name), root).replace(os.sep, "/")
             if any(any(c in p for c in "*?[") and glob_match(p, rel) for p in patterns):
@@ -61,7 +62,7 @@ def _tree(root: Path, rng: random.Random) -> None:
             path.symlink_to(rng.choice(["a.py", "../b.txt", "nowhere", str(root)]))
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(60))
 def test_the_walk_finds_what_a_plain_walk_finds(tmp_path: Path, seed: int) -> None:
     rng = random.Random(seed)
     _tree(tmp_path, rng)
@@ -84,3 +85,10 @@ def test_a_top_file_is_found_when_the_walk_of_the_top_runs_out(tmp_path: Path,
     monkeypatch.setattr(watch, "MAX_ENTRIES", 5)  # the listing of the top is cut short
     found = dict(matching_files(str(tmp_path), ("**/conftest.py", "pytest.ini")))
     assert "pytest.ini" in found
+
+
+def test_a_link_to_nowhere_named_at_the_top_is_still_found_by_a_walk(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").symlink_to("nowhere")
+    marks = take_marks(str(tmp_path), ("pytest.ini", "**/*.ini"))
+    assert set(marks) == {"pytest.ini"}  # (the walk's: the link itself, as without the name)
+    assert dict(matching_files(str(tmp_path), ("pytest.ini", "**/conftest.py"))) == {}
