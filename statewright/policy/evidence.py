@@ -28,8 +28,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
 def _own_line(command: str) -> str:
-    """The line itself: a line the host ran under the kernel sandbox comes back wrapped in the
-    launcher (`sandbox.launcher.wrap`); what it is evidence of is the line inside."""
+    """The line itself: a line the host ran under the kernel sandbox comes back in the
+    launcher's text (`sandbox.launcher.wrap`, or `fresh` for Gemini CLI); what it is evidence
+    of is the line inside (`unwrap` reads either, and nothing that reads differently)."""
     from ..sandbox.launcher import unwrap
 
     return unwrap(command) or command
