@@ -80,15 +80,15 @@ def matching_files(root: str, patterns: tuple[str, ...], *, follow: bool = False
     of its own (most of them do not exist)."""
     files, walks, at_top = _plan(patterns)
     budget = [MAX_ENTRIES]
-    top: frozenset[str] = frozenset()
+    listed = [False]  # (set when the listing of the top was read whole)
     for base, pats in walks:
         if base:
-            yield from _walk(root, os.path.join(root, base), pats, budget, follow, frozenset())
+            yield from _walk(root, os.path.join(root, base), pats, budget, follow, frozenset(),
+                             [False])
         else:
-            top = at_top
-            yield from _walk(root, root, pats, budget, follow, top)
+            yield from _walk(root, root, pats, budget, follow, at_top, listed)
     for rel in files:
-        if rel in top and budget[0] > 0:  # (the listing of the top was read whole)
+        if listed[0] and rel in at_top:
             continue
         try:
             yield rel, os.stat(os.path.join(root, rel))
@@ -106,9 +106,10 @@ _TESTS: dict[tuple[str, ...], tuple[tuple[str, Any], ...]] = {}
 
 
 def _walk(root: str, base: str, patterns: tuple[str, ...], budget: list[int], follow: bool,
-          top: frozenset[str]) -> Iterator[tuple[str, os.stat_result]]:
-    """The files under `base` one of `patterns` matches, and at the top the files `top` names
-    (`stat` through a link, as those files are looked up alone)."""
+          top: frozenset[str], listed: list[bool]) -> Iterator[tuple[str, os.stat_result]]:
+    """The files under `base` one of `patterns` matches, and in its own listing the files `top`
+    names (`stat` through a link, as those files are looked up alone; `listed[0]` says that
+    listing was read whole)."""
     from ..policy.paths import glob_match
 
     tests = _TESTS.get(patterns)
@@ -153,6 +154,8 @@ def _walk(root: str, base: str, patterns: tuple[str, ...], budget: list[int], fo
                             break
                 except OSError:
                     continue
+        if first:
+            listed[0] = True
         first = False
 
 

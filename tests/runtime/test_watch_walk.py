@@ -92,3 +92,18 @@ def test_a_link_to_nowhere_named_at_the_top_is_still_found_by_a_walk(tmp_path: P
     marks = take_marks(str(tmp_path), ("pytest.ini", "**/*.ini"))
     assert set(marks) == {"pytest.ini"}  # (the walk's: the link itself, as without the name)
     assert dict(matching_files(str(tmp_path), ("pytest.ini", "**/conftest.py"))) == {}
+
+
+def test_a_top_file_is_found_when_the_top_cannot_be_listed(tmp_path: Path, monkeypatch) -> None:
+    from statewright.runtime import watch
+
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    real = os.scandir
+
+    def refused(d):  # (a top that can be searched but not read)
+        if os.path.samefile(d, tmp_path):
+            raise PermissionError(13, "Permission denied", str(d))
+        return real(d)
+
+    monkeypatch.setattr(watch.os, "scandir", refused)
+    assert "pytest.ini" in dict(matching_files(str(tmp_path), ("**/conftest.py", "pytest.ini")))
