@@ -38,7 +38,7 @@ from .protect.store import (
     markers_of,
     program_paths,
 )
-from .types import line_memo
+from .types import CACHE_MAX_LINE, line_memo
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..definition.compiled import State
@@ -353,9 +353,11 @@ def sandbox_line(analysis: ShellAnalysis, line: str, state: State, ctx: GateCont
     key = (text, line)
     wrapped = _WRAPPED.get(key)
     if wrapped is None:
-        if len(_WRAPPED) >= 256:
-            _WRAPPED.clear()
-        wrapped = _WRAPPED[key] = wrap(profile, line, kept_head=text)
+        wrapped = wrap(profile, line, kept_head=text)
+        if len(line) <= CACHE_MAX_LINE:
+            if len(_WRAPPED) >= 256:
+                _WRAPPED.clear()
+            _WRAPPED[key] = wrapped
     return wrapped, True, (
         "sandbox: the line runs under the kernel sandbox (protected paths read-only, the store "
         "hidden, blocked variables scrubbed, what it starts reaped)")

@@ -83,21 +83,27 @@ def _evidence() -> Any:
 def _credited(evidence: Any, line: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
     """`evidence.credited_entries`, remembered: a pure function of the line and the entries,
     which an agent repeats (the same test command, run after run)."""
-    key = (line, allowed)
-    hit = _CREDITED.get(key)
-    if hit is None:
-        if len(_CREDITED) >= 512:
-            _CREDITED.clear()
-        hit = _CREDITED[key] = evidence.credited_entries(line, allowed)
-    return hit
+    return _remember(_CREDITED, (line, allowed), line,
+                     lambda: evidence.credited_entries(line, allowed))
 
 
 def _not_evidence(evidence: Any, line: str) -> tuple[str | None, tuple[str, ...]]:
     """`evidence.not_evidence_of_a_pass`, remembered: a pure function of the line (why a pass
     of it is no run of the whole suite; the configuration that decides what it runs)."""
-    hit = _NOT_EVIDENCE.get(line)
+    return _remember(_NOT_EVIDENCE, line, line, lambda: evidence.not_evidence_of_a_pass(line))
+
+
+#: the longest line (the launcher's text around it included) whose reading is remembered: a
+#: process deciding call after call keeps at most 512 of them per memo
+_MEMO_MAX_LINE = 1 << 16
+
+
+def _remember(kept: dict[Any, Any], key: Any, line: str, compute: Any) -> Any:
+    hit = kept.get(key)
     if hit is None:
-        if len(_NOT_EVIDENCE) >= 512:
-            _NOT_EVIDENCE.clear()
-        hit = _NOT_EVIDENCE[line] = evidence.not_evidence_of_a_pass(line)
+        hit = compute()
+        if len(line) <= _MEMO_MAX_LINE:
+            if len(kept) >= 512:
+                kept.clear()
+            kept[key] = hit
     return hit
