@@ -74,6 +74,11 @@ class Session:
             "[commit]\n\tgpgsign = false\n[advice]\n\tdetachedHead = false\n")
         self.state_home = base / "xdg-state"
         self.state_home.mkdir(exist_ok=True)
+        # (the lines' own temp directory: a pytest run by a line cleans up the numbered
+        # directories of every other pytest of the machine under $TMPDIR/pytest-of-USER, the
+        # suite's own and other runs' included, which made a row's time depend on the machine)
+        self.tmp = base / "tmp"
+        self.tmp.mkdir(exist_ok=True)
         tag = os.urandom(6).hex()
         self.secrets = {"SW_FAKE_SECRET": f"swfake-{tag}-s", "GITHUB_TOKEN": f"ghp_{tag}x1",
                         "AWS_SECRET_ACCESS_KEY": f"aws{tag}K"}
@@ -97,6 +102,7 @@ class Session:
                if not k.startswith(("PYTEST_", "COV_", "VIRTUAL_ENV"))}
         env.update(self.secrets)
         env.update(HOME=str(self.home), XDG_STATE_HOME=str(self.state_home), CLAUDECODE="1",
+                   TMPDIR=str(self.tmp),
                    PATH=self.venv_bin + os.pathsep + env.get("PATH", "/usr/bin:/bin"),
                    GIT_TERMINAL_PROMPT="0", npm_config_update_notifier="false",
                    npm_config_fund="false", npm_config_audit="false",
