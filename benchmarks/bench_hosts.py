@@ -6,16 +6,25 @@
 Runs each pinned host (tests/hosts/npm) offline with its scripted model stand-in of
 tests/hosts, in one project with a running workflow, wired by the real `statewright install
 <host>` (Codex in both its forms: `mcp_tool` hooks answered by the proxy, and the process
-hook) and, as the reference, in the same kind of project with no statewright at all. Each
-wiring runs sessions of N and 4N shell calls, interleaved, R times; the marginal time per call
-is the difference of the medians over 3N calls, so every fixed cost (start, first request, exit)
-cancels. The process hooks talk to the project's resident hook server, which warm-up sessions
-start: through the native client (`process`: the files `install` writes, which run
-`statewright-hook-native` from PATH where it is installed) and, beside it, through the Python
-hook (`python`: the same files naming `statewright-hook` alone). A `floor` wiring, the process
-hooks' files with `python -c pass` as every hook's program, shows what any Python process hook
-costs per call in that host. The load average before and after is printed: the machine may be
-shared. Prints `name | value | unit | budget` rows; exits 1 when a figure is over its budget.
+hook) and, as the reference, in the same kind of project with no statewright at all.
+
+A call's time is read by the stand-in: from the moment it wrote the answer calling the tool to
+the moment the request carrying the tool's result arrived (`Conversation.call_gaps`), which is
+everything the host did for that call (its hooks, the tool, its own bookkeeping) and nothing
+else: no process start, no model. Each session first runs `sleep` (so the session's start, the
+proxy's start among it, is over before anything is timed) and WARM untimed calls, then N timed
+shell calls. Each run is one session per wiring, in an order rotated from run to run; a
+wiring's figure is the median over runs of (the median of its calls - the median of the no
+statewright session's calls in the same run), so the machine's slower and faster moments fall
+on both sides of each difference. The process hooks talk to the project's resident hook
+server, which warm-up sessions start: through the native client (`process`: the files
+`install` writes, which run `statewright-hook-native` from PATH where it is installed) and,
+beside it, through the Python hook (`python`: the same files naming `statewright-hook` alone).
+Two floors show what the host itself spends around a hook: `floor`, every hook's program
+`python -c pass` (any Python process hook), and `true`, every hook the shell builtin `true`
+(the host's own work for a hook that starts no program). The load average before and after is
+printed: the machine may be shared. Prints `name | value | unit | budget` rows; exits 1 when a
+figure is over its budget.
 """
 
 from __future__ import annotations
@@ -39,16 +48,27 @@ WORKFLOW = {
     "id": "bench-hosts",
     "initial": "work",
     "states": {
-        "work": {"allowed_tools": ["Bash", "Read"], "allowed_commands": ["echo"],
+        "work": {"allowed_tools": ["Bash", "Read"], "allowed_commands": ["echo", "sleep"],
                  "on": {"DONE": "done"}},
         "done": {"type": "final"},
     },
 }
 #: host -> its wirings (None: no statewright; else the hook form `install` is given)
 WIRINGS: dict[str, tuple[str | None, ...]] = {
-    "codex": (None, "mcp", "process", "python", "floor"),
-    "gemini": (None, "process", "python", "floor"),
-    "copilot": (None, "process", "python", "floor")}
+    "codex": (None, "mcp", "process", "python", "floor", "true"),
+    "gemini": (None, "process", "python", "floor", "true"),
+    "copilot": (None, "process", "python", "floor", "true")}
+#: the process hooks' files, each hook's program replaced (None: the Python hook alone)
+REPLACED = ("floor", "python", "true")
+LABELS = {"mcp": "mcp_tool hooks", "process": "process hooks (native client)",
+          "python": "process hooks (Python hook)", "floor": "python -c pass hooks",
+          "true": "`true` hooks"}
+BUDGETS = {"mcp": "<=25", "process": "<=25", "python": "(info: without the native client)",
+           "floor": "(info: the floor)", "true": "(info: the host's own work per hook)"}
+#: seconds of `sleep` that open each session, so its start is over before anything is timed
+SETTLE_S = 1.5
+#: untimed calls after it
+WARM = 2
 #: the file holding each host's hook commands (project scope)
 HOOK_FILES = {"codex": ".codex/hooks.json", "gemini": ".gemini/settings.json",
               "copilot": ".github/hooks/statewright.json"}
@@ -63,75 +83,77 @@ def shell(host: str, line: str) -> ToolUse:
 
 
 def make_project(base: Path, host: str, form: str | None) -> HostProject:
-    install_form = "process" if form in ("floor", "python") else form
+    install_form = "process" if form in REPLACED else form
     p = HostProject(base / f"{host}-{form or 'none'}", host,
                     workflows={"bench-hosts": WORKFLOW},
                     form=install_form if host == "codex" else None, install=form is not None)
-    if form in ("floor", "python"):
+    if form in REPLACED:
         f = p.root / HOOK_FILES[host]
         doc = json.loads(f.read_text())
-        floor = f"{sys.executable} -c pass"
+        floor = f"{sys.executable} -c pass" if form == "floor" else "true"
         for groups in doc["hooks"].values():
             for g in groups:
                 for h in g.get("hooks", [g]):
                     for key in ("command", "bash"):
                         if key in h:
                             # python: the Python hook alone (the part after the native one)
-                            h[key] = floor if form == "floor" else h[key].split("; exec ")[-1]
+                            h[key] = floor if form != "python" else h[key].split("; exec ")[-1]
         f.write_text(json.dumps(doc))
     p.start("bench-hosts")
     return p
 
 
-def session_seconds(p: HostProject, calls: int) -> float:
-    steps = [shell(p.host, f"echo {i}") for i in range(calls)]
+def call_times(p: HostProject, calls: int, warm: int = WARM,
+               settle: float = SETTLE_S) -> list[float]:
+    """Milliseconds the host took over each of `calls` timed shell calls of one session."""
+    steps = [*([shell(p.host, f"sleep {settle}")] if settle else []),
+             *(shell(p.host, f"echo {i}") for i in range(warm + calls))]
     s = p.run([*steps, Text("done")])
     texts = [t for _n, t in s.results()]
-    if s.returncode != 0 or len(texts) != calls or any("statewright refused" in t
-                                                       for t in texts):
+    gaps = s.standin.main.call_gaps()
+    if s.returncode != 0 or len(texts) != len(steps) or len(gaps) != len(steps) or any(
+            "statewright refused" in t for t in texts):
         raise SystemExit(f"session failed under {p.root.name}: rc={s.returncode} "
-                         f"results={texts[:3]} stderr={s.stderr[-500:]}")
-    return s.seconds
+                         f"results={texts[:3]} calls timed={len(gaps)} "
+                         f"stderr={s.stderr[-500:]}")
+    return [g * 1000 for g in gaps[len(steps) - calls:]]
 
 
 def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--calls", type=int, default=3)
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--calls", type=int, default=20)
+    ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--hosts", default=",".join(WIRINGS))
     args = ap.parse_args(argv)
-    n, big = args.calls, 4 * args.calls
     hosts = [h for h in args.hosts.split(",") if h]
     rows: list[tuple[str, float, str, str]] = []
+    notes: list[str] = []
     load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="sw-bench-hosts-") as tmp:
         for host in hosts:
             projects = {form: make_project(Path(tmp), host, form) for form in WIRINGS[host]}
             for p in projects.values():  # warm-up: caches, the resident hook server
-                session_seconds(p, 1)
-            times: dict[tuple[str | None, int], list[float]] = {}
-            for _ in range(args.runs):
-                for form, p in projects.items():
-                    for calls in (n, big):
-                        times.setdefault((form, calls), []).append(session_seconds(p, calls))
-            med = {k: statistics.median(v) for k, v in times.items()}
-            per_call = {f: (med[(f, big)] - med[(f, n)]) / (big - n) * 1000
-                        for f in projects}
-            rows.append((f"{host}: per call, no statewright", round(per_call[None], 1), "ms",
-                         "(reference)"))
-            for form in projects:
+                call_times(p, 1, warm=0, settle=0)
+            order = list(projects)
+            diffs: dict[str | None, list[float]] = {f: [] for f in order}
+            for run in range(args.runs):
+                turn = order[run % len(order):] + order[:run % len(order)]
+                med = {f: statistics.median(call_times(projects[f], args.calls)) for f in turn}
+                for f in order:
+                    diffs[f].append(med[f] - med[None] if f is not None else med[None])
+            rows.append((f"{host}: per call, no statewright", round(statistics.median(
+                diffs[None]), 1), "ms", "(reference)"))
+            for form in order:
                 if form is None:
                     continue
-                label = {"mcp": "mcp_tool hooks", "process": "process hooks (native client)",
-                         "python": "process hooks (Python hook)",
-                         "floor": "python -c pass hooks"}[form]
-                rows.append((f"{host}: per call, {label} - none",
-                             round(per_call[form] - per_call[None], 1), "ms",
-                             "(info: the floor)" if form == "floor" else
-                             "(info: without the native client)" if form == "python" else
-                             "<=25"))
-    print(f"sessions of {n} and {big} shell calls, {args.runs} runs each, medians; load "
-          f"average before: {load[0]:.2f}, after: {os.getloadavg()[0]:.2f}")
+                rows.append((f"{host}: per call, {LABELS[form]} - none",
+                             round(statistics.median(diffs[form]), 1), "ms", BUDGETS[form]))
+                notes.append(f"{host} {form}: per run " + ", ".join(
+                    f"{d:+.1f}" for d in diffs[form]) + " ms")
+    print(f"{args.runs} runs of one session per wiring, {args.calls} timed shell calls each; "
+          f"medians; load average before: {load[0]:.2f}, after: {os.getloadavg()[0]:.2f}")
+    for line in notes:
+        print(line)
     print_rows(rows)
     return rows
 

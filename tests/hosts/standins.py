@@ -5,6 +5,9 @@ Completions (Copilot CLI with its own provider, `COPILOT_OFFLINE`).
 Each answers the host's main conversation turn by turn from a script of steps (a tool call or
 final text: the `ToolUse` / `Text` of tests/host/standin.py), keeps every request, and reads
 back what the host sent the model (tool results) so tests assert what the model really saw.
+It also times the main conversation (`Conversation.timings`): when each request arrived and
+when its answer was written, so a benchmark reads how long the host took over each tool call
+between the model's answer calling it and the request carrying its result (`call_gaps`).
 The step of a request is the number of model turns already in it, so a retried request gets
 the same answer. A script may be keyed by a marker of a sub-agent's first prompt.
 """
@@ -26,6 +29,21 @@ class Conversation:
     def __init__(self, steps: list[Step]) -> None:
         self.steps = steps
         self.requests: list[dict[str, Any]] = []
+        #: per request: [model turns in it, arrived, answered] (time.monotonic seconds)
+        self.timings: list[list[float]] = []
+
+    def call_gaps(self) -> list[float]:
+        """Seconds the host took over each scripted tool call: from the answer calling it to
+        the first request carrying one more model turn (a retried request is not counted)."""
+        answered: dict[int, float] = {}
+        arrived: dict[int, float] = {}
+        for turns, at, done in self.timings:
+            arrived.setdefault(int(turns), at)
+            answered.setdefault(int(turns), done)
+        return [arrived[t + 1] - answered[t] for t in sorted(answered)
+                if t + 1 in arrived and t < len(self.steps) and isinstance(
+                    self.steps[t].then if isinstance(self.steps[t], Outside) else self.steps[t],
+                    ToolUse)]
 
 
 class _StandIn:
@@ -39,6 +57,7 @@ class _StandIn:
         self.all_requests: list[tuple[str, Any]] = []
         self.first_request_at: float | None = None
         self._lock = threading.Lock()
+        self._local = threading.local()
         self._ids = 0
         standin = self
 
@@ -54,6 +73,7 @@ class _StandIn:
                 standin.get(self)
 
             def do_POST(self) -> None:
+                timing = standin._local.timing = [-1.0, time.monotonic(), 0.0]
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length) or b"{}"
                 try:
@@ -63,6 +83,7 @@ class _StandIn:
                 with standin._lock:
                     standin.all_requests.append((self.path, body))
                 standin.post(self, self.path, body)
+                timing[2] = time.monotonic()
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -105,6 +126,10 @@ class _StandIn:
             if self.first_request_at is None:
                 self.first_request_at = time.monotonic()
             conv.requests.append(body)
+            timing = getattr(self._local, "timing", None)
+            if timing is not None:
+                timing[0] = turns
+                conv.timings.append(timing)
             step = conv.steps[turns] if turns < len(conv.steps) else Text("done")
         if isinstance(step, Outside):
             step.act()

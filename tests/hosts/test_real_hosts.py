@@ -111,6 +111,9 @@ def test_one_workflow_governs_the_host(tmp_path: Path, host: str, form: str | No
     texts = [t for _name, t in s.results()]
     proxy = 1 if host != "copilot" else 0  # (the transition's own result)
     assert len(texts) == 10 + proxy, texts
+    # the stand-in timed each call the host made (what benchmarks/bench_hosts.py reads)
+    gaps = s.standin.main.call_gaps()
+    assert len(gaps) == 10 + proxy and all(0 < g < 120 for g in gaps), gaps
     assert "hello" in texts[0] and not refused(texts[0])
     assert refused(texts[1]) and "rm out.txt" in texts[1]
     assert (root / "out.txt").read_text() == "hello\n"  # the refused rm never ran
