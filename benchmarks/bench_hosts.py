@@ -119,6 +119,10 @@ def call_times(p: HostProject, calls: int, warm: int = WARM,
     return [g * 1000 for g in gaps[len(steps) - calls:]]
 
 
+def _q1(xs: list[float]) -> float:
+    return statistics.quantiles(xs, n=4)[0]
+
+
 def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=20)
@@ -135,21 +139,24 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
             for p in projects.values():  # warm-up: caches, the resident hook server
                 call_times(p, 1, warm=0, settle=0)
             order = list(projects)
-            diffs: dict[str | None, list[float]] = {f: [] for f in order}
+            times: dict[str | None, list[list[float]]] = {f: [] for f in order}
             for run in range(args.runs):
-                turn = order[run % len(order):] + order[:run % len(order)]
-                med = {f: statistics.median(call_times(projects[f], args.calls)) for f in turn}
-                for f in order:
-                    diffs[f].append(med[f] - med[None] if f is not None else med[None])
+                for f in order[run % len(order):] + order[:run % len(order)]:
+                    times[f].append(call_times(projects[f], args.calls))
+            diffs = {f: [statistics.median(times[f][r]) - statistics.median(times[None][r])
+                         for r in range(args.runs)] for f in order}
             rows.append((f"{host}: per call, no statewright", round(statistics.median(
-                diffs[None]), 1), "ms", "(reference)"))
+                [statistics.median(t) for t in times[None]]), 1), "ms", "(reference)"))
+            pooled = {f: sorted(x for t in times[f] for x in t) for f in order}
             for form in order:
                 if form is None:
                     continue
                 rows.append((f"{host}: per call, {LABELS[form]} - none",
                              round(statistics.median(diffs[form]), 1), "ms", BUDGETS[form]))
-                notes.append(f"{host} {form}: per run " + ", ".join(
-                    f"{d:+.1f}" for d in diffs[form]) + " ms")
+                notes.append(f"{host} {form} - none: per run " + ", ".join(
+                    f"{d:+.1f}" for d in diffs[form]) + "; all calls: median "
+                    f"{statistics.median(pooled[form]) - statistics.median(pooled[None]):+.1f}, "
+                    f"lower quartile {_q1(pooled[form]) - _q1(pooled[None]):+.1f} ms")
     print(f"{args.runs} runs of one session per wiring, {args.calls} timed shell calls each; "
           f"medians; load average before: {load[0]:.2f}, after: {os.getloadavg()[0]:.2f}")
     for line in notes:
