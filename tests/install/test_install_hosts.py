@@ -188,3 +188,38 @@ def test_doctor_says_which_program_the_process_hooks_run(dirs, tmp_path: Path) -
     assert "Python: no native client" in doctor(f"{only_py}:/usr/bin:/bin")
     assert "is refused" in doctor(f"{alone}:/usr/bin:/bin")
     assert "nothing" in doctor("/usr/bin:/bin")
+
+
+#: Gemini CLI 0.61's events that run once per tool call or per model turn
+GEMINI_PER_CALL = ("BeforeTool", "AfterTool", "BeforeModel", "AfterModel", "BeforeToolSelection")
+
+
+def test_gemini_runs_one_process_per_event_and_two_per_tool_call(dirs, tmp_path: Path) -> None:
+    """What each Gemini CLI tool call costs is set by the install: two events per call, both
+    judging every tool (a tool Gemini CLI adds later included), each one process, because bash
+    (Gemini CLI runs every hook as `bash -c COMMAND`) `exec`s the program the command names.
+    The programs here are stand-ins that print their pid: the command's form is under test."""
+    import re
+
+    root, home = dirs
+    sw(root, home, "install", "gemini")
+    hooks = json.loads((root / ".gemini" / "settings.json").read_text())["hooks"]
+    assert [e for e in GEMINI_PER_CALL if e in hooks] == ["BeforeTool", "AfterTool"]
+    for event in ("BeforeTool", "AfterTool"):
+        (group,) = hooks[event]
+        for tool in ("run_shell_command", "write_file", "mcp_other_do", "a_tool_added_later"):
+            # Gemini CLI: `new RegExp(matcher).test(toolName)`
+            assert re.search(group["matcher"], tool), (event, tool)
+        (h,) = group["hooks"]
+        for present in ("statewright-hook-native", "statewright-hook"):
+            fake = tmp_path / f"bin-{event}-{present}"
+            fake.mkdir()
+            (fake / present).write_text('#!/bin/sh\ncat >/dev/null\necho "$$ $(basename "$0") $*"\n')
+            (fake / present).chmod(0o755)
+            p = subprocess.Popen(["bash", "-c", h["command"]], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True,
+                                 env={"PATH": f"{fake}:/usr/bin:/bin"})
+            out, _ = p.communicate("{}", timeout=30)
+            assert p.returncode == 0
+            # the program runs as bash's own process, given the host and the event
+            assert out.split() == [str(p.pid), present, "--host=gemini", event], out
