@@ -23,7 +23,8 @@ beside it, through the Python hook (`python`: the same files naming `statewright
 Two floors show what the host itself spends around a hook: `floor`, every hook's program
 `python -c pass` (any Python process hook), and `true`, every hook the shell builtin `true`
 (the host's own work for a hook that starts no program). The load average before and after is
-printed: the machine may be shared. Prints `name | value | unit | budget` rows; exits 1 when a
+printed: the machine may be shared. `--events` also times each per-call hook event inside the
+host (`event_times`). Prints `name | value | unit | budget` rows; exits 1 when a
 figure is over its budget.
 """
 
@@ -43,6 +44,8 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 from hosts.harness import HostProject  # noqa: E402 - the test harness is the one way to run them
 from hosts.standins import Text, ToolUse  # noqa: E402
 from table import exit_status, print_rows  # noqa: E402
+
+from statewright.hostwiring import HOST_TAG  # noqa: E402
 
 WORKFLOW = {
     "id": "bench-hosts",
@@ -119,6 +122,50 @@ def call_times(p: HostProject, calls: int, warm: int = WARM,
     return [g * 1000 for g in gaps[len(steps) - calls:]]
 
 
+#: each host's events run per tool call (the ones timed one by one)
+PER_CALL_EVENTS = {"codex": ("PreToolUse", "PostToolUse"), "gemini": ("BeforeTool", "AfterTool"),
+                   "copilot": ("preToolUse", "postToolUse")}
+
+
+def event_times(base: Path, host: str, calls: int) -> str:
+    """Milliseconds each per-call hook event takes inside the host, as the host's shell sees
+    it (bash's `$EPOCHREALTIME` around the program): through the native client, for `python
+    -c pass` and for `true`; one session each. (Not the installed wiring: the program is run
+    in place of `exec`ed, so the shell can read the clock after it.)"""
+    out = []
+    for what in ("native client", "python -c pass", "true"):
+        p = make_project(base / f"events-{what.split()[0]}", host, "process")
+        f = p.root / HOOK_FILES[host]
+        log = p.root.parent / f"events-{what.split()[0]}.log"
+        doc = json.loads(f.read_text())
+        for event, groups in doc["hooks"].items():
+            for g in groups:
+                for h in g.get("hooks", [g]):
+                    for key in ("command", "bash"):
+                        if key in h:
+                            prog = {"native client": f"statewright-hook-native {HOST_TAG}{host} "
+                                                     f"{event}",
+                                    "python -c pass": f"{sys.executable} -c pass",
+                                    "true": "true"}[what]
+                            h[key] = (f"s=$EPOCHREALTIME; {prog}; r=$?; echo {event} $s "
+                                      f"$EPOCHREALTIME >> {log}; exit $r")
+        f.write_text(json.dumps(doc))
+        call_times(p, 1, warm=0, settle=0)
+        log.unlink(missing_ok=True)
+        call_times(p, calls)
+        spans: dict[str, list[float]] = {}
+        for line in log.read_text().splitlines() if log.exists() else []:
+            parts = line.split()
+            try:
+                spans.setdefault(parts[0], []).append((float(parts[2]) - float(parts[1])) * 1000)
+            except (IndexError, ValueError):  # (a shell without $EPOCHREALTIME)
+                continue
+        out.append(what + ": " + ", ".join(
+            f"{e} {statistics.median(spans[e]):.1f}" if e in spans else f"{e} (not read)"
+            for e in PER_CALL_EVENTS[host]))
+    return f"{host}: per event inside the host, ms: " + "; ".join(out)
+
+
 def _q1(xs: list[float]) -> float:
     return statistics.quantiles(xs, n=4)[0]
 
@@ -128,6 +175,8 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
     ap.add_argument("--calls", type=int, default=20)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--hosts", default=",".join(WIRINGS))
+    ap.add_argument("--events", action="store_true",
+                    help="also time each per-call hook event inside the host (info)")
     args = ap.parse_args(argv)
     hosts = [h for h in args.hosts.split(",") if h]
     rows: list[tuple[str, float, str, str]] = []
@@ -157,6 +206,8 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, str, str]]:
                     f"{d:+.1f}" for d in diffs[form]) + "; all calls: median "
                     f"{statistics.median(pooled[form]) - statistics.median(pooled[None]):+.1f}, "
                     f"lower quartile {_q1(pooled[form]) - _q1(pooled[None]):+.1f} ms")
+            if args.events:
+                notes.append(event_times(Path(tmp), host, args.calls))
     print(f"{args.runs} runs of one session per wiring, {args.calls} timed shell calls each; "
           f"medians; load average before: {load[0]:.2f}, after: {os.getloadavg()[0]:.2f}")
     for line in notes:
