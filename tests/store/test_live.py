@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 
 import psycopg
@@ -144,6 +145,29 @@ def test_a_dropped_listening_connection_comes_back_and_misses_nothing(tmp_path, 
             assert payload(pc.call("statewright_get_state"))["version"] == version
             now = _listeners(pg_url)
             assert now and not set(now) & set(old)  # a new listening connection
+
+
+def test_a_proxy_that_never_polls_fires_a_timeout_it_heard_of_at_its_deadline(tmp_path, pg_url):
+    """The proxy reads the store for timeouts after a notice and once the earliest deadline it
+    saw has come, and not in between: a run started on the other machine, in a state that
+    times out, is moved on by the proxy in CI although it never polls."""
+    laptop, ci = _machines(tmp_path, pg_url)
+    slow = {"id": "slow", "initial": "waiting",
+            "states": {"waiting": {"timeout_s": 2, "on_timeout": "EXPIRE",
+                                   "on": {"EXPIRE": "expired"}},
+                       "expired": {"type": "final"}}}
+    for root in (laptop, ci):
+        (root / "workflows" / "slow.json").write_text(json.dumps(slow))
+    with _proxy(ci, "ci-agent", pg_url) as pc:
+        assert "statewright_load_workflow" in pc.tool_names()
+        n = pc.list_changed_count()
+        sw(laptop, "start", "slow", "--session", "ci-agent", STATEWRIGHT_MACHINE="laptop")
+        pc.wait_list_changed(n, timeout=60)  # (heard of: its deadline is known)
+        deadline = time.monotonic() + 60
+        while (state := payload(pc.call("statewright_get_state")))["state"] == "waiting" \
+                and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert state["workflow"] == "slow" and state["state"] == "expired", state
 
 
 def test_the_feed_counts_committed_notices_and_reconnects(pg_url):
