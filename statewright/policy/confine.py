@@ -30,6 +30,7 @@ from ..names import run_dir
 from ..sandbox.launcher import head, wrap
 from ..sandbox.probe import tier
 from ..sandbox.profile import Profile
+from .channels import process_substitution
 from .protect.scope import HOOK_DIRS
 from .protect.store import (
     CONFIG_FILES,
@@ -76,7 +77,8 @@ _SED_SCRIPT_FILE = ("-f", "--file", "--f")
 
 
 def _plain(analysis: ShellAnalysis) -> bool:
-    if analysis.assignments:
+    if analysis.assignments or process_substitution(analysis.source):
+        # (bash does not wait for a process substitution: only the kernel ends what it left)
         return False
     for cmd in analysis.commands:
         if cmd.function_call:
