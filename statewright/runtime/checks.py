@@ -18,7 +18,10 @@ before it evaluates guards:
   `conftest.py` written by the agent, a test it deleted);
 - the environment is the statewright process's, less the variables that change what a test
   runner runs or loads (`SCRUBBED`, `SCRUBBED_PREFIXES`): a transition fired through the
-  agent's own shell must not hand the check `PYTEST_ADDOPTS='-k not failing'`;
+  agent's own shell must not hand the check `PYTEST_ADDOPTS='-k not failing'`; and it reads
+  no cache the agent's lines could have written: compiled modules and temporary files go to a
+  fresh directory of its own (`fresh_caches`), so a planted `__pycache__/test_x.*.pyc` beside
+  a frozen test is never what runs;
 - `summary` is parsed from the JUnit XML report the check names (`report`), written afresh
   (a report left from before is removed first); a check that names one is ok only if this run
   wrote it and, for an exit status of 0, it agrees (`report_problem`): the project's code can
@@ -103,6 +106,28 @@ def check_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+#: where a check's interpreter keeps compiled modules, and its temporary files: a fresh, empty
+#: directory per run (`fresh_caches`), never the project's `__pycache__` nor a temporary
+#: directory the agent's lines used
+CACHE_ENV = ("PYTHONPYCACHEPREFIX", "TMPDIR")
+
+
+def fresh_caches(env: dict[str, str]) -> str:
+    """Point the check's caches (`CACHE_ENV`) at a new private directory; its path (removed
+    when the check ends). The project's code the agent changed is in the frozen paths' eyes,
+    but a compiled form beside a frozen test (`__pycache__/test_x.*.pyc`, which pytest and
+    Python read instead of the source when its header names the source) or a test runner's
+    transform cache in the temporary directory (Jest's) is not: the agent's own lines write
+    both, and the check would run what they hold."""
+    import tempfile
+
+    scratch = tempfile.mkdtemp(prefix="statewright-check-")
+    for sub, var in zip(("pycache", "tmp"), CACHE_ENV, strict=True):
+        os.mkdir(os.path.join(scratch, sub), 0o700)
+        env[var] = os.path.join(scratch, sub)
+    return scratch
+
+
 def sandbox_prefix(root: str, check: Check, base: Any) -> tuple[list[str] | None, str]:
     """(the kernel tier's launcher argv for this check, the tier's kind), or (None, "none")
     where this machine has none. `base`: the `sandbox.Profile` of the run's state (what a
@@ -182,19 +207,29 @@ def run_check(check: Check, root: str, *, frozen: dict[str, str] | None,
         except OSError as exc:
             return _failed(at, f"cannot remove the old report {check.report}: {exc.strerror}")
     argv = [*(prefix or ()), "/bin/sh", "-c", check.run]
-    started = time.monotonic()
+    env = check_environment(environ)
     try:
-        proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True,
-                                env=check_environment(environ), close_fds=True)
+        scratch = fresh_caches(env)
     except OSError as exc:
-        return _failed(at, f"the check could not start: {exc.strerror or exc}", sandbox)
-    tail: deque[bytes] = deque(maxlen=TAIL_LINES * 2)
-    reader = threading.Thread(target=_read_lines, args=(proc, tail), daemon=True)
-    reader.start()
-    timed_out = _wait(proc, check.timeout_s, started, progress, tail)
-    _kill_group(proc.pid)  # what it left running (a background job) ends with it
-    reader.join(timeout=2.0)
+        return _failed(at, f"no directory for the check's caches: {exc.strerror or exc}")
+    try:
+        started = time.monotonic()
+        try:
+            proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    start_new_session=True, env=env, close_fds=True)
+        except OSError as exc:
+            return _failed(at, f"the check could not start: {exc.strerror or exc}", sandbox)
+        tail: deque[bytes] = deque(maxlen=TAIL_LINES * 2)
+        reader = threading.Thread(target=_read_lines, args=(proc, tail), daemon=True)
+        reader.start()
+        timed_out = _wait(proc, check.timeout_s, started, progress, tail)
+        _kill_group(proc.pid)  # what it left running (a background job) ends with it
+        reader.join(timeout=2.0)
+    finally:
+        import shutil
+
+        shutil.rmtree(scratch, ignore_errors=True)
     duration_ms = int((time.monotonic() - started) * 1000)
     code = proc.returncode
     out: dict[str, Any] = {
