@@ -19,9 +19,10 @@ before it evaluates guards:
 - the environment is the statewright process's, less the variables that change what a test
   runner runs or loads (`SCRUBBED`, `SCRUBBED_PREFIXES`): a transition fired through the
   agent's own shell must not hand the check `PYTEST_ADDOPTS='-k not failing'`; and it reads
-  no cache the agent's lines could have written: compiled modules and temporary files go to a
-  fresh directory of its own (`fresh_caches`), so a planted `__pycache__/test_x.*.pyc` beside
-  a frozen test is never what runs;
+  no cache the agent's lines could have written (`fresh_caches`): its temporary files go to a
+  fresh directory of its own, and a planted `__pycache__/test_x.*.pyc` beside a frozen test is
+  never what runs (the sandbox hides those directories; without it, every module is compiled
+  afresh);
 - `summary` is parsed from the JUnit XML report the check names (`report`), written afresh
   (a report left from before is removed first); a check that names one is ok only if this run
   wrote it and, for an exit status of 0, it agrees (`report_problem`): the project's code can
@@ -106,26 +107,47 @@ def check_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-#: where a check's interpreter keeps compiled modules, and its temporary files: a fresh, empty
-#: directory per run (`fresh_caches`), never the project's `__pycache__` nor a temporary
-#: directory the agent's lines used
-CACHE_ENV = ("PYTHONPYCACHEPREFIX", "TMPDIR")
+#: the variables `fresh_caches` points at a new private directory: the check's temporary files,
+#: and, where it runs without the kernel sandbox, its interpreter's compiled modules
+TMP_ENV, PYCACHE_ENV = "TMPDIR", "PYTHONPYCACHEPREFIX"
+BYTECODE_DIR = "__pycache__"
 
 
-def fresh_caches(env: dict[str, str]) -> str:
-    """Point the check's caches (`CACHE_ENV`) at a new private directory; its path (removed
-    when the check ends). The project's code the agent changed is in the frozen paths' eyes,
-    but a compiled form beside a frozen test (`__pycache__/test_x.*.pyc`, which pytest and
-    Python read instead of the source when its header names the source) or a test runner's
-    transform cache in the temporary directory (Jest's) is not: the agent's own lines write
-    both, and the check would run what they hold."""
+def fresh_caches(env: dict[str, str], sandboxed: bool) -> str:
+    """Point the check's caches at a new private directory; its path (removed when the check
+    ends). A frozen test is frozen by its source, but what runs may be a compiled form beside
+    it (`__pycache__/test_x.*.pyc`, which pytest and Python read instead of the source when
+    its header names the source) or a test runner's transform cache in the temporary directory
+    (Jest's): the agent's own lines write both. Under the kernel sandbox the frozen modules'
+    `__pycache__` directories are hidden (`bytecode_dirs`); without it, every compiled module
+    is made afresh (`PYTHONPYCACHEPREFIX`: slower, the standard library's too)."""
     import tempfile
 
     scratch = tempfile.mkdtemp(prefix="statewright-check-")
-    for sub, var in zip(("pycache", "tmp"), CACHE_ENV, strict=True):
+    subs = ((TMP_ENV, "tmp"),) if sandboxed else ((TMP_ENV, "tmp"), (PYCACHE_ENV, "pycache"))
+    for var, sub in subs:
         os.mkdir(os.path.join(scratch, sub), 0o700)
         env[var] = os.path.join(scratch, sub)
     return scratch
+
+
+def bytecode_dirs(root: str, frozen: list[str]) -> list[str]:
+    """The `__pycache__` directories beside the frozen files (absolute paths), made where
+    missing so the sandbox can hide them (empty and read-only inside, as the store is: the
+    check compiles those modules from their sources and caches nothing there)."""
+    out: list[str] = []
+    for d in dict.fromkeys(os.path.dirname(f) for f in frozen if f.endswith(".py")):
+        cache = os.path.join(d, BYTECODE_DIR)
+        if d != root and not d.startswith(root + os.sep):
+            continue
+        try:
+            os.mkdir(cache, 0o755)
+        except FileExistsError:
+            pass
+        except OSError:
+            continue  # (a directory it cannot write: nothing can plant there either)
+        out.append(cache)
+    return out
 
 
 def sandbox_prefix(root: str, check: Check, base: Any) -> tuple[list[str] | None, str]:
@@ -154,8 +176,10 @@ def sandbox_prefix(root: str, check: Check, base: Any) -> tuple[list[str] | None
             fixed.append(part)
         if fixed:
             frozen.append(os.path.join(real, *fixed))
-    frozen.extend(os.path.join(real, rel) for rel in fingerprint(root, check.read_only))
-    profile = base.replace(read_only=tuple(dict.fromkeys((*base.read_only, *frozen))))
+    files = [os.path.join(real, rel) for rel in fingerprint(root, check.read_only)]
+    frozen.extend(files)
+    profile = base.replace(read_only=tuple(dict.fromkeys((*base.read_only, *frozen))),
+                           hidden=(*base.hidden, *bytecode_dirs(real, files)))
     try:
         argv = launcher.argv(profile)
     except Exception:
@@ -209,7 +233,7 @@ def run_check(check: Check, root: str, *, frozen: dict[str, str] | None,
     argv = [*(prefix or ()), "/bin/sh", "-c", check.run]
     env = check_environment(environ)
     try:
-        scratch = fresh_caches(env)
+        scratch = fresh_caches(env, sandboxed=bool(prefix))
     except OSError as exc:
         return _failed(at, f"no directory for the check's caches: {exc.strerror or exc}")
     try:

@@ -107,3 +107,26 @@ def test_a_check_still_passes_and_fails_on_the_source(proj: CheckProject) -> Non
     proj.edit("src/calc.py", BUGGY, "def add(a, b):\n    return a + b\n")
     run_line(proj, "pytest -q")
     moved(proj.send("DONE"), "done")
+
+
+def test_without_the_sandbox_the_check_compiles_afresh(proj: CheckProject) -> None:
+    """Where a check runs without the kernel sandbox (no tier on the machine), the planted
+    bytecode is not read either: every module is compiled into a directory of the check's."""
+    from statewright.definition.compiled import Check
+    from statewright.runtime import checks
+
+    (proj.root / "src" / "calc.py").write_text(BUGGY + PLANT)
+    env = clean_env(PATH=proj.path_env)
+    planting = subprocess.run(["pytest", "-q", "-p", "no:cacheprovider"], cwd=proj.root,
+                              env=env, capture_output=True, timeout=300)
+    assert b"1 failed" in planting.stdout, planting.stdout
+    assert list((proj.root / "src" / "__pycache__").glob("test_calc.*-pytest-*.pyc"))
+    fooled = subprocess.run(["pytest", "-q", "-p", "no:cacheprovider"], cwd=proj.root,
+                            env=env, capture_output=True, timeout=300)
+    assert b"1 passed" in fooled.stdout, fooled.stdout  # (what a plain run of it reads)
+    check = Check(name="tests", run="pytest -q -p no:cacheprovider --junitxml=r.xml",
+                  read_only=("**/test_*.py",), report="r.xml")
+    frozen = checks.fingerprint(str(proj.root), check.read_only)
+    outcome = checks.run_check(check, str(proj.root), frozen=frozen, prefix=None, environ=env)
+    assert not outcome["ok"] and outcome["summary"]["failures"] == 1, outcome
+    assert outcome["sandbox"] == "none"
