@@ -18,6 +18,7 @@ import typer
 
 from ..config import find_project_root
 from .app import ArgumentError, ProjectOpt, app
+from .install_files import write_text_file
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -85,8 +86,7 @@ def init_cmd(
     elif current == text:
         typer.echo(f"workflow {name!r} already in {path} (unchanged)")
     else:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        write_text_file(path, text)
         typer.echo(f"{'overwrote' if current is not None else 'created'} {path} "
                    f"(workflow {name!r})")
     if not no_install:

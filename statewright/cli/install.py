@@ -25,6 +25,7 @@ from .install_files import (
     read_json_file,
     script_path,
     write_json_file,
+    write_text_file,
 )
 
 # -- planning ----------------------------------------------------------------------------------
@@ -114,7 +115,7 @@ def git_exclude(path: Path, remove: bool = False) -> tuple[Path, str] | None:
     if remove:
         if line not in lines:
             return None
-        exclude.write_text("".join(f"{ln}\n" for ln in lines if ln != line), encoding="utf-8")
+        write_text_file(exclude, "".join(f"{ln}\n" for ln in lines if ln != line))
         return exclude, "no longer ignores"
     if line in lines:
         return None  # (already there: nothing to say)

@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from ..atomic import write_atomic
 from ..errors import INVALID_ARGUMENTS, StatewrightError
 from .app import app
 
@@ -76,26 +76,13 @@ def write_text_file(path: Path, text: str) -> None:
     """`text` into `path` atomically (a temporary file beside it, renamed over it), keeping an
     existing file's mode; a new file gets the usual mode."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = None
     try:
         mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:  # a new file gets the usual mode (mkstemp's is 0600)
+    except FileNotFoundError:  # a new file gets the usual mode
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_atomic(str(path), text.encode("utf-8"), mode)
 
 
 def _bad(path: Path, problems: list[tuple[str, str]]) -> StatewrightError:

@@ -25,6 +25,7 @@ import hashlib
 import json
 import os
 
+from ..atomic import write_atomic
 from ..lean import TYPE_CHECKING
 from ..names import state_dir_str
 from .diagnostics import WARNING, Diagnostic
@@ -113,10 +114,8 @@ def remember(directory: str, key: str, result: ValidationResult) -> None:
         if len(names) >= MAX_ENTRIES:
             for n in names:
                 os.unlink(os.path.join(directory, n))
-        tmp = os.path.join(directory, f".{key}.{os.getpid()}")
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump([d.to_dict() for d in result.diagnostics], f)
-        os.replace(tmp, os.path.join(directory, key))
+        write_atomic(os.path.join(directory, key),
+                     json.dumps([d.to_dict() for d in result.diagnostics]).encode("utf-8"))
     except OSError:
         pass
 

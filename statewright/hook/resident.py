@@ -165,14 +165,9 @@ def note_facts(state_dir: str) -> None:
                     return
         except OSError:
             pass
-        tmp = f"{path}.{os.getpid()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW,
-                     0o600)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
+        from ..atomic import write_atomic  # (the server's, once: not the client's path)
+
+        write_atomic(path, data)
     except Exception:
         pass
 

@@ -24,6 +24,7 @@ import sys
 import time
 from typing import Any
 
+from ..atomic import write_atomic
 from ..lean import hmac_sha256
 from .resident import (
     ANSWER_TIMEOUT_S,
@@ -136,13 +137,7 @@ class Server:
 
         ep = self.ep
         self.key = os.urandom(KEY_BYTES)
-        tmp = f"{ep.key_file}.{os.getpid()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-        try:
-            os.write(fd, self.key)
-        finally:
-            os.close(fd)
-        os.replace(tmp, ep.key_file)
+        write_atomic(ep.key_file, self.key)
         try:
             os.unlink(ep.socket)  # a dead server's (the lock says none is alive)
         except FileNotFoundError:

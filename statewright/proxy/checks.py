@@ -12,7 +12,25 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 
+from .downstream import describe
+
 log = logging.getLogger(__name__)
+
+
+def identity(run: Any, wf: Any) -> tuple[Any, ...]:
+    """What a session's tool list depends on, of its effective run."""
+    return (run.run_id, run.state, run.status, run.version, wf.digest, wf.debug)
+
+
+def fingerprint_of(rt: Any, session: str) -> tuple[Any, ...]:
+    """What `session`'s tool list depends on (`identity`, or why there is no run)."""
+    try:
+        eff = rt.effective_run(session)
+    except Exception as exc:
+        return ("error", describe(exc))
+    if eff is None:
+        return ("none",)
+    return identity(*eff)
 
 
 async def transition(rt: Any, session: str, args: dict[str, Any],
@@ -31,10 +49,11 @@ async def transition(rt: Any, session: str, args: dict[str, Any],
                               progress=report))
 
 
-async def fire_timeouts(rt: Any) -> None:
-    """Fire the state timeouts that are due (`Runtime.fire_due_timeouts`); never fails."""
+async def fire_timeouts(rt: Any, quiet: bool = False) -> None:
+    """Fire the state timeouts that are due (`Runtime.fire_due_timeouts`); never fails.
+    `quiet`: no notice came since the last look (nothing is read before a known deadline)."""
     try:
-        await anyio.to_thread.run_sync(rt.fire_due_timeouts)
+        await anyio.to_thread.run_sync(rt.fire_due_timeouts, 500, quiet)
     except Exception as exc:
         log.debug("timeouts could not be fired: %s", exc)
 
@@ -44,7 +63,8 @@ async def follow_store(proxy: Any, interval: float) -> None:
     due timeouts, forever. On a project's SQLite file, the run's version is polled every
     `interval` (one small read); on a shared store, its notices are waited for instead
     (`store.pg_listen`: every transition, approval and new run is announced when committed,
-    and a dropped listening connection counts as a change, so nothing is missed)."""
+    and a dropped listening connection counts as a change, so nothing is missed), and the
+    store is read for timeouts only after a notice or once the earliest deadline has come."""
     try:
         from ..runtime.views import change_feed
 
@@ -57,9 +77,11 @@ async def follow_store(proxy: Any, interval: float) -> None:
         if feed is None:
             await anyio.sleep(interval)
         else:
-            now = await feed.wait_async(seen, interval)
+            left = proxy.rt.seconds_to_next_timeout()
+            now = await feed.wait_async(seen, interval if left is None else
+                                        max(0.01, min(interval, left)))
             changed, seen = now != seen, now
-        await fire_timeouts(proxy.rt)  # (while no call comes)
+        await fire_timeouts(proxy.rt, quiet=feed is not None and not changed)  # (no call came)
         if feed is not None and not changed:
             continue  # (a timeout fired here is announced by the store too)
         try:

@@ -227,12 +227,14 @@ def begin(rt: Runtime, session: str, call: ToolCall, line: str | None = None) ->
     before = take(rt, unlisted)
     with _Texts(os.path.join(d, TEXTS_DB)) as texts:
         texts.refresh(rt.root_dir, before, time.monotonic() + COPY_LIMIT_S)
+    from ..atomic import write_atomic  # (a line that is scanned: not every call's path)
+
     key = call_key(session, call.call_id, call.tool_name, call.tool_input)
     data = marshal.dumps((_FORMAT, time.time(), before, sorted(unlisted), line))
     for attempt in range(5):
         os.makedirs(pending, mode=0o700, exist_ok=True)
         try:
-            _write_atomic(os.path.join(pending, key + _SCAN), data)
+            write_atomic(os.path.join(pending, key + _SCAN), data)
             return
         except FileNotFoundError:  # (the directory, empty, was just removed by a result)
             if attempt == 4:
@@ -252,21 +254,6 @@ def _sweep(pending: str) -> None:
                     pass
     except OSError:
         pass
-
-
-def _write_atomic(path: str, data: bytes) -> None:
-    tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 # -- after the call -------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 
+from ..atomic import write_atomic
 from ..config import active_marker_dir as marker_dir
 from ..errors import STORE_ERROR, StatewrightError
 from ..lean import environ_get
@@ -74,10 +75,7 @@ def ensure_marker(store_file: str, session: str, run_id: str) -> None:
         return
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(run_id)
-        os.replace(tmp, path)
+        write_atomic(path, run_id.encode("utf-8"))
     except OSError:
         pass  # a read-only home: the store's own checks still apply
 

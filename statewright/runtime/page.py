@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 
+from ..atomic import write_atomic
 from ..names import PAGE_FILE
 
 
@@ -23,10 +24,7 @@ def write_address(store_dir: str, url: str) -> str:
     """Say that this process serves the page at `url`; the file's path."""
     os.makedirs(store_dir, exist_ok=True)
     path = page_file(store_dir)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump({"url": url, "pid": os.getpid()}, fh)
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps({"url": url, "pid": os.getpid()}).encode("utf-8"))
     return path
 
 

@@ -470,11 +470,18 @@ class Runtime:
         return None
 
     # -- state timeouts (`runtime.timeouts`) ----------------------------------------------------
-    def fire_due_timeouts(self, limit: int = 500) -> list[dict[str, Any]]:
+    def fire_due_timeouts(self, limit: int = 500, quiet: bool = False) -> list[dict[str, Any]]:
         """Fire every due state timeout, whichever session's (resident servers, serve)."""
         from .timeouts import fire_due
 
-        return fire_due(self, limit)
+        return fire_due(self, limit, quiet)
+
+    def seconds_to_next_timeout(self) -> float | None:
+        """How long until the earliest state timeout the last look saw, if any."""
+        from .timeouts import next_due
+
+        at = next_due(self)
+        return None if at is None else max(0.0, at - self.clock())
 
     def fire_timeout_in(self, tx: Tx, run_id: str, now: float) -> dict[str, Any] | None:
         """Inside a write transaction: fire run `run_id`'s timeout when it is due."""

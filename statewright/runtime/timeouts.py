@@ -1,8 +1,9 @@
 """State timeouts (DESIGN section 2): statewright fires a state's `on_timeout` itself once the
 run has been `timeout_s` in it, from whichever of its processes runs: the resident hook servers
 and `statewright serve` while they wait (`fire_due`, about once a second: one read when nothing
-changed since the last look and no deadline passed), the next hook call (`fire_in`, inside the
-transaction that decides it: `messages.timed_out`)."""
+changed since the last look and no deadline passed; no read at all when the shared store's
+notices said nothing changed), the next hook call (`fire_in`, inside the transaction that
+decides it: `messages.timed_out`)."""
 
 from __future__ import annotations
 
@@ -18,13 +19,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from .surface import Runtime
 
 
-def fire_due(rt: Runtime, limit: int = 500) -> list[dict[str, Any]]:
+def fire_due(rt: Runtime, limit: int = 500, quiet: bool = False) -> list[dict[str, Any]]:
     """Fire `on_timeout` on every running run (any session, the newest `limit`) that has been
-    `timeout_s` in its state; `{run_id, state, event, to, timeout_s}` for each one fired."""
+    `timeout_s` in its state; `{run_id, state, event, to, timeout_s}` for each one fired.
+    `quiet`: the store's notices say no run moved since the last look (every change a
+    deadline depends on, a run's state, status or start, is announced), so nothing is read
+    before the earliest deadline that look saw."""
     if not rt.has_store():
         return []
     now = rt.clock()
     seen = rt._timeouts_seen, getattr(rt, "_next_due", None)
+    if quiet and seen[0] is not None and (seen[1] is None or now < seen[1]):
+        return []
     with rt.store.read() as tx:
         mark = tx.last_event_seq()
         if mark == seen[0] and (seen[1] is None or now < seen[1]):
@@ -51,6 +57,11 @@ def fire_due(rt: Runtime, limit: int = 500) -> list[dict[str, Any]]:
         if got is not None:
             fired.append(got)
     return fired
+
+
+def next_due(rt: Runtime) -> float | None:
+    """The earliest deadline the last look saw (on `rt.clock`), if any."""
+    return getattr(rt, "_next_due", None)
 
 
 def fire_in(rt: Runtime, tx: Tx, run_id: str, now: float) -> dict[str, Any] | None:

@@ -105,11 +105,10 @@ def _read_or_probe() -> Tier:
     found = parse(out)
     if cache is not None:
         try:
+            from ..atomic import write_atomic  # (once per machine: off the per-call path)
+
             os.makedirs(os.path.dirname(cache), exist_ok=True)
-            tmp = f"{cache}.{os.getpid()}"
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(out)
-            os.replace(tmp, cache)
+            write_atomic(cache, out.encode("utf-8"), 0o644)
         except OSError:
             pass
     return found

@@ -45,6 +45,7 @@ CORE = frozenset({
     "statewright.store", "statewright.store.db", "statewright.store.schema",
     "statewright.store.tables", "statewright.store.cache",
     "statewright.store.chain",  # (each history row's link in its run's hash chain)
+    "statewright.atomic",  # (the one writer of whole files: the session's active-run marker)
 })
 # Recording a result (PostToolUse / PostToolUseFailure) adds the evidence it records
 # (`_observed`, DESIGN section 3): a small pure module.

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from statewright import atomic as atomic_mod
 from statewright.policy.types import ToolCall, ToolResult
 from statewright.runtime import Runtime, enforcement
 from statewright.runtime import effects as effects_mod
@@ -341,7 +342,7 @@ def test_a_scan_that_cannot_be_kept_refuses_the_call(rt, proj, monkeypatch):
     def broken(*a, **k):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(effects_mod, "_write_atomic", broken)
+    monkeypatch.setattr(atomic_mod, "write_atomic", broken)
     d = Agent(rt, proj).pre("python3 x.py", "toolu_9")
     assert not d.allowed and d.rule == "fail_closed" and "No space left" in d.reason
 

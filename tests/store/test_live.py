@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 
 import psycopg
@@ -146,6 +147,29 @@ def test_a_dropped_listening_connection_comes_back_and_misses_nothing(tmp_path, 
             assert now and not set(now) & set(old)  # a new listening connection
 
 
+def test_a_proxy_that_never_polls_fires_a_timeout_it_heard_of_at_its_deadline(tmp_path, pg_url):
+    """The proxy reads the store for timeouts after a notice and once the earliest deadline it
+    saw has come, and not in between: a run started on the other machine, in a state that
+    times out, is moved on by the proxy in CI although it never polls."""
+    laptop, ci = _machines(tmp_path, pg_url)
+    slow = {"id": "slow", "initial": "waiting",
+            "states": {"waiting": {"timeout_s": 2, "on_timeout": "EXPIRE",
+                                   "on": {"EXPIRE": "expired"}},
+                       "expired": {"type": "final"}}}
+    for root in (laptop, ci):
+        (root / "workflows" / "slow.json").write_text(json.dumps(slow))
+    with _proxy(ci, "ci-agent", pg_url) as pc:
+        assert "statewright_load_workflow" in pc.tool_names()
+        n = pc.list_changed_count()
+        sw(laptop, "start", "slow", "--session", "ci-agent", STATEWRIGHT_MACHINE="laptop")
+        pc.wait_list_changed(n, timeout=60)  # (heard of: its deadline is known)
+        deadline = time.monotonic() + 60
+        while (state := payload(pc.call("statewright_get_state")))["state"] == "waiting" \
+                and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert state["workflow"] == "slow" and state["state"] == "expired", state
+
+
 def test_the_feed_counts_committed_notices_and_reconnects(pg_url):
     feed = ChangeFeed(pg_url).start()
     try:
@@ -212,6 +236,71 @@ class _McpOverHttp:
                           "params": {"name": name, "arguments": arguments or {}}})
         assert out is not None and "result" in out, out
         return json.loads(out["result"]["content"][0]["text"])
+
+
+class _Listening:
+    """The standalone event stream of a `_McpOverHttp` session (GET /mcp with its token):
+    what the server sends unasked, read in a thread."""
+
+    def __init__(self, client: _McpOverHttp) -> None:
+        import http.client
+
+        self.lines: list[str] = []
+        self.conn = http.client.HTTPConnection("127.0.0.1", client.port, timeout=120)
+        self.conn.request("GET", "/mcp", headers={
+            "Accept": "text/event-stream", "Authorization": f"Bearer {client.token}",
+            "Mcp-Session-Id": client.sid or "", "MCP-Protocol-Version": "2025-06-18"})
+        self.resp = self.conn.getresponse()
+        assert self.resp.status == 200, self.resp.status
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        try:
+            while line := self.resp.fp.readline():
+                self.lines.append(line.decode())
+        except (OSError, ValueError):
+            pass
+
+    def count(self, method: str) -> int:
+        return sum(method in ln for ln in self.lines)
+
+    def wait(self, method: str, more_than: int, timeout: float = 60) -> int:
+        deadline = time.monotonic() + timeout
+        while (n := self.count(method)) <= more_than and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert n > more_than, f"no {method} within {timeout}s: {self.lines[-5:]}"
+        return n
+
+
+def test_each_caller_of_a_shared_proxy_hears_its_own_run_move(tmp_path, pg_url):
+    """A run moved elsewhere (here: the CLI on another checkout) is announced to the callers of
+    a shared proxy whose run it is, not only for the proxy's own session."""
+    from tests.proxy.harness import ServeHttp
+
+    laptop, ci = _machines(tmp_path, pg_url)
+    admin = sw(ci, "token", "create", "--role", "admin", "--name", "lead").stdout.strip()
+    agent = sw(ci, "token", "create", "--role", "agent", "--name", "agent:ci",
+               STATEWRIGHT_TOKEN=admin).stdout.strip()
+    other = sw(ci, "token", "create", "--role", "agent", "--name", "agent:other",
+               STATEWRIGHT_TOKEN=admin).stdout.strip()
+    with ServeHttp(ci, session="served-default") as srv:
+        client = _McpOverHttp(srv.port, agent).start()
+        assert client.call("statewright_load_workflow", {"name": "gate"})["state"] == "build"
+        stream = _Listening(client)
+        seen = stream.count("tools/list_changed")
+        # another caller's reads move nothing: no notice (each caller's list is its own)
+        them = _McpOverHttp(srv.port, other).start()
+        for _ in range(3):
+            assert them.call("statewright_get_state")["error"]["code"] == "NO_ACTIVE_RUN"
+            assert client.call("statewright_get_state")["state"] == "build"
+        time.sleep(1)
+        assert stream.count("tools/list_changed") == seen, stream.lines[-4:]
+        sw(laptop, "transition", "TICK", "--session", "agent:ci", STATEWRIGHT_TOKEN=admin,
+           STATEWRIGHT_MACHINE="laptop")
+        seen = stream.wait("tools/list_changed", seen)
+        sw(laptop, "end", "--session", "agent:ci", STATEWRIGHT_TOKEN=admin)
+        stream.wait("tools/list_changed", seen)
+        assert client.call("statewright_get_state")["status"] == "ended"
 
 
 def test_a_shared_proxy_acts_as_each_tokens_subject(tmp_path, pg_url):
