@@ -39,8 +39,8 @@ from ..engine.run import PAUSED, RUNNING, Run
 from ..errors import STORE_ERROR, UNKNOWN_RUN, StatewrightError
 from ..lean import TYPE_CHECKING, allocate_lock, thread_local
 from ..lean import loads as _loads
-from .cache import RowCache
-from .chain import canonical
+from .cache import RowCache, StaleRead
+from .chain import canonical, link
 from .pg_listen import CHANNEL, ChangeFeed, notice
 from .pg_schema import migrate
 from .pg_tables import PgTables
@@ -95,7 +95,8 @@ _OPEN = "SELECT * FROM statewright_open(%s, %s, %s, %s, %s, %s, %s)"
 # a history row and its link in the run's chain, computed by the server from the run's last
 # row (under the run's lock): one round trip
 _INSERT_EVENT = (
-    "INSERT INTO events(run_id, at, actor, kind, version, state, machine, data, prev_hash, hash)"
+    "WITH b AS (UPDATE runs SET rev=rev+1 WHERE run_id=%(r)s)"
+    " INSERT INTO events(run_id, at, actor, kind, version, state, machine, data, prev_hash, hash)"
     " SELECT %(r)s, %(at)s, %(actor)s, %(kind)s, %(v)s, %(st)s, %(m)s, %(data)s, h.prev,"
     " encode(sha256(decode(h.prev, 'hex') || convert_to(%(canon)s, 'UTF8')), 'hex')"
     " FROM (SELECT coalesce((SELECT hash FROM events WHERE run_id = %(r)s"
@@ -108,12 +109,15 @@ _EVENT_VALUES = (
     " FROM (SELECT coalesce((SELECT hash FROM events WHERE run_id = %s"
     " ORDER BY seq DESC LIMIT 1), repeat('0', 64)) AS prev) h")
 _SET_COUNTERS = "iterations=%s, files_edited=%s, bytes_read=%s, denied=%s, stop_reminders=%s"
-_UPDATE_COUNTERS = f"UPDATE runs SET {_SET_COUNTERS} WHERE run_id=%s"
-_UPDATE_LIVE = f"UPDATE runs SET {_SET_COUNTERS}, context=%s WHERE run_id=%s"
+# (every change of a run's row adds one to its `rev`, as does a history row added to it: what a
+# kept run is checked by, `_KEPT`)
+_UPDATE_COUNTERS = f"UPDATE runs SET {_SET_COUNTERS}, rev=rev+1 WHERE run_id=%s"
+_UPDATE_LIVE = f"UPDATE runs SET {_SET_COUNTERS}, context=%s, rev=rev+1 WHERE run_id=%s"
 _UPDATE_MOVED = ("UPDATE runs SET version=%s, status=%s, session=%s, updated_at=%s, state=%s, "
-                 f"transition_count=%s, context=%s, {_SET_COUNTERS} WHERE run_id=%s")
+                 f"transition_count=%s, context=%s, {_SET_COUNTERS}, rev=rev+1 WHERE run_id=%s")
 _UPDATE_ALL = ("UPDATE runs SET version=%s, status=%s, session=%s, updated_at=%s, state=%s, "
-               f"transition_count=%s, context=%s, {_SET_COUNTERS}, snapshot=%s WHERE run_id=%s")
+               f"transition_count=%s, context=%s, {_SET_COUNTERS}, snapshot=%s, rev=rev+1"
+               " WHERE run_id=%s")
 # each update must change exactly the one row (the version read): checked by the server, so
 # that a queued update that missed aborts the transaction before its COMMIT (`PgTx._later`)
 _VERSIONED = {sql: ("WITH u AS (" + sql + " AND version=%s RETURNING 1)"
@@ -123,10 +127,24 @@ _CHECKED = {sql: ("WITH u AS (" + sql + " RETURNING 1)"
                   " SELECT statewright_one_row(count(*), %s) FROM u")
             for sql in (_UPDATE_COUNTERS, _UPDATE_LIVE, _UPDATE_MOVED, _UPDATE_ALL)}
 _NOTIFY = f"SELECT pg_notify('{CHANNEL}', %s)"
-# a run's versioned update and its one history row: one statement (a decision's writes)
-_WITH_EVENT = {sql: ("WITH u AS (" + sql + " AND version=%s RETURNING 1), e AS ("
-                     + _EVENT_VALUES + ") SELECT statewright_one_row(count(*), %s) FROM u")
+# a run's versioned update and its one history row: one statement (a decision's writes); it
+# answers the run's `rev` and its chain's head after it (what the run is kept with)
+_WITH_EVENT = {sql: ("WITH u AS (" + sql + " AND version=%s RETURNING rev), e AS ("
+                     + _EVENT_VALUES + " RETURNING hash) SELECT statewright_one_row(count(*), %s),"
+                     " max(u.rev), (SELECT max(hash) FROM e) FROM u")
                for sql in (_UPDATE_COUNTERS, _UPDATE_LIVE, _UPDATE_MOVED, _UPDATE_ALL)}
+# a decision on a kept run (`_Kept`), the whole transaction in one statement: the update
+# happens only when the run's `rev` is still the one this connection wrote (the row lock taken,
+# the newest row version compared) and the session still resolves to the run with the same
+# workflow files in use (`statewright_same`, schema 3); its history row is written only with
+# the update, linked to the head this connection wrote. 0 rows: nothing written (stale).
+_KEPT = {sql: ("WITH u AS (" + sql + " AND rev=%s AND statewright_same(%s, %s, %s, %s, %s, %s,"
+               " %s::text[]) RETURNING 1), e AS (INSERT INTO events(run_id, at, actor, kind,"
+               " version, state, machine, data, prev_hash, hash) SELECT %s, %s, %s, %s, %s, %s,"
+               " %s, %s, %s, %s FROM u) SELECT count(*) FROM u")
+         for sql in (_UPDATE_COUNTERS, _UPDATE_LIVE)}
+#: how many sessions' runs a connection keeps (`_Kept`)
+KEPT_SESSIONS = 64
 _SOURCES = ("SELECT DISTINCT d.source_path FROM runs r JOIN definitions d ON d.digest ="
             " r.def_digest WHERE r.project=%s AND r.status IN (%s, %s)"
             " AND d.source_path IS NOT NULL")
@@ -171,6 +189,23 @@ def _error(url: str, exc: BaseException) -> StatewrightError:
     return StatewrightError(STORE_ERROR, f"PostgreSQL store {redact(url)}: {msg} — {hint}")
 
 
+class _Kept:
+    """A run as this connection last wrote it in a decision (`_KEPT`): the session lookup it
+    was found by, the run, its definition's digest, its `rev` and chain head after the write,
+    and the workflow files in use then."""
+
+    __slots__ = ("digest", "head", "key", "rev", "run", "sources")
+
+    def __init__(self, key: tuple[str, str], run: Run, digest: str, rev: int, head: str,
+                 sources: frozenset[str]) -> None:
+        self.key = key
+        self.run = run
+        self.digest = digest
+        self.rev = rev
+        self.head = head
+        self.sources = sources
+
+
 class PgTx(PgTables):
     """Operations inside one open transaction (see `PgStore.transaction`); the same methods as
     `store.db.Tx`."""
@@ -189,11 +224,21 @@ class PgTx(PgTables):
         self.changed: dict[str, None] = {}
         #: statements whose answers nobody waits for (BEGIN, locks, writes): sent in one
         #: pipeline with the next statement whose answer is read, or with COMMIT
-        self._queue: list[tuple[str, Any]] = [(begin, None)]
+        self._queue: list[tuple[str, Any, Any]] = [(begin, None, None)]
         self.begun = False  # whether BEGIN has gone to the server
+        #: opened with `optimistic=True`: a session's kept run may be decided on unread
+        self.optimistic = False
+        #: the kept run this transaction decides on without having read it (until `_check`)
+        self.assumed: _Kept | None = None
+        #: the decision on the assumed run as one statement (`_KEPT`): (sql, args, kept after)
+        self.kept_write: tuple[str, tuple[Any, ...], _Kept] | None = None
+        #: (session, fallback) -> the run it resolved to in this transaction
+        self.resolved: dict[tuple[str, str], str | None] = {}
+        #: run_id -> [run, rev, head] after a decision's write, while no later write touched it
+        self.decided: dict[str, list[Any]] = {}
 
-    def _later(self, sql: str, args: Any = None) -> None:
-        self._queue.append((sql, args))
+    def _later(self, sql: str, args: Any = None, then: Any = None) -> None:
+        self._queue.append((sql, args, then))
 
     def announce(self, run_id: str | None) -> None:
         """Announce a change of run `run_id` to the other machines when this commits."""
@@ -201,9 +246,11 @@ class PgTx(PgTables):
 
     def flush(self, sql: str | None = None, args: Any = None) -> Any:
         """Send the queued statements and `sql` in one round trip; the cursor of `sql`."""
+        if self.assumed is not None:
+            self._check()
         queue, self._queue = self._queue, []
         if sql is not None:
-            queue.append((sql, args))
+            queue.append((sql, args, None))
         if not queue:
             return None
         first = not self.begun
@@ -219,14 +266,39 @@ class PgTx(PgTables):
         self.conn = self.store._reconnect()
         return self._send(queue)
 
-    def _send(self, queue: list[tuple[str, Any]]) -> Any:
+    def _send(self, queue: list[tuple[str, Any, Any]]) -> Any:
         if len(queue) == 1:
-            return self.conn.execute(*queue[0])
+            return self.conn.execute(queue[0][0], queue[0][1])
         cursors = []
         with self.conn.pipeline():
-            for q, a in queue:
+            for q, a, _ in queue:
                 cursors.append(self.conn.execute(q, a))
+        for (_, _, then), cur in zip(queue, cursors, strict=True):
+            if then is not None:
+                then(cur.fetchone())
         return cursors[-1]
+
+    def _check(self) -> None:
+        """The assumed kept run read afresh, as a transaction that did not assume it would
+        have begun (the session locked, the run locked and read, the files in use): the
+        transaction goes on when nothing changed; `StaleRead` when anything did."""
+        k, self.assumed = self.assumed, None
+        self.kept_write = None
+        assert k is not None
+        session, f = k.key
+        rid = k.run.run_id
+        self._locked_sessions.add(session)
+        rest, self._queue = self._queue[1:], self._queue[:1]  # (what was decided on it waits)
+        opened: list[Any] = []
+        self._later(_OPEN, (f"{len(self.project)}:{self.project}:{session}", self.project,
+                            session, f, RUNNING, PAUSED, True), opened.append)
+        rev = self._one("SELECT rev FROM runs WHERE run_id=%s", (rid,))
+        self._queue = rest + self._queue
+        row = opened[0]
+        # (the row was locked by `_OPEN`: its `rev` cannot move before this commits)
+        if (row[0] is None or row[DIGEST_AT] != k.digest or rev is None or rev[0] != k.rev
+                or run_from_row(row).run_id != rid or frozenset(row[-1] or ()) != k.sources):
+            raise StaleRead(rid)
 
     def _one(self, sql: str, args: Any = ()) -> Any:
         return self.flush(sql, args).fetchone()
@@ -324,6 +396,7 @@ class PgTx(PgTables):
                  before: Run | None = None) -> None:
         """As `store.db.Tx.save_run`: only what changed is written; the version is checked."""
         sql, args = self._update(run, before)
+        self.decided.pop(run.run_id, None)
         if expected_version is not None:
             self._later(_VERSIONED[sql], (*args, expected_version, run.run_id))
         else:
@@ -360,6 +433,8 @@ class PgTx(PgTables):
                    "m": machine, "data": data,
                    "canon": canonical(rid, at, actor, kind, v, st, machine, data)}
                   for rid, at, actor, kind, data, v, st in rows]
+        for row in rows:
+            self.decided.pop(row[0], None)
         for p in params:
             self._later(_INSERT_EVENT, p)
 
@@ -376,9 +451,23 @@ class PgTx(PgTables):
             actor, kind, data = event_fields(events[0])
             rid, machine = run.run_id, self.store.machine
             canon = canonical(rid, now, actor, kind, cur.version, cur.state, machine, data)
+            k = self.assumed
+            if k is not None and k.run.run_id == rid and sql in _KEPT and len(self._queue) == 1:
+                # (the run was kept, not read: the whole decision may go as one statement)
+                head = link(k.head, canon)
+                self.kept_write = (_KEPT[sql], (
+                    *args, k.rev, self.project, k.key[0], k.key[1], RUNNING, PAUSED, rid,
+                    sorted(k.sources), rid, now, actor, kind, cur.version, cur.state, machine,
+                    data, k.head, head), _Kept(k.key, cur, k.digest, k.rev + 1, head, k.sources))
+            self.decided.pop(rid, None)
+            decided = self.decided[rid] = [cur, None, None]
+
+            def done(row: Any) -> None:
+                decided[1:] = row[1:3]
+
             self._later(_WITH_EVENT[sql], (*args, run.version, rid, now, actor, kind,
                                            cur.version, cur.state, machine, data, canon, rid,
-                                           rid))
+                                           rid), done)
             return cur
         if new is not None and new is not run:
             self.save_run(new, expected_version=run.version, before=run)
@@ -402,6 +491,21 @@ class PgTx(PgTables):
         """As `store.db.Tx.resolve_session_run`; in a write transaction the session is locked
         first and the run found is locked and read afresh."""
         f = fallback if fallback is not None else session
+        lookup = (session, f)
+        if self.assumed is not None:
+            self._check()  # (a second look: the kept run read afresh first)
+        elif self.optimistic and not self.begun and len(self._queue) == 1:
+            k = self.store.kept().get(lookup)
+            if k is not None:
+                # this connection wrote the session's run last: decided on as it was written,
+                # checked when the decision is written (`_KEPT`) or anything is read (`_check`)
+                rid = k.run.run_id
+                self.assumed = k
+                self.resolved[lookup] = rid
+                self._digests[rid] = k.digest
+                self.cache.runs[rid] = (k.run, k.digest)
+                self.cache.sources = k.sources
+                return k.run
         for _ in range(5):
             if self.write:
                 # the session locked, the run found locked (the row returned is its newest
@@ -420,6 +524,8 @@ class PgTx(PgTables):
                 run = self._run_row(self._one(_RESOLVE_SESSION, {
                     "p": self.project, "s": session, "f": f, "a": RUNNING, "b": PAUSED}))
             if run is None or run.status in (RUNNING, PAUSED):
+                if self.write:
+                    self.resolved[lookup] = run.run_id if run is not None else None
                 return run
             self.cache.runs.pop(run.run_id, None)  # it ended while this waited for its lock
         raise StatewrightError(STORE_ERROR, f"the runs of session {session} keep changing; retry")
@@ -477,7 +583,13 @@ class PgStore:
         conn = self._connect()
         self._local.conn = conn
         self._local.cache = RowCache()
+        self._local.kept = {}
         return conn
+
+    def kept(self) -> dict[tuple[str, str], _Kept]:
+        """This thread's connection's kept runs, by the session lookup that found each."""
+        kept: dict[tuple[str, str], _Kept] = self._local.kept
+        return kept
 
     def _connect(self) -> Any:
         psycopg = _psycopg()
@@ -537,19 +649,23 @@ class PgStore:
             except Exception:
                 pass
 
-    def transaction(self, write: bool = True) -> _PgTransaction:
-        return _PgTransaction(self, write)
+    def transaction(self, write: bool = True, optimistic: bool = False) -> _PgTransaction:
+        """A transaction (`PgTx`); `optimistic`: a session's run this connection wrote last
+        may be decided on without reading it, checked when written (the caller then catches
+        `StaleRead` and decides again without it)."""
+        return _PgTransaction(self, write, optimistic)
 
     def read(self) -> _PgTransaction:
-        return _PgTransaction(self, False)
+        return _PgTransaction(self, False, False)
 
 
 class _PgTransaction:
-    __slots__ = ("store", "tx", "write")
+    __slots__ = ("optimistic", "store", "tx", "write")
 
-    def __init__(self, store: PgStore, write: bool) -> None:
+    def __init__(self, store: PgStore, write: bool, optimistic: bool) -> None:
         self.store = store
         self.write = write
+        self.optimistic = optimistic and write
         self.tx: PgTx | None = None
 
     def __enter__(self) -> PgTx:
@@ -559,7 +675,8 @@ class _PgTransaction:
         cache.clear()  # another machine may have written since this connection last looked
         begin = "BEGIN" if self.write else "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
         tx = self.tx = PgTx(store, conn, cache, self.write, begin)  # (BEGIN goes with the first
-        return tx                                                   # statement: `PgTx.flush`)
+        tx.optimistic = self.optimistic                             # statement: `PgTx.flush`)
+        return tx
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: object) -> None:
@@ -569,6 +686,7 @@ class _PgTransaction:
         psycopg = _psycopg()
         if exc_type is not None:
             store._local.cache.clear()
+            store.kept().clear()
             if tx.begun:
                 try:
                     tx.conn.execute("ROLLBACK")
@@ -579,14 +697,63 @@ class _PgTransaction:
             return
         if not tx.begun and len(tx._queue) == 1:
             return  # nothing was asked of the server: no BEGIN, no COMMIT
+        kw = tx.kept_write
+        if kw is not None and tx.assumed is not None and not tx.changed and len(tx._queue) == 2:
+            # a decision on a kept run and nothing else: one statement, its own transaction
+            store._local.cache.clear()  # (what is kept is `kept`, after this)
+            try:
+                n = tx.conn.execute(kw[0], kw[1]).fetchone()[0]
+            except psycopg.Error as exc2:
+                store.kept().clear()
+                if not (isinstance(exc2, psycopg.OperationalError) and tx.conn.broken):
+                    raise _error(store.url, exc2) from None
+                # the connection was lost (the server restarted, the network dropped while
+                # idle): on a new one, whether the decision was written is its history row
+                # (its hash is its own); written: done, else decided again (`StaleRead`)
+                try:
+                    row = store._reconnect().execute(
+                        "SELECT 1 FROM events WHERE run_id=%s AND hash=%s",
+                        (kw[2].run.run_id, kw[2].head)).fetchone()
+                except psycopg.Error as exc3:
+                    raise _error(store.url, exc3) from None
+                if row is None:
+                    raise StaleRead(kw[2].run.run_id) from None
+                return
+            if n != 1:
+                store._local.cache.clear()
+                store.kept().clear()
+                raise StaleRead(kw[2].run.run_id)
+            self._keep(tx, {kw[2].key: kw[2]})
+            return
         for run_id in tx.changed:  # (delivered by the server when, and only if, this commits)
             tx._later(_NOTIFY, (notice(store.project, run_id),))
         try:
             tx.flush("COMMIT")
         except psycopg.Error as exc2:
             store._local.cache.clear()
+            store.kept().clear()
             try:
                 tx.conn.execute("ROLLBACK")
             except psycopg.Error:
                 store._drop_connection()
             raise _error(store.url, exc2) from None
+        if tx.write:
+            fresh: dict[tuple[str, str], _Kept] = {}
+            for key, rid in tx.resolved.items():
+                d = tx.decided.get(rid) if rid is not None else None
+                digest = tx._digests.get(rid) if rid is not None else None
+                if d is not None and d[2] is not None and digest is not None \
+                        and tx.cache.sources is not None:
+                    fresh[key] = _Kept(key, d[0], digest, d[1], d[2], tx.cache.sources)
+            self._keep(tx, fresh, tx.resolved)
+
+    def _keep(self, tx: PgTx, fresh: dict[tuple[str, str], _Kept],
+              resolved: Any = ()) -> None:
+        """After a commit: the runs this transaction's decisions left, kept; the other
+        session lookups it made, forgotten."""
+        kept = self.store.kept()
+        for key in resolved:
+            kept.pop(key, None)
+        if len(kept) + len(fresh) > KEPT_SESSIONS:
+            kept.clear()
+        kept.update(fresh)

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import STORE_ERROR, StatewrightError
 
-PG_SCHEMA_VERSION = 2
+PG_SCHEMA_VERSION = 3
 #: the advisory lock key that serialises migrations between processes
 MIGRATION_LOCK = 0x53775772
 
@@ -185,9 +185,47 @@ BEGIN
 END $$
 """
 
+# version 3: a decision in one statement when nothing changed (`store.pg`, kept runs). Every
+# change of a run's row, and every history row added to it, adds one to its `rev`; a process
+# that wrote a run last knows its `rev`, its row and its chain's head, and writes its next
+# decision on the run in one statement that checks, under the run's row lock, that `rev` is
+# still the one it wrote and (`statewright_same`) that the session still resolves to that run
+# and the workflow files in use are still those it knew; else the statement writes nothing and
+# the decision is made again from a fresh read. Rows of schema 2 start at `rev` 0 (no process
+# keeps a run it has not written under schema 3).
+_V3 = """
+ALTER TABLE runs ADD COLUMN rev bigint NOT NULL DEFAULT 0;
+CREATE FUNCTION statewright_same(p text, s text, f text, a text, b text, run text,
+                                 sources text[])
+RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+    found_id text;
+    src text[];
+BEGIN
+    SELECT x.run_id INTO found_id FROM (
+        SELECT r.run_id, 0 AS prio, 0::float8 AS t, 0::bigint AS o FROM bindings bd
+         JOIN runs r ON r.run_id = bd.run_id WHERE bd.project = p AND bd.session = s
+         AND r.status IN (a, b)
+        UNION ALL
+        SELECT r.run_id, 1, r.created_at, r.ord FROM runs r WHERE r.project = p
+         AND r.session = s AND r.parent_run IS NULL AND r.status IN (a, b)
+        UNION ALL
+        SELECT r.run_id, 2, r.created_at, r.ord FROM runs r WHERE r.project = p
+         AND r.session = f AND r.parent_run IS NULL AND r.status IN (a, b)
+    ) x ORDER BY x.prio, x.t DESC, x.o DESC LIMIT 1;
+    IF found_id IS DISTINCT FROM run THEN
+        RETURN false;
+    END IF;
+    src := ARRAY(SELECT DISTINCT d.source_path FROM runs r JOIN definitions d
+                 ON d.digest = r.def_digest WHERE r.project = p AND r.status IN (a, b)
+                 AND d.source_path IS NOT NULL);
+    RETURN src @> sources AND sources @> src;
+END $$
+"""
+
 #: version -> DDL that upgrades from version-1 (run as one script in the migration's
 #: transaction). Append, never edit.
-PG_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2}
+PG_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3}
 
 
 def migrate(conn: Any, file: str) -> None:
