@@ -135,14 +135,18 @@ _WITH_EVENT = {sql: ("WITH u AS (" + sql + " AND version=%s RETURNING rev), e AS
                for sql in (_UPDATE_COUNTERS, _UPDATE_LIVE, _UPDATE_MOVED, _UPDATE_ALL)}
 # a decision on a kept run (`_Kept`), the whole transaction in one statement: the update
 # happens only when the run's `rev` is still the one this connection wrote (the row lock taken,
-# the newest row version compared) and the session still resolves to the run with the same
-# workflow files in use (`statewright_same`, schema 3); its history row is written only with
-# the update, linked to the head this connection wrote. 0 rows: nothing written (stale).
-_KEPT = {sql: ("WITH u AS (" + sql + " AND rev=%s AND statewright_same(%s, %s, %s, %s, %s, %s,"
-               " %s::text[]) RETURNING 1), e AS (INSERT INTO events(run_id, at, actor, kind,"
-               " version, state, machine, data, prev_hash, hash) SELECT %s, %s, %s, %s, %s, %s,"
-               " %s, %s, %s, %s FROM u) SELECT count(*) FROM u")
+# the newest row version compared) and the project's session lookups have not changed since
+# the run was looked up (the project's mark, `_MARK_OF`, schema 3); its history row is written
+# only with the update, linked to the head this connection wrote. 0 rows: nothing written.
+_MARK_OF = ("concat_ws(':', (SELECT max(lookup_seq) FROM runs WHERE project = %s),"
+            " (SELECT max(lookup_seq) FROM bindings WHERE project = %s),"
+            " (SELECT max(n) FROM statewright_removals))")
+_KEPT = {sql: ("WITH u AS (" + sql + " AND rev=%s AND " + _MARK_OF + " = %s RETURNING 1),"
+               " e AS (INSERT INTO events(run_id, at, actor, kind, version, state, machine,"
+               " data, prev_hash, hash) SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, %s FROM u)"
+               " SELECT count(*) FROM u")
          for sql in (_UPDATE_COUNTERS, _UPDATE_LIVE)}
+_MARK = "SELECT " + _MARK_OF
 #: how many sessions' runs a connection keeps (`_Kept`)
 KEPT_SESSIONS = 64
 _SOURCES = ("SELECT DISTINCT d.source_path FROM runs r JOIN definitions d ON d.digest ="
@@ -194,11 +198,12 @@ class _Kept:
     was found by, the run, its definition's digest, its `rev` and chain head after the write,
     and the workflow files in use then."""
 
-    __slots__ = ("digest", "head", "key", "rev", "run", "sources")
+    __slots__ = ("digest", "head", "key", "mark", "rev", "run", "sources")
 
     def __init__(self, key: tuple[str, str], run: Run, digest: str, rev: int, head: str,
-                 sources: frozenset[str]) -> None:
+                 sources: frozenset[str], mark: str) -> None:
         self.key = key
+        self.mark = mark
         self.run = run
         self.digest = digest
         self.rev = rev
@@ -236,6 +241,9 @@ class PgTx(PgTables):
         self.resolved: dict[tuple[str, str], str | None] = {}
         #: run_id -> [run, rev, head] after a decision's write, while no later write touched it
         self.decided: dict[str, list[Any]] = {}
+        #: the project's mark (`_MARK_OF`), read before this transaction's first session
+        #: lookup (what a run it decides on is kept with)
+        self.mark: str | None = None
 
     def _later(self, sql: str, args: Any = None, then: Any = None) -> None:
         self._queue.append((sql, args, then))
@@ -278,6 +286,9 @@ class PgTx(PgTables):
                 then(cur.fetchone())
         return cursors[-1]
 
+    def _marked(self, row: Any) -> None:
+        self.mark = row[0]
+
     def _check(self) -> None:
         """The assumed kept run read afresh, as a transaction that did not assume it would
         have begun (the session locked, the run locked and read, the files in use): the
@@ -285,6 +296,7 @@ class PgTx(PgTables):
         k, self.assumed = self.assumed, None
         self.kept_write = None
         assert k is not None
+        self.mark = k.mark  # (if the mark moved since, the next kept decision is redone)
         session, f = k.key
         rid = k.run.run_id
         self._locked_sessions.add(session)
@@ -455,10 +467,11 @@ class PgTx(PgTables):
             if k is not None and k.run.run_id == rid and sql in _KEPT and len(self._queue) == 1:
                 # (the run was kept, not read: the whole decision may go as one statement)
                 head = link(k.head, canon)
+                p = self.project
                 self.kept_write = (_KEPT[sql], (
-                    *args, k.rev, self.project, k.key[0], k.key[1], RUNNING, PAUSED, rid,
-                    sorted(k.sources), rid, now, actor, kind, cur.version, cur.state, machine,
-                    data, k.head, head), _Kept(k.key, cur, k.digest, k.rev + 1, head, k.sources))
+                    *args, k.rev, p, p, k.mark, rid, now, actor, kind, cur.version, cur.state,
+                    machine, data, k.head, head),
+                    _Kept(k.key, cur, k.digest, k.rev + 1, head, k.sources, k.mark))
             self.decided.pop(rid, None)
             decided = self.decided[rid] = [cur, None, None]
 
@@ -501,6 +514,7 @@ class PgTx(PgTables):
                 # checked when the decision is written (`_KEPT`) or anything is read (`_check`)
                 rid = k.run.run_id
                 self.assumed = k
+                self.mark = k.mark
                 self.resolved[lookup] = rid
                 self._digests[rid] = k.digest
                 self.cache.runs[rid] = (k.run, k.digest)
@@ -516,6 +530,8 @@ class PgTx(PgTables):
                     self._locked_sessions.add(session)
                     key = f"{len(self.project)}:{self.project}:{session}"
                 want = self.cache.sources is None
+                if self.optimistic and not self.resolved and self.mark is None:
+                    self._later(_MARK, (self.project, self.project), self._marked)
                 row = self._one(_OPEN, (key, self.project, session, f, RUNNING, PAUSED, want))
                 if want:
                     self.cache.sources = frozenset(row[-1] or ())
@@ -743,8 +759,9 @@ class _PgTransaction:
                 d = tx.decided.get(rid) if rid is not None else None
                 digest = tx._digests.get(rid) if rid is not None else None
                 if d is not None and d[2] is not None and digest is not None \
-                        and tx.cache.sources is not None:
-                    fresh[key] = _Kept(key, d[0], digest, d[1], d[2], tx.cache.sources)
+                        and tx.cache.sources is not None and tx.mark is not None:
+                    fresh[key] = _Kept(key, d[0], digest, d[1], d[2], tx.cache.sources,
+                                       tx.mark)
             self._keep(tx, fresh, tx.resolved)
 
     def _keep(self, tx: PgTx, fresh: dict[tuple[str, str], _Kept],

@@ -21,6 +21,7 @@ from statewright.engine.run import HUMAN
 from statewright.policy.types import ToolCall, ToolResult
 from statewright.runtime import Runtime
 from statewright.store.chain import GENESIS, row_hash
+from statewright.store.pg import PgStore
 from statewright.store.pg_schema import PG_SCHEMA_VERSION
 
 pytestmark = pytest.mark.e2e
@@ -138,26 +139,59 @@ def test_eight_processes_deciding_on_one_run_lose_nothing(tmp_path, store_kind):
     assert _chain_intact(rt, rid) == len(hist)
 
 
-def test_a_schema_2_store_is_migrated_with_its_runs(tmp_path, pg_url, monkeypatch):
+def _catalog(url: str) -> tuple[list, list]:
+    """The columns of this schema's tables and its functions, triggers, sequences, indexes."""
+    with psycopg.connect(url, autocommit=True) as c:
+        cols = c.execute("SELECT table_name, column_name, data_type, column_default"
+                         " FROM information_schema.columns WHERE table_schema = current_schema()"
+                         " ORDER BY 1, 2").fetchall()
+        objs = c.execute(
+            "SELECT 'f', proname::text FROM pg_proc WHERE pronamespace = current_schema()::regnamespace"
+            " UNION ALL SELECT 'c' || relkind::text, relname::text FROM pg_class"
+            " WHERE relnamespace = current_schema()::regnamespace"
+            " UNION ALL SELECT 't', tgname::text FROM pg_trigger t JOIN pg_class r ON r.oid = t.tgrelid"
+            " WHERE r.relnamespace = current_schema()::regnamespace AND NOT t.tgisinternal"
+            " ORDER BY 1, 2").fetchall()
+    return cols, objs
+
+
+def test_a_schema_2_store_is_migrated_with_its_runs(tmp_path, pg_server, pg_url, monkeypatch):
+    from statewright.store import pg_schema
+
+    assert PG_SCHEMA_VERSION == 3
     monkeypatch.setenv("STATEWRIGHT_STORE", pg_url)
     root = _project(tmp_path)
     rt = Runtime.open(root, resident=True)
     rid = rt.start("work", "s1")["run_id"]
     _pairs(rt, "s1", 2)
     rt.close()
-    # the store as schema 2 left it (what version 3 adds, taken away)
+    # the store as schema 2 left it: what version 3 adds, taken away (the same catalog as a
+    # store made by schema 2's statewright, checked)
     with psycopg.connect(pg_url, autocommit=True) as c:
-        c.execute("ALTER TABLE runs DROP COLUMN rev")
-        c.execute("DROP FUNCTION statewright_same")
+        c.execute("ALTER TABLE runs DROP COLUMN rev, DROP COLUMN lookup_seq")
+        c.execute("ALTER TABLE bindings DROP COLUMN lookup_seq")
+        c.execute("DROP TABLE statewright_removals")
+        c.execute("DROP FUNCTION statewright_run_moved, statewright_binding_moved,"
+                  " statewright_lookup_removed CASCADE")
+        c.execute("DROP SEQUENCE statewright_lookup_seq")
         c.execute("DELETE FROM statewright_schema WHERE version = 3")
-    assert PG_SCHEMA_VERSION == 3
-    rt = Runtime.open(root, resident=True)
+    two = pg_server.fresh_url()
+    with monkeypatch.context() as m:
+        m.setattr(pg_schema, "PG_SCHEMA_VERSION", 2)
+        with psycopg.connect(two, autocommit=True) as c:
+            pg_schema.migrate(c, "two")
+    assert _catalog(pg_url) == _catalog(two)
+    rt = Runtime.open(root, resident=True)  # migrated to 3 on open
     _pairs(rt, "s1", 3)  # the first decision reads the run; the next ones keep it
     other = Runtime.open(root)
     _pairs(other, "s1", 1)
     _pairs(rt, "s1", 1)
     assert rt.get_state("s1")["counters"]["iterations"] == 7
     assert _chain_intact(rt, rid) == len(rt.history(rid))
+    fresh = pg_server.fresh_url()
+    PgStore.open(fresh, "x").close()
+    cols, objs = _catalog(pg_url)  # migrated: the same schema as a store made by this version
+    assert (cols, objs) == _catalog(fresh)
     with psycopg.connect(pg_url, autocommit=True) as c:
         assert c.execute("SELECT max(version) FROM statewright_schema").fetchone()[0] == 3
         assert c.execute("SELECT rev FROM runs WHERE run_id = %s", (rid,)).fetchone()[0] > 0
