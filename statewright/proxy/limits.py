@@ -1,12 +1,52 @@
-"""What the proxy holds back (DESIGN section 4): output past the state's byte budget
-(`cut_to_budget`, check 4) and the variables a workflow blocks, which downstream servers start
-without (`blocked_anywhere`, check 6)."""
+"""What the proxy holds back (DESIGN section 4): arguments past the size it accepts
+(`argument_size_problem`), output past the state's byte budget (`cut_to_budget`, check 4, by
+`raw_result_bytes`) and the variables a workflow blocks, which downstream servers start without
+(`blocked_anywhere`, check 6)."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from typing import Any
+
+MAX_ARGUMENT_BYTES = int(os.environ.get("STATEWRIGHT_MAX_ARGUMENT_BYTES", str(8 * 1024 * 1024)))
+
+
+def argument_size_problem(args: dict[str, Any]) -> str | None:
+    """Why a call's arguments are refused for their size or form, if they are."""
+    if not args:
+        return None
+    try:
+        size = len(json.dumps(args, separators=(",", ":"), ensure_ascii=False))
+    except (TypeError, ValueError) as exc:
+        return f"arguments are not plain JSON: {exc}"
+    if size > MAX_ARGUMENT_BYTES:
+        return (f"arguments are {size} bytes, more than the proxy accepts "
+                f"({MAX_ARGUMENT_BYTES}); split the work into smaller calls")
+    return None
+
+
+def raw_result_bytes(result: dict[str, Any]) -> int:
+    """Size of what the agent receives from a wire-shaped result: text, embedded data (base64
+    as sent) and structured content."""
+    n = 0
+    for block in result.get("content") or ():
+        if not isinstance(block, dict):
+            n += len(json.dumps(block, default=str))
+            continue
+        text = block.get("text")
+        data = block.get("data")
+        if isinstance(text, str) and len(block) <= 3:
+            n += len(text.encode("utf-8", "replace"))
+        elif isinstance(data, str) and len(block) <= 4:
+            n += len(data)
+        else:
+            n += len(json.dumps(block, separators=(",", ":"), default=str))
+    sc = result.get("structuredContent")
+    if sc is not None:
+        n += len(json.dumps(sc, separators=(",", ":"), default=str))
+    return n
 
 
 def cut_to_budget(result: dict[str, Any], room: int, budget: int) -> dict[str, Any]:

@@ -45,15 +45,22 @@ from .capabilities import ProxyServer
 from .config import resolve_session
 from .downstream import DownstreamError, DownstreamManager, Progress, Route, ServerSpec, describe
 from .hooktool import HookTool, not_served
-from .limits import blocked_anywhere, cut_to_budget, launcher_of
+from .limits import (
+    MAX_ARGUMENT_BYTES,
+    argument_size_problem,
+    blocked_anywhere,
+    cut_to_budget,
+    launcher_of,
+    raw_result_bytes,
+)
 from .passthrough import INVALID_PARAMS, Passthrough, call_with_progress
 
 log = logging.getLogger("statewright.proxy")
 
-MAX_ARGUMENT_BYTES = int(os.environ.get("STATEWRIGHT_MAX_ARGUMENT_BYTES", str(8 * 1024 * 1024)))
 POLL_INTERVAL = float(os.environ.get("STATEWRIGHT_POLL_INTERVAL", "0.25"))
 FIRST_LIST_WAIT = 60.0  # the first tools/list waits (at most this) for the downstream servers
 EARLY_LANE_MARK = ("answered by the early lane",)  # a fingerprint no state has
+MAX_SUBJECTS = 256  # the token subjects of a shared proxy whose runs are followed
 
 
 def _text(text: str) -> types.TextContent:
@@ -72,26 +79,9 @@ def _raw_error(text: str, structured: dict[str, Any] | None = None) -> dict[str,
     return out
 
 
-def raw_result_bytes(result: dict[str, Any]) -> int:
-    """Size of what the agent receives from a wire-shaped result: text, embedded data (base64
-    as sent) and structured content."""
-    n = 0
-    for block in result.get("content") or ():
-        if not isinstance(block, dict):
-            n += len(json.dumps(block, default=str))
-            continue
-        text = block.get("text")
-        data = block.get("data")
-        if isinstance(text, str) and len(block) <= 3:
-            n += len(text.encode("utf-8", "replace"))
-        elif isinstance(data, str) and len(block) <= 4:
-            n += len(data)
-        else:
-            n += len(json.dumps(block, separators=(",", ":"), default=str))
-    sc = result.get("structuredContent")
-    if sc is not None:
-        n += len(json.dumps(sc, separators=(",", ":"), default=str))
-    return n
+def _identity(run: Any, wf: Any) -> tuple[Any, ...]:
+    """What a session's tool list depends on, of its effective run."""
+    return (run.run_id, run.state, run.status, run.version, wf.digest, wf.debug)
 
 
 class Proxy:
@@ -110,6 +100,9 @@ class Proxy:
         self.bus = InMemorySubscriptionBus()
         self._legacy_sessions: weakref.WeakSet[Any] = weakref.WeakSet()
         self._fingerprint: tuple[Any, ...] | None = None
+        # a shared proxy's callers (their tokens' subjects) and what each one's tool list
+        # depends on: their runs are followed like the proxy's own (`check_state_change`)
+        self._subjects: dict[str, tuple[Any, ...]] = {}
         # True while the current state cannot make `record` say anything (no run, or a state
         # without budgets): a call that edits no file may then be answered before it is
         # recorded. Refreshed with the fingerprint (every poll, after our own tools and
@@ -142,6 +135,10 @@ class Proxy:
             conn = getattr(ctx.session, "_connection", None)
             self._legacy_sessions.add(conn if conn is not None else ctx.session)
         with calling(ctx):  # (a shared proxy: the caller's token names the session, `bearer`)
+            who = CALLER.get()
+            if who is not None and who not in self._subjects \
+                    and len(self._subjects) < MAX_SUBJECTS:
+                self._subjects[who] = self._fingerprint_of(who)
             return await call_next(ctx)
 
     @property
@@ -168,8 +165,20 @@ class Proxy:
                 self._legacy_sessions.discard(s)
         await self.bus.publish(ToolsListChanged())
 
+    def _fingerprint_of(self, session: str) -> tuple[Any, ...]:
+        """What `session`'s tool list depends on (`_identity`, or why there is no run)."""
+        try:
+            eff = self.rt.effective_run(session)
+        except Exception as exc:
+            return ("error", describe(exc))
+        if eff is None:
+            return ("none",)
+        run, wf = eff
+        return _identity(run, wf)
+
     def _current_fingerprint(self) -> tuple[Any, ...]:
-        """What the tool list depends on: the effective run's identity, state and version."""
+        """The fingerprint of the session being served; with it, whether `record` can say
+        anything in its state (`_quiet`) and the variables its state blocks (withheld)."""
         self._quiet = False
         try:
             eff = self.rt.effective_run(self.session)
@@ -186,7 +195,7 @@ class Proxy:
                 self.downstream.withhold(frozenset(state.blocked_env))
         except Exception:
             self._quiet = False
-        return (run.run_id, run.state, run.status, run.version, wf.digest, wf.debug)
+        return _identity(run, wf)
 
     def mark_list_stale(self) -> None:
         """The early lane answered before this proxy existed (a tools/list, a hook call that may
@@ -195,14 +204,17 @@ class Proxy:
         self._fingerprint = EARLY_LANE_MARK
 
     async def check_state_change(self) -> bool:
+        """Announce a tool-list change when the run of the session served or of a shared
+        proxy's caller moved (every client hears it: 2026 subscriptions cannot be aimed)."""
         fp = self._current_fingerprint()
-        if fp != self._fingerprint:
-            first = self._fingerprint is None
-            self._fingerprint = fp
-            if not first:
-                await self.notify_tools_changed()
-                return True
-        return False
+        changed = fp != self._fingerprint and self._fingerprint is not None
+        self._fingerprint = fp
+        for who, before in list(self._subjects.items()):
+            self._subjects[who] = now = self._fingerprint_of(who)
+            changed = changed or now != before
+        if changed:
+            await self.notify_tools_changed()
+        return changed
 
     async def watch_store(self) -> None:
         """Changes made by other processes (CLI approve, the hook, another machine)."""
@@ -397,7 +409,7 @@ class Proxy:
         """Argument checks and `authorize`: (refusal result, args, False) or (None, arguments
         to send, early) where `early` says the result may be answered before it is recorded
         (the call edits no file and the state has nothing `record` could warn about)."""
-        problem = (self._check_size(args)
+        problem = (argument_size_problem(args)
                    if size_hint is None or size_hint > MAX_ARGUMENT_BYTES else None)
         if problem is None:
             schema = self.downstream.tool_schema(name)
@@ -460,22 +472,10 @@ class Proxy:
                   flush=True)
             return None
 
-    def _check_size(self, args: dict[str, Any]) -> str | None:
-        if not args:
-            return None
-        try:
-            size = len(json.dumps(args, separators=(",", ":"), ensure_ascii=False))
-        except (TypeError, ValueError) as exc:
-            return f"arguments are not plain JSON: {exc}"
-        if size > MAX_ARGUMENT_BYTES:
-            return (f"arguments are {size} bytes, more than the proxy accepts "
-                    f"({MAX_ARGUMENT_BYTES}); split the work into smaller calls")
-        return None
-
     # ---- statewright_* tools ----------------------------------------------------------------
     async def _own_tool(self, name: str, args: dict[str, Any],
                         progress: Any = None) -> types.CallToolResult:
-        problem = self._check_size(args)
+        problem = argument_size_problem(args)
         if problem is None:
             args = own.drop_nulls(name, args)
             errors = own.check_arguments(own.TOOL_SPECS[name]["schema"], args)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import base64
 import json
 
-from statewright.proxy.server import raw_result_bytes, resolve_session
+from statewright.proxy.config import resolve_session
+from statewright.proxy.limits import raw_result_bytes
 from statewright.proxy.tools import OWN_TOOLS, TOOL_SPECS, check_arguments, own_tools
 
 

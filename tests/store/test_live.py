@@ -238,6 +238,62 @@ class _McpOverHttp:
         return json.loads(out["result"]["content"][0]["text"])
 
 
+class _Listening:
+    """The standalone event stream of a `_McpOverHttp` session (GET /mcp with its token):
+    what the server sends unasked, read in a thread."""
+
+    def __init__(self, client: _McpOverHttp) -> None:
+        import http.client
+
+        self.lines: list[str] = []
+        self.conn = http.client.HTTPConnection("127.0.0.1", client.port, timeout=120)
+        self.conn.request("GET", "/mcp", headers={
+            "Accept": "text/event-stream", "Authorization": f"Bearer {client.token}",
+            "Mcp-Session-Id": client.sid or "", "MCP-Protocol-Version": "2025-06-18"})
+        self.resp = self.conn.getresponse()
+        assert self.resp.status == 200, self.resp.status
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        try:
+            while line := self.resp.fp.readline():
+                self.lines.append(line.decode())
+        except (OSError, ValueError):
+            pass
+
+    def count(self, method: str) -> int:
+        return sum(method in ln for ln in self.lines)
+
+    def wait(self, method: str, more_than: int, timeout: float = 60) -> int:
+        deadline = time.monotonic() + timeout
+        while (n := self.count(method)) <= more_than and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert n > more_than, f"no {method} within {timeout}s: {self.lines[-5:]}"
+        return n
+
+
+def test_each_caller_of_a_shared_proxy_hears_its_own_run_move(tmp_path, pg_url):
+    """A run moved elsewhere (here: the CLI on another checkout) is announced to the callers of
+    a shared proxy whose run it is, not only for the proxy's own session."""
+    from tests.proxy.harness import ServeHttp
+
+    laptop, ci = _machines(tmp_path, pg_url)
+    admin = sw(ci, "token", "create", "--role", "admin", "--name", "lead").stdout.strip()
+    agent = sw(ci, "token", "create", "--role", "agent", "--name", "agent:ci",
+               STATEWRIGHT_TOKEN=admin).stdout.strip()
+    with ServeHttp(ci, session="served-default") as srv:
+        client = _McpOverHttp(srv.port, agent).start()
+        assert client.call("statewright_load_workflow", {"name": "gate"})["state"] == "build"
+        stream = _Listening(client)
+        seen = stream.count("tools/list_changed")
+        sw(laptop, "transition", "TICK", "--session", "agent:ci", STATEWRIGHT_TOKEN=admin,
+           STATEWRIGHT_MACHINE="laptop")
+        seen = stream.wait("tools/list_changed", seen)
+        sw(laptop, "end", "--session", "agent:ci", STATEWRIGHT_TOKEN=admin)
+        stream.wait("tools/list_changed", seen)
+        assert client.call("statewright_get_state")["status"] == "ended"
+
+
 def test_a_shared_proxy_acts_as_each_tokens_subject(tmp_path, pg_url):
     from tests.proxy.harness import ServeHttp
 
