@@ -149,6 +149,9 @@ _KEPT = {sql: ("WITH u AS (" + sql + " AND rev=%s AND " + _MARK_OF + " = %s RETU
 _MARK = "SELECT " + _MARK_OF
 #: how many sessions' runs a connection keeps (`_Kept`)
 KEPT_SESSIONS = 64
+#: after a kept run was found changed, the session's next decisions read it afresh, this many
+#: (a run that several processes decide on at once is read under its lock, not guessed at)
+COLD_AFTER_STALE = 16
 _SOURCES = ("SELECT DISTINCT d.source_path FROM runs r JOIN definitions d ON d.digest ="
             " r.def_digest WHERE r.project=%s AND r.status IN (%s, %s)"
             " AND d.source_path IS NOT NULL")
@@ -310,6 +313,7 @@ class PgTx(PgTables):
         # (the row was locked by `_OPEN`: its `rev` cannot move before this commits)
         if (row[0] is None or row[DIGEST_AT] != k.digest or rev is None or rev[0] != k.rev
                 or run_from_row(row).run_id != rid or frozenset(row[-1] or ()) != k.sources):
+            self.store._local.cold[k.key] = COLD_AFTER_STALE
             raise StaleRead(rid)
 
     def _one(self, sql: str, args: Any = ()) -> Any:
@@ -509,6 +513,12 @@ class PgTx(PgTables):
             self._check()  # (a second look: the kept run read afresh first)
         elif self.optimistic and not self.begun and len(self._queue) == 1:
             k = self.store.kept().get(lookup)
+            cold = self.store._local.cold
+            if k is not None and lookup in cold:
+                cold[lookup] -= 1
+                if cold[lookup] <= 0:
+                    del cold[lookup]
+                k = None
             if k is not None:
                 # this connection wrote the session's run last: decided on as it was written,
                 # checked when the decision is written (`_KEPT`) or anything is read (`_check`)
@@ -600,6 +610,7 @@ class PgStore:
         self._local.conn = conn
         self._local.cache = RowCache()
         self._local.kept = {}
+        self._local.cold = {}  # (session, fallback) -> decisions left to read afresh
         return conn
 
     def kept(self) -> dict[tuple[str, str], _Kept]:
@@ -738,6 +749,7 @@ class _PgTransaction:
             if n != 1:
                 store._local.cache.clear()
                 store.kept().clear()
+                store._local.cold[kw[2].key] = COLD_AFTER_STALE
                 raise StaleRead(kw[2].run.run_id)
             self._keep(tx, {kw[2].key: kw[2]})
             return
