@@ -12,7 +12,25 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 
+from .downstream import describe
+
 log = logging.getLogger(__name__)
+
+
+def identity(run: Any, wf: Any) -> tuple[Any, ...]:
+    """What a session's tool list depends on, of its effective run."""
+    return (run.run_id, run.state, run.status, run.version, wf.digest, wf.debug)
+
+
+def fingerprint_of(rt: Any, session: str) -> tuple[Any, ...]:
+    """What `session`'s tool list depends on (`identity`, or why there is no run)."""
+    try:
+        eff = rt.effective_run(session)
+    except Exception as exc:
+        return ("error", describe(exc))
+    if eff is None:
+        return ("none",)
+    return identity(*eff)
 
 
 async def transition(rt: Any, session: str, args: dict[str, Any],

@@ -79,11 +79,6 @@ def _raw_error(text: str, structured: dict[str, Any] | None = None) -> dict[str,
     return out
 
 
-def _identity(run: Any, wf: Any) -> tuple[Any, ...]:
-    """What a session's tool list depends on, of its effective run."""
-    return (run.run_id, run.state, run.status, run.version, wf.digest, wf.debug)
-
-
 class Proxy:
     """One proxy: the runtime, the downstream servers, and the upstream MCP server."""
 
@@ -138,7 +133,7 @@ class Proxy:
             who = CALLER.get()
             if who is not None and who not in self._subjects \
                     and len(self._subjects) < MAX_SUBJECTS:
-                self._subjects[who] = self._fingerprint_of(who)
+                self._subjects[who] = own_checks.fingerprint_of(self.rt, who)
             return await call_next(ctx)
 
     @property
@@ -165,17 +160,6 @@ class Proxy:
                 self._legacy_sessions.discard(s)
         await self.bus.publish(ToolsListChanged())
 
-    def _fingerprint_of(self, session: str) -> tuple[Any, ...]:
-        """What `session`'s tool list depends on (`_identity`, or why there is no run)."""
-        try:
-            eff = self.rt.effective_run(session)
-        except Exception as exc:
-            return ("error", describe(exc))
-        if eff is None:
-            return ("none",)
-        run, wf = eff
-        return _identity(run, wf)
-
     def _current_fingerprint(self) -> tuple[Any, ...]:
         """The fingerprint of the session being served; with it, whether `record` can say
         anything in its state (`_quiet`) and the variables its state blocks (withheld)."""
@@ -195,7 +179,7 @@ class Proxy:
                 self.downstream.withhold(frozenset(state.blocked_env))
         except Exception:
             self._quiet = False
-        return _identity(run, wf)
+        return own_checks.identity(run, wf)
 
     def mark_list_stale(self) -> None:
         """The early lane answered before this proxy existed (a tools/list, a hook call that may
@@ -203,15 +187,24 @@ class Proxy:
         (Replayed requests -- their answers dropped -- leave the mark alone: `visible_tools`.)"""
         self._fingerprint = EARLY_LANE_MARK
 
+    def _note(self, fp: tuple[Any, ...]) -> bool:
+        """Keep `fp` for the session served (a shared proxy's caller, else our own); whether
+        it differs from the one kept before it (never on a first)."""
+        who = CALLER.get()
+        if who is None:
+            before, self._fingerprint = self._fingerprint, fp
+        elif (before := self._subjects.get(who)) is not None:
+            self._subjects[who] = fp
+        return before is not None and before != fp
+
     async def check_state_change(self) -> bool:
         """Announce a tool-list change when the run of the session served or of a shared
         proxy's caller moved (every client hears it: 2026 subscriptions cannot be aimed)."""
-        fp = self._current_fingerprint()
-        changed = fp != self._fingerprint and self._fingerprint is not None
-        self._fingerprint = fp
+        changed, caller = self._note(self._current_fingerprint()), CALLER.get()
         for who, before in list(self._subjects.items()):
-            self._subjects[who] = now = self._fingerprint_of(who)
-            changed = changed or now != before
+            if who != caller:
+                self._subjects[who] = now = own_checks.fingerprint_of(self.rt, who)
+                changed = changed or now != before
         if changed:
             await self.notify_tools_changed()
         return changed
@@ -235,8 +228,8 @@ class Proxy:
 
     def visible_tools(self) -> list[types.Tool]:
         fingerprint = self._current_fingerprint()
-        if self._fingerprint != EARLY_LANE_MARK:  # see mark_list_stale
-            self._fingerprint = fingerprint
+        if CALLER.get() is not None or self._fingerprint != EARLY_LANE_MARK:  # mark_list_stale
+            self._note(fingerprint)
         debug = False
         allowed = None  # None: every forwarded tool
         try:

@@ -471,8 +471,7 @@ class Runtime:
 
     # -- state timeouts (`runtime.timeouts`) ----------------------------------------------------
     def fire_due_timeouts(self, limit: int = 500, quiet: bool = False) -> list[dict[str, Any]]:
-        """Fire every due state timeout, whichever session's (resident servers, serve);
-        `quiet`: the store's notices say nothing moved since the last look."""
+        """Fire every due state timeout, whichever session's (resident servers, serve)."""
         from .timeouts import fire_due
 
         return fire_due(self, limit, quiet)

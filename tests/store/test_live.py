@@ -281,11 +281,20 @@ def test_each_caller_of_a_shared_proxy_hears_its_own_run_move(tmp_path, pg_url):
     admin = sw(ci, "token", "create", "--role", "admin", "--name", "lead").stdout.strip()
     agent = sw(ci, "token", "create", "--role", "agent", "--name", "agent:ci",
                STATEWRIGHT_TOKEN=admin).stdout.strip()
+    other = sw(ci, "token", "create", "--role", "agent", "--name", "agent:other",
+               STATEWRIGHT_TOKEN=admin).stdout.strip()
     with ServeHttp(ci, session="served-default") as srv:
         client = _McpOverHttp(srv.port, agent).start()
         assert client.call("statewright_load_workflow", {"name": "gate"})["state"] == "build"
         stream = _Listening(client)
         seen = stream.count("tools/list_changed")
+        # another caller's reads move nothing: no notice (each caller's list is its own)
+        them = _McpOverHttp(srv.port, other).start()
+        for _ in range(3):
+            assert them.call("statewright_get_state")["error"]["code"] == "NO_ACTIVE_RUN"
+            assert client.call("statewright_get_state")["state"] == "build"
+        time.sleep(1)
+        assert stream.count("tools/list_changed") == seen, stream.lines[-4:]
         sw(laptop, "transition", "TICK", "--session", "agent:ci", STATEWRIGHT_TOKEN=admin,
            STATEWRIGHT_MACHINE="laptop")
         seen = stream.wait("tools/list_changed", seen)
