@@ -147,20 +147,43 @@ _DROPPERS = frozenset({"unset", "export", "declare", "typeset", "local", "readon
 
 # -- work that outlives the call ------------------------------------------------------------------
 
-def background_problem(analysis: ShellAnalysis, args: dict[str, Any]) -> str | None:
+def background_problem(analysis: ShellAnalysis, args: dict[str, Any], kernel: bool = False
+                       ) -> str | None:
     """Why the line would leave work running after the call (DESIGN section 4, point 5):
     `&`, `nohup`, `setsid`, `disown`, `coproc`, `at`, detached terminal multiplexers, or the
-    host's own `run_in_background`. Such work would act under a later state's rules."""
+    host's own `run_in_background`. Such work would act under a later state's rules. A process
+    substitution (`<(...)`, `>(...)`) too, unless the line runs under the kernel sandbox
+    (`kernel`), which ends whatever the line left when it ends: bash does not wait for one,
+    and its code runs on after a command that never reads it to the end (`: >(sleep 9; cp
+    x y)`)."""
     if args.get("run_in_background") not in (None, False):
         return "`run_in_background` leaves the command running after the state may change"
-    return _scan_by_line(analysis)[0]
+    why, _, _, _, substituted = _scan_by_line(analysis)
+    if why is None and substituted and not kernel:
+        why = ("a process substitution (`<(...)`, `>(...)`) may leave work running after the "
+               "call (bash does not wait for it), and this line does not run under the kernel "
+               "sandbox, which would end it; write the output to a file first")
+    return why
 
 
-def _scan(analysis: ShellAnalysis) -> tuple[str | None, tuple[Command, ...], bool, bool]:
+@lru_cache(maxsize=256)
+def process_substitution(text: str) -> bool:
+    """Whether the shell text holds a process substitution (`parser.has_process_substitution`;
+    parsed only when the text holds `<(` or `>(`)."""
+    if "<(" not in text and ">(" not in text:
+        return False
+    from .shell.parser import bash_parser, has_process_substitution
+
+    data = text.encode("utf-8", "surrogateescape")
+    return has_process_substitution(bash_parser().parse(data).root_node, data)
+
+
+def _scan(analysis: ShellAnalysis) -> tuple[str | None, tuple[Command, ...], bool, bool, bool]:
     """What this module asks of a line's commands, found in one pass (kept per line): (why
     it would leave work running after the call (`background_problem`), the commands that
     assign or may drop a pinned value in order (`_pinned`), whether it runs statewright's CLI
-    by a name that holds `statewright`, whether it runs `git` (`export_items`))."""
+    by a name that holds `statewright`, whether it runs `git` (`export_items`), whether the
+    line or a text it hands to a shell holds a process substitution)."""
     texts = [analysis.source]  # the line, and the code it hands to shells (`_shell_texts`)
     detached: str | None = None
     droppers: list[Command] = []
@@ -195,7 +218,8 @@ def _scan(analysis: ShellAnalysis) -> tuple[str | None, tuple[Command, ...], boo
             if job if job is not None else _has_background(text):
                 detached = "`&` leaves a job running after the call"
                 break
-    return detached, tuple(droppers), actor, git
+    substituted = any(process_substitution(t) for t in texts)
+    return detached, tuple(droppers), actor, git, substituted
 
 
 #: shells that run the text after `-c`; those of them that run the text fed to them
@@ -261,7 +285,7 @@ def export_items(analysis: ShellAnalysis, restricted: bool) -> tuple[tuple[str, 
     (`programs.worktree.GIT_HARDENING`) in a state that restricts commands (`restricted`: a
     planted bare repository or fsmonitor would run code). The same tuple for every line with
     the same needs."""
-    _, _, named, git = _scan_by_line(analysis)
+    _, _, named, git, _ = _scan_by_line(analysis)
     key = (named or "statewright" in analysis.source, git and restricted)
     out = _EXPORTS.get(key)
     if out is None:

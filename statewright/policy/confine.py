@@ -30,6 +30,7 @@ from ..names import run_dir
 from ..sandbox.launcher import head, wrap
 from ..sandbox.probe import tier
 from ..sandbox.profile import Profile
+from .channels import process_substitution
 from .protect.scope import HOOK_DIRS
 from .protect.store import (
     CONFIG_FILES,
@@ -76,7 +77,8 @@ _SED_SCRIPT_FILE = ("-f", "--file", "--f")
 
 
 def _plain(analysis: ShellAnalysis) -> bool:
-    if analysis.assignments:
+    if analysis.assignments or process_substitution(analysis.source):
+        # (bash does not wait for a process substitution: only the kernel ends what it left)
         return False
     for cmd in analysis.commands:
         if cmd.function_call:
@@ -141,25 +143,62 @@ def _kept(state: State, ctx: GateContext) -> tuple[State, Profile, str]:
     """(state, its Profile, the launcher's text for it), kept per state and context."""
     pf = ctx.protected_files
     files = pf if type(pf) is frozenset else frozenset(pf)
+    later = git_dirs_later(ctx.project_root)
     key = (id(state), ctx.project_root, ctx.store_dir, files, environ_get("HOME"),
-           environ_get("XDG_RUNTIME_DIR"), environ_get("PATH"))
+           environ_get("XDG_RUNTIME_DIR"), environ_get("PATH"), later)
     kept = _PROFILES.get(key)
     if kept is None or kept[0] is not state:
         if len(_PROFILES) >= 64:
             _PROFILES.clear()
-        profile = _profile(state, ctx.project_root, ctx.store_dir, files)
+        profile = _profile(state, ctx.project_root, ctx.store_dir, files, later)
         kept = _PROFILES[key] = (state, profile, head(profile))
     return kept
 
 
-#: (id of a State, the context's facts, HOME, XDG_RUNTIME_DIR, PATH) -> (that State, its
-#: Profile, the launcher's text): a State is kept with its profile, so its id is not reused
-#: while it is remembered
+#: (id of a State, the context's facts, HOME, XDG_RUNTIME_DIR, PATH, the submodules' git
+#: files) -> (that State, its Profile, the launcher's text): a State is kept with its profile,
+#: so its id is not reused while it is remembered
 _PROFILES: dict[tuple[object, ...], tuple[State, Profile, str]] = {}
 
 
-def _profile(state: State, project_root: str, store_dir: str, workflow_files: frozenset[str]
-             ) -> Profile:
+def git_dirs_later(root: str) -> tuple[str, ...]:
+    """The files of the project's other git directories that make code run later, outside any
+    sandbox, as `.git/hooks` and `.git/config` do: each submodule's git directory under
+    `.git/modules` (nested ones too) keeps its own `hooks/` and `config` (a `core.fsmonitor`
+    there runs on the human's next `git status` in the project, which looks into every
+    submodule), and a linked worktree's `config.worktree`. Only what exists (a mount pins an
+    existing path); looked up on every sandboxed decision (one `stat` where there is none)."""
+    git = os.path.join(os.path.realpath(root), ".git")
+    out: list[str] = []
+    stack = [os.path.join(git, "modules")]
+    while stack and len(out) < 512:
+        d = stack.pop()
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            continue
+        for e in entries:
+            if not e.is_dir(follow_symlinks=False):
+                continue
+            if os.path.isfile(os.path.join(e.path, "HEAD")):  # (a git directory)
+                out += [p for p in (os.path.join(e.path, n) for n in
+                                    ("hooks", "config", "config.worktree"))
+                        if os.path.lexists(p)]
+                stack.append(os.path.join(e.path, "modules"))
+            else:  # (a submodule named `a/b` keeps its git directory at modules/a/b)
+                stack.append(e.path)
+    for base in (git, os.path.join(git, "worktrees")):
+        try:
+            names = [""] if base == git else os.listdir(base)
+        except OSError:
+            continue
+        out += [p for p in (os.path.join(base, n, "config.worktree") for n in names)
+                if os.path.lexists(p)]
+    return tuple(sorted(out))
+
+
+def _profile(state: State, project_root: str, store_dir: str, workflow_files: frozenset[str],
+             git_later: tuple[str, ...] = ()) -> Profile:
     real = os.path.realpath
     root = real(project_root)
     paths: list[str] = []
@@ -176,6 +215,7 @@ def _profile(state: State, project_root: str, store_dir: str, workflow_files: fr
     paths.append(real(os.path.expanduser("~/.claude")))
     paths += host_config_dirs(root)  # (Codex's, Gemini CLI's, Copilot CLI's settings)
     paths += [os.path.join(root, ".git", "hooks"), os.path.join(root, ".git", "config")]
+    paths += git_later
     paths += [os.path.join(root, d) for d in sorted(HOOK_DIRS)]
     paths += program_paths()
     paths += host_programs(root)
@@ -287,7 +327,7 @@ def server_profile(ctx: GateContext, withheld: frozenset[str]) -> Profile:
     from ..definition.compiled import State
 
     base = _profile(State(name="servers"), ctx.project_root, ctx.store_dir,
-                    frozenset(ctx.protected_files))
+                    frozenset(ctx.protected_files), git_dirs_later(ctx.project_root))
     return Profile(base.root, base.read_only, base.hidden,
                    tuple(sorted(withheld | frozenset(STORE_SECRETS))),
                    network=True, unix_sockets=True)

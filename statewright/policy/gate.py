@@ -323,7 +323,7 @@ def _channels(c: _Call, state: State, counters: Counters, ctx: GateContext) -> D
                                             lambda p: c.every(p, c.cwd, roots))
         rule = "blocked_env"
     if why is None and c.analysis is not None:
-        why = channels.background_problem(c.analysis, c.args)
+        why = channels.background_problem(c.analysis, c.args, c.kernel)
         rule = "allowed_commands"
         if why is None:
             why = channels.pinned_problem(c.analysis, state)

@@ -18,7 +18,11 @@ before it evaluates guards:
   `conftest.py` written by the agent, a test it deleted);
 - the environment is the statewright process's, less the variables that change what a test
   runner runs or loads (`SCRUBBED`, `SCRUBBED_PREFIXES`): a transition fired through the
-  agent's own shell must not hand the check `PYTEST_ADDOPTS='-k not failing'`;
+  agent's own shell must not hand the check `PYTEST_ADDOPTS='-k not failing'`; and it reads
+  no cache the agent's lines could have written (`fresh_caches`): its temporary files go to a
+  fresh directory of its own, and a planted `__pycache__/test_x.*.pyc` beside a frozen test is
+  never what runs (the sandbox hides those directories; without it, every module is compiled
+  afresh);
 - `summary` is parsed from the JUnit XML report the check names (`report`), written afresh
   (a report left from before is removed first); a check that names one is ok only if this run
   wrote it and, for an exit status of 0, it agrees (`report_problem`): the project's code can
@@ -103,6 +107,49 @@ def check_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+#: the variables `fresh_caches` points at a new private directory: the check's temporary files,
+#: and, where it runs without the kernel sandbox, its interpreter's compiled modules
+TMP_ENV, PYCACHE_ENV = "TMPDIR", "PYTHONPYCACHEPREFIX"
+BYTECODE_DIR = "__pycache__"
+
+
+def fresh_caches(env: dict[str, str], sandboxed: bool) -> str:
+    """Point the check's caches at a new private directory; its path (removed when the check
+    ends). A frozen test is frozen by its source, but what runs may be a compiled form beside
+    it (`__pycache__/test_x.*.pyc`, which pytest and Python read instead of the source when
+    its header names the source) or a test runner's transform cache in the temporary directory
+    (Jest's): the agent's own lines write both. Under the kernel sandbox the frozen modules'
+    `__pycache__` directories are hidden (`bytecode_dirs`); without it, every compiled module
+    is made afresh (`PYTHONPYCACHEPREFIX`: slower, the standard library's too)."""
+    import tempfile
+
+    scratch = tempfile.mkdtemp(prefix="statewright-check-")
+    subs = ((TMP_ENV, "tmp"),) if sandboxed else ((TMP_ENV, "tmp"), (PYCACHE_ENV, "pycache"))
+    for var, sub in subs:
+        os.mkdir(os.path.join(scratch, sub), 0o700)
+        env[var] = os.path.join(scratch, sub)
+    return scratch
+
+
+def bytecode_dirs(root: str, frozen: list[str]) -> list[str]:
+    """The `__pycache__` directories beside the frozen files (absolute paths), made where
+    missing so the sandbox can hide them (empty and read-only inside, as the store is: the
+    check compiles those modules from their sources and caches nothing there)."""
+    out: list[str] = []
+    for d in dict.fromkeys(os.path.dirname(f) for f in frozen if f.endswith(".py")):
+        cache = os.path.join(d, BYTECODE_DIR)
+        if d != root and not d.startswith(root + os.sep):
+            continue
+        try:
+            os.mkdir(cache, 0o755)
+        except FileExistsError:
+            pass
+        except OSError:
+            continue  # (a directory it cannot write: nothing can plant there either)
+        out.append(cache)
+    return out
+
+
 def sandbox_prefix(root: str, check: Check, base: Any) -> tuple[list[str] | None, str]:
     """(the kernel tier's launcher argv for this check, the tier's kind), or (None, "none")
     where this machine has none. `base`: the `sandbox.Profile` of the run's state (what a
@@ -129,8 +176,10 @@ def sandbox_prefix(root: str, check: Check, base: Any) -> tuple[list[str] | None
             fixed.append(part)
         if fixed:
             frozen.append(os.path.join(real, *fixed))
-    frozen.extend(os.path.join(real, rel) for rel in fingerprint(root, check.read_only))
-    profile = base.replace(read_only=tuple(dict.fromkeys((*base.read_only, *frozen))))
+    files = [os.path.join(real, rel) for rel in fingerprint(root, check.read_only)]
+    frozen.extend(files)
+    profile = base.replace(read_only=tuple(dict.fromkeys((*base.read_only, *frozen))),
+                           hidden=(*base.hidden, *bytecode_dirs(real, files)))
     try:
         argv = launcher.argv(profile)
     except Exception:
@@ -182,19 +231,29 @@ def run_check(check: Check, root: str, *, frozen: dict[str, str] | None,
         except OSError as exc:
             return _failed(at, f"cannot remove the old report {check.report}: {exc.strerror}")
     argv = [*(prefix or ()), "/bin/sh", "-c", check.run]
-    started = time.monotonic()
+    env = check_environment(environ)
     try:
-        proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True,
-                                env=check_environment(environ), close_fds=True)
+        scratch = fresh_caches(env, sandboxed=bool(prefix))
     except OSError as exc:
-        return _failed(at, f"the check could not start: {exc.strerror or exc}", sandbox)
-    tail: deque[bytes] = deque(maxlen=TAIL_LINES * 2)
-    reader = threading.Thread(target=_read_lines, args=(proc, tail), daemon=True)
-    reader.start()
-    timed_out = _wait(proc, check.timeout_s, started, progress, tail)
-    _kill_group(proc.pid)  # what it left running (a background job) ends with it
-    reader.join(timeout=2.0)
+        return _failed(at, f"no directory for the check's caches: {exc.strerror or exc}")
+    try:
+        started = time.monotonic()
+        try:
+            proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    start_new_session=True, env=env, close_fds=True)
+        except OSError as exc:
+            return _failed(at, f"the check could not start: {exc.strerror or exc}", sandbox)
+        tail: deque[bytes] = deque(maxlen=TAIL_LINES * 2)
+        reader = threading.Thread(target=_read_lines, args=(proc, tail), daemon=True)
+        reader.start()
+        timed_out = _wait(proc, check.timeout_s, started, progress, tail)
+        _kill_group(proc.pid)  # what it left running (a background job) ends with it
+        reader.join(timeout=2.0)
+    finally:
+        import shutil
+
+        shutil.rmtree(scratch, ignore_errors=True)
     duration_ms = int((time.monotonic() - started) * 1000)
     code = proc.returncode
     out: dict[str, Any] = {

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from cliproject import CliProject
 from conftest import EXAMPLES, bin_path, clean_env
 
 SESSION = "c0ffee00-1111-4222-8333-444455556666"
@@ -16,7 +17,7 @@ SESSION = "c0ffee00-1111-4222-8333-444455556666"
 BASH_OK = {"stdout": "", "stderr": "", "interrupted": False, "isImage": False}
 
 
-class Project:
+class Project(CliProject):
     def __init__(self, root: Path) -> None:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
@@ -24,32 +25,12 @@ class Project:
             shutil.copytree(EXAMPLES, root / "workflows")
         self.env = clean_env(CLAUDE_PROJECT_DIR=str(root))
 
-    # -- the human side: the real CLI ---------------------------------------------------------
-    def cli(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-        r = subprocess.run([bin_path("statewright"), *args, "--project", str(self.root)],
-                           capture_output=True, text=True, env=clean_env(), timeout=120)
-        if check and r.returncode != 0:
-            raise AssertionError(f"statewright {' '.join(args)} failed: {r.stderr}")
-        return r
-
-    def start(self, name: str, *extra: str) -> dict:
-        return json.loads(self.cli("start", name, "--json", *extra).stdout)
-
+    # -- the human side: the real CLI (`CliProject`) ------------------------------------------
     def transition(self, event: str, data: dict | None = None) -> dict:
         args = ["transition", event, "--json"]
         if data is not None:
             args += ["--data", json.dumps(data)]
         return json.loads(self.cli(*args).stdout)
-
-    def status(self, session: str | None = None) -> dict:
-        args = ["status", "--json"] + (["--session", session] if session else [])
-        return json.loads(self.cli(*args).stdout)
-
-    def history(self) -> list[dict]:
-        return json.loads(self.cli("history", "--json").stdout)
-
-    def write_workflow(self, doc: dict) -> None:
-        (self.root / "workflows" / f"{doc['id']}.json").write_text(json.dumps(doc, indent=2))
 
     # -- the agent side: the real hook --------------------------------------------------------
     def payload(self, event: str, session: str = SESSION, **fields: Any) -> dict:

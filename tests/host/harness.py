@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conftest import REPO, bin_path, clean_env
+from cliproject import CliProject
+from conftest import REPO, clean_env
 
 from .standin import Conversation, StandIn, Step
 
@@ -48,7 +49,7 @@ class Session:
         return json.dumps([c.requests for c in self.standin.conversations.values()])
 
 
-class Host:
+class Host(CliProject):
     def __init__(self, root: Path, form: str, *, servers: dict[str, Any] | None = None,
                  workflows: dict[str, dict] | None = None, scope: str = "local",
                  path: str | None = None) -> None:
@@ -81,26 +82,8 @@ class Host:
             extra = {"PATH": self.path, **extra}
         return clean_env(CLAUDE_CONFIG_DIR=str(self.config), HOME=str(self.config), **extra)
 
-    def cli(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        r = subprocess.run([bin_path("statewright"), *args, "--project", str(self.root)],
-                           capture_output=True, text=True, env=clean_env(
-                               CLAUDE_CONFIG_DIR=str(self.config), HOME=str(self.config)),
-                           timeout=120)
-        if check and r.returncode != 0:
-            raise AssertionError(f"statewright {' '.join(args)} failed: {r.stderr}")
-        return r
-
-    def write_workflow(self, doc: dict) -> None:
-        (self.root / "workflows" / f"{doc['id']}.json").write_text(json.dumps(doc, indent=1))
-
-    def start(self, name: str) -> dict:
-        return json.loads(self.cli("start", name, "--json").stdout)
-
-    def status(self) -> dict:
-        return json.loads(self.cli("status", "--json").stdout)
-
-    def history(self) -> list[dict]:
-        return json.loads(self.cli("history", "--json").stdout)
+    def cli_env(self) -> dict[str, str]:
+        return clean_env(CLAUDE_CONFIG_DIR=str(self.config), HOME=str(self.config))
 
     def run(self, steps: list[Step] | dict[str, list[Step]], *,
             allowed_tools: tuple[str, ...] = DEFAULT_TOOLS, prompt: str = "Do the task.",

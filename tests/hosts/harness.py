@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conftest import REPO, VENV_BIN, bin_path, clean_env
+from cliproject import CliProject
+from conftest import REPO, VENV_BIN, clean_env
 
 from .standins import ChatStandIn, GeminiStandIn, ResponsesStandIn
 
@@ -52,7 +53,7 @@ class Session:
         return self.standin.everything_sent()
 
 
-class HostProject:
+class HostProject(CliProject):
     #: Codex's own sandbox for the commands it runs (`-s`)
     codex_sandbox = "danger-full-access"
 
@@ -84,24 +85,8 @@ class HostProject:
                if not k.startswith(_HOST_VARS) or k in extra}
         return env
 
-    def cli(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        r = subprocess.run([bin_path("statewright"), *args, "--project", str(self.root)],
-                           capture_output=True, text=True, env=self.env(), timeout=120)
-        if check and r.returncode != 0:
-            raise AssertionError(f"statewright {' '.join(args)} failed: {r.stderr}")
-        return r
-
-    def write_workflow(self, doc: dict) -> None:
-        (self.root / "workflows" / f"{doc['id']}.json").write_text(json.dumps(doc, indent=1))
-
-    def start(self, name: str) -> dict:
-        return json.loads(self.cli("start", name, "--json").stdout)
-
-    def status(self) -> dict:
-        return json.loads(self.cli("status", "--json").stdout)
-
-    def history(self) -> list[dict]:
-        return json.loads(self.cli("history", "--json").stdout)
+    def cli_env(self) -> dict[str, str]:
+        return self.env()
 
     # -- one headless session -----------------------------------------------------------------
     def run(self, steps: Any, *, env: dict[str, str] | None = None, timeout: float = 240,

@@ -13,7 +13,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 RG = Program(
     ("rg",), "ripgrep",
-    code_options={"--pre": "runs a preprocessor command on every file it searches"},
+    code_options={"--pre": "runs a preprocessor command on every file it searches",
+                  "--hostname-bin": "runs a program to learn the host's name (ripgrep 14 "
+                  "and later, for hyperlinks; 15 runs it on every search)"},
     value_options=frozenset({"-e", "--regexp", "-g", "--glob", "-t", "--type", "-T",
                              "--type-not", "-A", "-B", "-C", "-m", "--max-count", "-r",
                              "--replace", "-j", "--threads", "-M", "--max-columns",
@@ -22,6 +24,9 @@ RG = Program(
     examples=(
         Example("rg --pre ./x.sh foo", runs_code=True),
         Example("rg --pre=sh --pre-glob '*.py' foo", runs_code=True),
+        Example("rg --hostname-bin=./x.sh foo .", runs_code=True),
+        Example("rg --hostname-bin ./x.sh --hyperlink-format=default foo", runs_code=True),
+        Example("rg --hyperlink-format=default foo src/"),
         Example("rg foo *.py", runs_code=True),  # a file named `--pre=x` would be an option
         Example("rg -n 'def main' src/"),
         Example("rg --pre-glob '*.gz' foo"),

@@ -1,6 +1,6 @@
 """The tree-sitter-bash parser, loaded the first time a line is parsed (never on import), and
 the questions asked of a parse tree besides its walk: does it hold an error, and where; does it
-hold a `&` job token; which command's exit status is the whole line's.
+hold a `&` job token or a process substitution; which command's exit status is the whole line's.
 """
 
 from __future__ import annotations
@@ -70,6 +70,28 @@ def has_job_token(root: Any, source: bytes | None = None) -> bool:
         if n.type == "&":
             return True
         stack.extend(n.children)
+    return False
+
+
+def has_process_substitution(root: Any, source: bytes | None = None) -> bool:
+    """Whether the parse tree under `root` holds a process substitution (`<(...)`, `>(...)`):
+    bash starts it and does not wait for it, so it may go on after the line ends. Asked as
+    `has_job_token` asks for `&`: the smallest node at each `<(` / `>(` pair of bytes. A tree
+    with errors: any such pair counts (what bash makes of a broken line is not known)."""
+    if source is None:
+        text, base = root.text, root.start_byte
+    else:
+        text, base = source, 0
+    for opener in (b"<(", b">("):
+        at = text.find(opener)
+        while at >= 0:
+            if root.has_error:
+                return True
+            node = root.descendant_for_byte_range(base + at, base + at + 2)
+            if TYPE_OF[node.kind_id] == opener.decode() and node.parent is not None and \
+                    TYPE_OF[node.parent.kind_id] == "process_substitution":
+                return True
+            at = text.find(opener, at + 1)
     return False
 
 
