@@ -6,6 +6,11 @@ SQLite file, then on a PostgreSQL server started for the run (Debian's, `initdb`
 a temp dir as in the tests; `fsync` and `synchronous_commit` on). Each process keeps its
 runtime (and so its connection) open, as the resident servers do.
 
+Besides the rates: the CPU time a pair costs, in the clients (the 8 processes' own CPU time
+over their loops) and in the server (the PostgreSQL server started here, its postmaster and
+every process under it, exited ones included), from the same run. On 2 cores the rate cannot
+exceed 2 s / (client + server CPU per pair), whatever else runs.
+
     .venv/bin/python benchmarks/bench_teams.py
 
 Prints `name | value | unit | budget` rows; exit status 1 when PostgreSQL misses its budget.
@@ -46,21 +51,49 @@ def worker(root: str, session: str, seconds: float) -> None:
     assert rt.authorize(session, bash).allowed
     print("ready", flush=True)
     sys.stdin.readline()
-    n, start = 0, time.perf_counter()
+    n, start, cpu = 0, time.perf_counter(), time.process_time()
     while time.perf_counter() - start < seconds:
         rt.authorize(session, bash)
         rt.record(session, result)
         n += 1
     elapsed = time.perf_counter() - start
+    cpu = time.process_time() - cpu
     state = rt.get_state(session)
-    print(json.dumps({"pairs": n, "seconds": elapsed,
+    print(json.dumps({"pairs": n, "seconds": elapsed, "cpu": cpu,
                       "iterations": state["counters"]["iterations"]}), flush=True)
     rt.close()
 
 
-def _stream(root: Path, env: dict[str, str]) -> tuple[float, int]:
-    """(pairs/s of the 8 processes together, pairs lost): each counts its own pairs; the store
-    must hold exactly that many iterations."""
+def server_cpu(data_dir: Path | None) -> float:
+    """CPU seconds of the PostgreSQL server whose data directory is `data_dir`: its postmaster
+    (with the children it has reaped) and the processes under it now; 0 without one."""
+    if data_dir is None:
+        return 0.0
+    try:
+        root = int((data_dir / "postmaster.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(pid) == root:  # utime stime cutime cstime
+            total += sum(int(x) for x in fields[11:15])
+        elif int(fields[1]) == root:  # (its children: utime stime)
+            total += int(fields[11]) + int(fields[12])
+    return total / tick
+
+
+def _stream(root: Path, env: dict[str, str], data_dir: Path | None = None
+            ) -> tuple[float, int, float, float]:
+    """(pairs/s of the 8 processes together, pairs lost, client and server CPU ms per pair):
+    each counts its own pairs; the store must hold exactly that many iterations."""
     procs = [subprocess.Popen([sys.executable, __file__, "--worker", str(root), f"s{i}",
                                str(SECONDS)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               text=True, env=env) for i in range(PROCESSES)]
@@ -68,6 +101,7 @@ def _stream(root: Path, env: dict[str, str]) -> tuple[float, int]:
         line = p.stdout.readline().strip()  # type: ignore[union-attr]
         if line != "ready":
             raise SystemExit(f"a worker did not start: {line!r}")
+    before = server_cpu(data_dir)
     for p in procs:
         p.stdin.write("go\n")  # type: ignore[union-attr]
         p.stdin.flush()  # type: ignore[union-attr]
@@ -75,9 +109,12 @@ def _stream(root: Path, env: dict[str, str]) -> tuple[float, int]:
     for p in procs:
         out, _ = p.communicate(timeout=300)
         results.append(json.loads(out.strip().splitlines()[-1]))
+    time.sleep(0.3)  # (the server's processes for these connections end and are reaped)
+    server = server_cpu(data_dir) - before
     rate = sum(r["pairs"] / r["seconds"] for r in results)
     lost = sum(r["pairs"] + 1 - r["iterations"] for r in results)  # (+1: the warm-up call)
-    return rate, lost
+    pairs = sum(r["pairs"] for r in results)
+    return rate, lost, 1000 * sum(r["cpu"] for r in results) / pairs, 1000 * server / pairs
 
 
 def _project(base: Path, name: str) -> Path:
@@ -96,9 +133,11 @@ def main() -> list[tuple[str, float, str, str]]:
     env["PYTHONPATH"] = str(REPO)
     server = PgServer().start()
     try:
-        sqlite_rate, sqlite_lost = _stream(_project(base, "sqlite"), env)
-        pg_rate, pg_lost = _stream(_project(base, "pg"),
-                                   {**env, "STATEWRIGHT_STORE": server.fresh_url()})
+        sqlite_rate, sqlite_lost, sqlite_cpu, _ = _stream(_project(base, "sqlite"), env)
+        assert server.dir is not None
+        pg_rate, pg_lost, pg_client, pg_server = _stream(
+            _project(base, "pg"), {**env, "STATEWRIGHT_STORE": server.fresh_url()},
+            server.dir / "data")
     finally:
         server.stop()
         shutil.rmtree(base, ignore_errors=True)
@@ -109,6 +148,10 @@ def main() -> list[tuple[str, float, str, str]]:
          "pairs/s", "-"),
         ("PostgreSQL / SQLite", round(pg_rate / sqlite_rate, 2), "x", "-"),
         ("pairs lost (PostgreSQL + SQLite)", pg_lost + sqlite_lost, "pairs", "0"),
+        ("PostgreSQL: CPU a pair in the 8 clients", round(pg_client, 3), "ms", "-"),
+        ("PostgreSQL: CPU a pair in the server", round(pg_server, 3), "ms", "-"),
+        ("SQLite: CPU a pair in the 8 processes (the store's work included)",
+         round(sqlite_cpu, 3), "ms", "-"),
         ("load average (1 min) at the end, 2 cores", round(os.getloadavg()[0], 1), "", "-"),
     ]
 

@@ -30,6 +30,7 @@ from ..errors import UNKNOWN_STATE, StatewrightError
 from ..lean import TYPE_CHECKING
 from ..names import EFFECTS_DIR, OBSERVED, OVERRUN, PENDING_DIR
 from ..policy.types import Counters, Decision, GateContext
+from ..store.cache import StaleRead
 from . import marker
 from .chain import effective_in
 from .interrupted import handler_narrows
@@ -257,6 +258,16 @@ def _effects() -> Any:
 
 def _decide_and_account(rt: Runtime, session: str, call: ToolCall,
                         sandboxed: bool | None = None) -> tuple[Decision, bool]:
+    try:
+        return _decide_once(rt, session, call, sandboxed, True)
+    except StaleRead:  # (decided on a run kept from before that had changed: nothing written)
+        return _decide_once(rt, session, call, sandboxed, False)
+
+
+def _decide_once(rt: Runtime, session: str, call: ToolCall, sandboxed: bool | None,
+                 optimistic: bool) -> tuple[Decision, bool]:
+    """One decision in one write transaction; `optimistic`: on the session's run as this
+    process last wrote it, when the store keeps it (`store.pg`), else read afresh."""
     store_file = rt.store_file
     if not rt.has_store():
         gone = marker.missing_store(store_file, session)
@@ -265,7 +276,7 @@ def _decide_and_account(rt: Runtime, session: str, call: ToolCall,
         return _no_run(), False  # no store, no runs: nothing is created on disk
     gate = _gate()
     _warm(rt, call)
-    with rt.store.transaction() as tx:
+    with rt.store.transaction(optimistic=optimistic) as tx:
         eff = effective_in(tx, session)
         if eff is not None and eff[1].interrupts and rt.watching != session:
             # files changed since the last look (another process, a background job) fire
@@ -386,10 +397,20 @@ def record(rt: Runtime, session: str, result: ToolResult) -> RecordOutcome:
     if line is not None:
         _warm_line(line)
     now = rt.clock()
+    try:
+        return _record_once(rt, session, result, nbytes, files, effect, line, now, True)
+    except StaleRead:  # (on a run kept from before that had changed: nothing written)
+        return _record_once(rt, session, result, nbytes, files, effect, line, now, False)
+
+
+def _record_once(rt: Runtime, session: str, result: ToolResult, nbytes: int, files: list[str],
+                 effect: Any, line: str | None, now: float,
+                 optimistic: bool) -> RecordOutcome:
+    """`record`'s write transaction; `optimistic` as in `_decide_once`."""
     messages: list[str] = []
     interrupts: list[dict[str, Any]] = []
     warnings: list[str] = []
-    with rt.store.transaction() as tx:
+    with rt.store.transaction(optimistic=optimistic) as tx:
         eff = effective_in(tx, session)
         if eff is None:
             return RecordOutcome()

@@ -31,3 +31,11 @@ class RowCache:
         which definitions are in use, must be read again."""
         self.sessions.clear()
         self.sources = None
+
+
+class StaleRead(Exception):
+    """A transaction opened with `optimistic=True` decided on a run its connection kept from
+    an earlier transaction, and the store found that run changed since (`store.pg`, kept
+    runs): nothing was written; the caller makes the decision again, in a transaction opened
+    without it (which reads afresh under the run's lock, and never raises this). The SQLite
+    store checks what it keeps when the transaction begins and never raises it."""

@@ -477,9 +477,11 @@ class Store:
             self._local.conn = None
 
     # -- transactions -----------------------------------------------------------------------
-    def transaction(self, write: bool = True) -> _Transaction:
+    def transaction(self, write: bool = True, optimistic: bool = False) -> _Transaction:
         """One SQLite transaction, as a context manager yielding a `Tx`: BEGIN IMMEDIATE
-        (write) or a plain read snapshot. COMMIT on success, ROLLBACK on any exception."""
+        (write) or a plain read snapshot. COMMIT on success, ROLLBACK on any exception.
+        (`optimistic`: as `store.pg`'s; this store checks what it keeps when the transaction
+        begins, under its lock, and never raises `StaleRead`.)"""
         return _Transaction(self, write)
 
     def read(self) -> _Transaction:

@@ -17,16 +17,15 @@ connection: a write transaction locks each run it reads (`SELECT ... FOR UPDATE`
 returns the newest committed row), and a lookup by session first takes a transaction-level
 advisory lock on (project, session), so two processes cannot both start a run for one session;
 every update of a run checks the version read. A read transaction is one REPEATABLE READ
-snapshot. Nothing is cached across transactions (another machine may have written meanwhile).
+snapshot. Across transactions only a run this connection wrote is kept, checked by the server
+wherever it is used (`pg_kept`).
 
-**History** is append-only (a trigger refuses UPDATE and DELETE) and hash-chained per run
-(`store.chain`); the chain's link is computed by the server in the INSERT itself, under the
-run's lock.
+**History** is append-only (a trigger refuses UPDATE and DELETE), hash-chained per run
+(`store.chain`), each link computed under the run's lock.
 
 **Failures.** A connection that cannot be made or is lost is a `STORE_ERROR` naming the server
-(never the password), and the decision it was for fails closed. A connection found broken
-when a transaction begins is replaced once; one lost mid-transaction is rolled back by the
-server (nothing half-written) and replaced on the next transaction.
+(never the password); the decision it was for fails closed. One found broken when a transaction
+begins is replaced once; one lost mid-transaction is rolled back by the server and replaced.
 """
 
 from __future__ import annotations
@@ -41,14 +40,31 @@ from ..lean import TYPE_CHECKING, allocate_lock, thread_local
 from ..lean import loads as _loads
 from .cache import RowCache
 from .chain import canonical
-from .pg_listen import CHANNEL, ChangeFeed, notice
+from .pg_kept import Kept, KeptTx, keep_committed, write_kept
+from .pg_listen import ChangeFeed, notice
 from .pg_schema import migrate
+from .pg_sql import (
+    CHECKED,
+    INSERT_EVENT,
+    LOCK_RUN,
+    LOCK_SESSION,
+    NOTIFY,
+    OPEN,
+    RESOLVE_SESSION,
+    SELECT_RUN,
+    SOURCES,
+    UPDATE_ALL,
+    UPDATE_COUNTERS,
+    UPDATE_LIVE,
+    UPDATE_MOVED,
+    VERSIONED,
+    WITH_EVENT,
+)
 from .pg_tables import PgTables
 from .tables import (
     DEF_CACHE,
     DEF_LOCK,
     DIGEST_AT,
-    RUN_COLUMNS,
     definition_digest,
     event_fields,
     file_sha256,
@@ -64,72 +80,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Sequence
     from typing import Any
 
-#: how long a statement waits for a lock another transaction holds (SQLite's busy timeout)
-LOCK_TIMEOUT_MS = 30_000
-#: a transaction left open this long without a statement is ended by the server (a process
-#: stopped while holding a run's lock does not hold it for good)
+LOCK_TIMEOUT_MS = 30_000  # how long a statement waits for a lock (SQLite's busy timeout)
+#: a transaction left open this long without a statement is ended by the server (a stopped
+#: process holding a run's lock does not hold it for good)
 IDLE_IN_TRANSACTION_MS = 120_000
 CONNECT_TIMEOUT_S = 10
 _FEED_LOCK = allocate_lock()
-
-_COLS = f"{RUN_COLUMNS}, def_digest"
-_R_COLS = ", ".join(f"r.{c.strip()}" for c in _COLS.split(","))
-_SELECT_RUN = f"SELECT {_COLS} FROM runs WHERE run_id=%s"
-_LOCK_RUN = f"SELECT {_COLS} FROM runs WHERE run_id=%s FOR UPDATE"
-_LOCK_SESSION = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
-_RESOLVE_SESSION = (
-    f"SELECT {_COLS} FROM runs WHERE run_id = (SELECT run_id FROM ("
-    " SELECT r.run_id, 0 AS prio, 0::float8 AS t, 0::bigint AS o FROM bindings b"
-    "  JOIN runs r ON r.run_id = b.run_id WHERE b.project = %(p)s AND b.session = %(s)s"
-    "  AND r.status IN (%(a)s, %(b)s)"
-    " UNION ALL"
-    " SELECT run_id, 1, created_at, ord FROM runs WHERE project = %(p)s AND session = %(s)s"
-    "  AND parent_run IS NULL AND status IN (%(a)s, %(b)s)"
-    " UNION ALL"
-    " SELECT run_id, 2, created_at, ord FROM runs WHERE project = %(p)s AND session = %(f)s"
-    "  AND parent_run IS NULL AND status IN (%(a)s, %(b)s)"
-    ") x ORDER BY prio, t DESC, o DESC LIMIT 1)")
-# writing: the session's lock, the workflow files in use (when asked for) and the session's
-# run, locked and read afresh, in one statement (`pg_schema`, version 2)
-_OPEN = "SELECT * FROM statewright_open(%s, %s, %s, %s, %s, %s, %s)"
-# a history row and its link in the run's chain, computed by the server from the run's last
-# row (under the run's lock): one round trip
-_INSERT_EVENT = (
-    "INSERT INTO events(run_id, at, actor, kind, version, state, machine, data, prev_hash, hash)"
-    " SELECT %(r)s, %(at)s, %(actor)s, %(kind)s, %(v)s, %(st)s, %(m)s, %(data)s, h.prev,"
-    " encode(sha256(decode(h.prev, 'hex') || convert_to(%(canon)s, 'UTF8')), 'hex')"
-    " FROM (SELECT coalesce((SELECT hash FROM events WHERE run_id = %(r)s"
-    " ORDER BY seq DESC LIMIT 1), repeat('0', 64)) AS prev) h")
-# the same with its arguments in order (one statement with a run's update: `_WITH_EVENT`)
-_EVENT_VALUES = (
-    "INSERT INTO events(run_id, at, actor, kind, version, state, machine, data, prev_hash, hash)"
-    " SELECT %s, %s, %s, %s, %s, %s, %s, %s, h.prev,"
-    " encode(sha256(decode(h.prev, 'hex') || convert_to(%s, 'UTF8')), 'hex')"
-    " FROM (SELECT coalesce((SELECT hash FROM events WHERE run_id = %s"
-    " ORDER BY seq DESC LIMIT 1), repeat('0', 64)) AS prev) h")
-_SET_COUNTERS = "iterations=%s, files_edited=%s, bytes_read=%s, denied=%s, stop_reminders=%s"
-_UPDATE_COUNTERS = f"UPDATE runs SET {_SET_COUNTERS} WHERE run_id=%s"
-_UPDATE_LIVE = f"UPDATE runs SET {_SET_COUNTERS}, context=%s WHERE run_id=%s"
-_UPDATE_MOVED = ("UPDATE runs SET version=%s, status=%s, session=%s, updated_at=%s, state=%s, "
-                 f"transition_count=%s, context=%s, {_SET_COUNTERS} WHERE run_id=%s")
-_UPDATE_ALL = ("UPDATE runs SET version=%s, status=%s, session=%s, updated_at=%s, state=%s, "
-               f"transition_count=%s, context=%s, {_SET_COUNTERS}, snapshot=%s WHERE run_id=%s")
-# each update must change exactly the one row (the version read): checked by the server, so
-# that a queued update that missed aborts the transaction before its COMMIT (`PgTx._later`)
-_VERSIONED = {sql: ("WITH u AS (" + sql + " AND version=%s RETURNING 1)"
-                    " SELECT statewright_one_row(count(*), %s) FROM u")
-              for sql in (_UPDATE_COUNTERS, _UPDATE_LIVE, _UPDATE_MOVED, _UPDATE_ALL)}
-_CHECKED = {sql: ("WITH u AS (" + sql + " RETURNING 1)"
-                  " SELECT statewright_one_row(count(*), %s) FROM u")
-            for sql in (_UPDATE_COUNTERS, _UPDATE_LIVE, _UPDATE_MOVED, _UPDATE_ALL)}
-_NOTIFY = f"SELECT pg_notify('{CHANNEL}', %s)"
-# a run's versioned update and its one history row: one statement (a decision's writes)
-_WITH_EVENT = {sql: ("WITH u AS (" + sql + " AND version=%s RETURNING 1), e AS ("
-                     + _EVENT_VALUES + ") SELECT statewright_one_row(count(*), %s) FROM u")
-               for sql in (_UPDATE_COUNTERS, _UPDATE_LIVE, _UPDATE_MOVED, _UPDATE_ALL)}
-_SOURCES = ("SELECT DISTINCT d.source_path FROM runs r JOIN definitions d ON d.digest ="
-            " r.def_digest WHERE r.project=%s AND r.status IN (%s, %s)"
-            " AND d.source_path IS NOT NULL")
 
 
 def redact(url: str) -> str:
@@ -171,7 +127,7 @@ def _error(url: str, exc: BaseException) -> StatewrightError:
     return StatewrightError(STORE_ERROR, f"PostgreSQL store {redact(url)}: {msg} — {hint}")
 
 
-class PgTx(PgTables):
+class PgTx(KeptTx, PgTables):
     """Operations inside one open transaction (see `PgStore.transaction`); the same methods as
     `store.db.Tx`."""
 
@@ -189,11 +145,19 @@ class PgTx(PgTables):
         self.changed: dict[str, None] = {}
         #: statements whose answers nobody waits for (BEGIN, locks, writes): sent in one
         #: pipeline with the next statement whose answer is read, or with COMMIT
-        self._queue: list[tuple[str, Any]] = [(begin, None)]
+        self._queue: list[tuple[str, Any, Any]] = [(begin, None, None)]
         self.begun = False  # whether BEGIN has gone to the server
+        #: opened with `optimistic=True`: a session's kept run may be decided on unread
+        self.optimistic = False
+        self.assumed = None  # (these four: `pg_kept.KeptTx`)
+        self.kept_write = None
+        self.resolved = {}
+        self.mark = None
+        #: run_id -> [run, rev, head] after a decision's write, while no later write touched it
+        self.decided: dict[str, list[Any]] = {}
 
-    def _later(self, sql: str, args: Any = None) -> None:
-        self._queue.append((sql, args))
+    def _later(self, sql: str, args: Any = None, then: Any = None) -> None:
+        self._queue.append((sql, args, then))  # (`then`: called with its answer's first row)
 
     def announce(self, run_id: str | None) -> None:
         """Announce a change of run `run_id` to the other machines when this commits."""
@@ -201,9 +165,11 @@ class PgTx(PgTables):
 
     def flush(self, sql: str | None = None, args: Any = None) -> Any:
         """Send the queued statements and `sql` in one round trip; the cursor of `sql`."""
+        if self.assumed is not None:
+            self._check()
         queue, self._queue = self._queue, []
         if sql is not None:
-            queue.append((sql, args))
+            queue.append((sql, args, None))
         if not queue:
             return None
         first = not self.begun
@@ -219,13 +185,16 @@ class PgTx(PgTables):
         self.conn = self.store._reconnect()
         return self._send(queue)
 
-    def _send(self, queue: list[tuple[str, Any]]) -> Any:
-        if len(queue) == 1:
-            return self.conn.execute(*queue[0])
+    def _send(self, queue: list[tuple[str, Any, Any]]) -> Any:
+        if len(queue) == 1 and queue[0][2] is None:
+            return self.conn.execute(queue[0][0], queue[0][1])
         cursors = []
         with self.conn.pipeline():
-            for q, a in queue:
+            for q, a, _ in queue:
                 cursors.append(self.conn.execute(q, a))
+        for (_, _, then), cur in zip(queue, cursors, strict=True):
+            if then is not None:
+                then(cur.fetchone())
         return cursors[-1]
 
     def _one(self, sql: str, args: Any = ()) -> Any:
@@ -246,7 +215,7 @@ class PgTx(PgTables):
     def _lock_session(self, session: str) -> None:
         if self.write and session not in self._locked_sessions:
             self._locked_sessions.add(session)
-            self._later(_LOCK_SESSION, (f"{len(self.project)}:{self.project}:{session}",))
+            self._later(LOCK_SESSION, (f"{len(self.project)}:{self.project}:{session}",))
 
     # -- runs -------------------------------------------------------------------------------
     def get_run(self, run_id: str) -> Run | None:
@@ -254,7 +223,7 @@ class PgTx(PgTables):
         if hit is not None:
             self._digests[run_id] = hit[1]
             return hit[0]
-        return self._run_row(self._one(_LOCK_RUN if self.write else _SELECT_RUN, (run_id,)))
+        return self._run_row(self._one(LOCK_RUN if self.write else SELECT_RUN, (run_id,)))
 
     def require_run(self, run_id: str) -> Run:
         run = self.get_run(run_id)
@@ -324,10 +293,11 @@ class PgTx(PgTables):
                  before: Run | None = None) -> None:
         """As `store.db.Tx.save_run`: only what changed is written; the version is checked."""
         sql, args = self._update(run, before)
+        self.decided.pop(run.run_id, None)
         if expected_version is not None:
-            self._later(_VERSIONED[sql], (*args, expected_version, run.run_id))
+            self._later(VERSIONED[sql], (*args, expected_version, run.run_id))
         else:
-            self._later(_CHECKED[sql], (*args, run.run_id))
+            self._later(CHECKED[sql], (*args, run.run_id))
 
     def _update(self, run: Run, before: Run | None) -> tuple[str, tuple[Any, ...]]:
         """The update that writes what changed from `before` to `run`, and its arguments."""
@@ -335,17 +305,17 @@ class PgTx(PgTables):
                     run.stop_reminders)
         args: tuple[Any, ...]
         if before is None or structure_of(before) != structure_of(run):
-            sql = _UPDATE_ALL
+            sql = UPDATE_ALL
             args = (*moves_of(run), _dumps(run.context), *counters, snapshot_of(run), run.run_id)
             self.announce(run.run_id)
         elif moves_of(before) != moves_of(run):
-            sql = _UPDATE_MOVED
+            sql = UPDATE_MOVED
             args = (*moves_of(run), _dumps(run.context), *counters, run.run_id)
             self.announce(run.run_id)
         elif run.context is not before.context:
-            sql, args = _UPDATE_LIVE, (*counters, _dumps(run.context), run.run_id)
+            sql, args = UPDATE_LIVE, (*counters, _dumps(run.context), run.run_id)
         else:
-            sql, args = _UPDATE_COUNTERS, (*counters, run.run_id)
+            sql, args = UPDATE_COUNTERS, (*counters, run.run_id)
         digest = self._digests.get(run.run_id)
         if digest is not None:
             self.cache.runs[run.run_id] = (run, digest)
@@ -360,8 +330,10 @@ class PgTx(PgTables):
                    "m": machine, "data": data,
                    "canon": canonical(rid, at, actor, kind, v, st, machine, data)}
                   for rid, at, actor, kind, data, v, st in rows]
+        for row in rows:
+            self.decided.pop(row[0], None)
         for p in params:
-            self._later(_INSERT_EVENT, p)
+            self._later(INSERT_EVENT, p)
 
     def save_with_events(self, run: Run, new: Run | None, events: Sequence[Any],
                          now: float | None = None) -> Run:
@@ -376,9 +348,16 @@ class PgTx(PgTables):
             actor, kind, data = event_fields(events[0])
             rid, machine = run.run_id, self.store.machine
             canon = canonical(rid, now, actor, kind, cur.version, cur.state, machine, data)
-            self._later(_WITH_EVENT[sql], (*args, run.version, rid, now, actor, kind,
+            if self.assumed is not None and len(self._queue) == 1:
+                self._kept_decision(sql, args, cur, now, actor, kind, data, canon)
+            decided = self.decided[rid] = [cur, None, None]
+
+            def done(row: Any) -> None:
+                decided[1:] = row[1:3]
+
+            self._later(WITH_EVENT[sql], (*args, run.version, rid, now, actor, kind,
                                            cur.version, cur.state, machine, data, canon, rid,
-                                           rid))
+                                           rid), done)
             return cur
         if new is not None and new is not run:
             self.save_run(new, expected_version=run.version, before=run)
@@ -402,24 +381,35 @@ class PgTx(PgTables):
         """As `store.db.Tx.resolve_session_run`; in a write transaction the session is locked
         first and the run found is locked and read afresh."""
         f = fallback if fallback is not None else session
+        lookup = (session, f)
+        if self.assumed is not None:
+            self._check()  # (a second look: the kept run read afresh first)
+        elif self.optimistic and not self.begun and len(self._queue) == 1:
+            kept = self._assume(lookup)
+            if kept is not None:
+                return kept
         for _ in range(5):
             if self.write:
                 # the session locked, the run found locked (the row returned is its newest
                 # version) and the workflow files in use, which a decision protects: one
-                # statement (`_OPEN`)
+                # statement (`OPEN`)
                 key = None
                 if session not in self._locked_sessions:
                     self._locked_sessions.add(session)
                     key = f"{len(self.project)}:{self.project}:{session}"
                 want = self.cache.sources is None
-                row = self._one(_OPEN, (key, self.project, session, f, RUNNING, PAUSED, want))
+                if self.optimistic and not self.resolved and self.mark is None:
+                    self._read_mark()
+                row = self._one(OPEN, (key, self.project, session, f, RUNNING, PAUSED, want))
                 if want:
                     self.cache.sources = frozenset(row[-1] or ())
                 run = self._run_row(row if row[0] is not None else None)
             else:
-                run = self._run_row(self._one(_RESOLVE_SESSION, {
+                run = self._run_row(self._one(RESOLVE_SESSION, {
                     "p": self.project, "s": session, "f": f, "a": RUNNING, "b": PAUSED}))
             if run is None or run.status in (RUNNING, PAUSED):
+                if self.write:
+                    self.resolved[lookup] = run.run_id if run is not None else None
                 return run
             self.cache.runs.pop(run.run_id, None)  # it ended while this waited for its lock
         raise StatewrightError(STORE_ERROR, f"the runs of session {session} keep changing; retry")
@@ -427,7 +417,7 @@ class PgTx(PgTables):
     def source_paths_in_use(self) -> frozenset[str]:
         if self.cache.sources is not None:
             return self.cache.sources
-        rows = self._all(_SOURCES, (self.project, RUNNING, PAUSED))
+        rows = self._all(SOURCES, (self.project, RUNNING, PAUSED))
         self.cache.sources = frozenset(r[0] for r in rows)
         return self.cache.sources
 
@@ -477,7 +467,14 @@ class PgStore:
         conn = self._connect()
         self._local.conn = conn
         self._local.cache = RowCache()
+        self._local.kept = {}
+        self._local.cold = {}  # (session, fallback) -> decisions left to read afresh
         return conn
+
+    def kept(self) -> dict[tuple[str, str], Kept]:
+        """This thread's connection's kept runs, by the session lookup that found each."""
+        kept: dict[tuple[str, str], Kept] = self._local.kept
+        return kept
 
     def _connect(self) -> Any:
         psycopg = _psycopg()
@@ -537,19 +534,23 @@ class PgStore:
             except Exception:
                 pass
 
-    def transaction(self, write: bool = True) -> _PgTransaction:
-        return _PgTransaction(self, write)
+    def transaction(self, write: bool = True, optimistic: bool = False) -> _PgTransaction:
+        """A transaction (`PgTx`); `optimistic`: a session's run this connection wrote last
+        may be decided on without reading it, checked when written (the caller then catches
+        `StaleRead` and decides again without it)."""
+        return _PgTransaction(self, write, optimistic)
 
     def read(self) -> _PgTransaction:
-        return _PgTransaction(self, False)
+        return _PgTransaction(self, False, False)
 
 
 class _PgTransaction:
-    __slots__ = ("store", "tx", "write")
+    __slots__ = ("optimistic", "store", "tx", "write")
 
-    def __init__(self, store: PgStore, write: bool) -> None:
+    def __init__(self, store: PgStore, write: bool, optimistic: bool) -> None:
         self.store = store
         self.write = write
+        self.optimistic = optimistic and write
         self.tx: PgTx | None = None
 
     def __enter__(self) -> PgTx:
@@ -559,7 +560,8 @@ class _PgTransaction:
         cache.clear()  # another machine may have written since this connection last looked
         begin = "BEGIN" if self.write else "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
         tx = self.tx = PgTx(store, conn, cache, self.write, begin)  # (BEGIN goes with the first
-        return tx                                                   # statement: `PgTx.flush`)
+        tx.optimistic = self.optimistic                             # statement: `PgTx.flush`)
+        return tx
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: object) -> None:
@@ -569,6 +571,7 @@ class _PgTransaction:
         psycopg = _psycopg()
         if exc_type is not None:
             store._local.cache.clear()
+            store.kept().clear()
             if tx.begun:
                 try:
                     tx.conn.execute("ROLLBACK")
@@ -579,14 +582,19 @@ class _PgTransaction:
             return
         if not tx.begun and len(tx._queue) == 1:
             return  # nothing was asked of the server: no BEGIN, no COMMIT
+        if write_kept(tx, psycopg, lambda exc: _error(store.url, exc)):
+            return
         for run_id in tx.changed:  # (delivered by the server when, and only if, this commits)
-            tx._later(_NOTIFY, (notice(store.project, run_id),))
+            tx._later(NOTIFY, (notice(store.project, run_id),))
         try:
             tx.flush("COMMIT")
         except psycopg.Error as exc2:
             store._local.cache.clear()
+            store.kept().clear()
             try:
                 tx.conn.execute("ROLLBACK")
             except psycopg.Error:
                 store._drop_connection()
             raise _error(store.url, exc2) from None
+        if tx.write:
+            keep_committed(tx)

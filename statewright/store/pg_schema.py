@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import STORE_ERROR, StatewrightError
 
-PG_SCHEMA_VERSION = 2
+PG_SCHEMA_VERSION = 3
 #: the advisory lock key that serialises migrations between processes
 MIGRATION_LOCK = 0x53775772
 
@@ -185,9 +185,61 @@ BEGIN
 END $$
 """
 
+# version 3: a decision in one statement when nothing changed (`store.pg`, kept runs). Every
+# change of a run's row, and every history row added to it, adds one to its `rev`. Every change
+# of which run a session resolves to or which workflow files are in use (a run added; its
+# status, session, parent or definition changed; a binding added or changed) gives the row a
+# new `lookup_seq`, and every removal of runs or bindings counts in `statewright_removals`: a
+# project's mark (the greatest `lookup_seq` of its runs and of its bindings, and the removals)
+# changes whenever a session lookup in it may. A process that wrote a run last knows its `rev`,
+# its row, its chain's head and the project's mark from before it looked the session up, and
+# writes its next decision on the run in one statement that checks, under the run's row lock,
+# that both are unchanged; else the statement writes nothing and the decision is made again
+# from a fresh read. Rows of schema 2 start at `rev` 0.
+_V3 = """
+ALTER TABLE runs ADD COLUMN rev bigint NOT NULL DEFAULT 0;
+CREATE SEQUENCE statewright_lookup_seq;
+ALTER TABLE runs ADD COLUMN lookup_seq bigint NOT NULL
+    DEFAULT nextval('statewright_lookup_seq');
+ALTER TABLE bindings ADD COLUMN lookup_seq bigint NOT NULL
+    DEFAULT nextval('statewright_lookup_seq');
+CREATE INDEX runs_by_lookup ON runs(project, lookup_seq);
+CREATE INDEX bindings_by_lookup ON bindings(project, lookup_seq);
+CREATE TABLE statewright_removals (n bigint NOT NULL);
+INSERT INTO statewright_removals VALUES (0);
+CREATE FUNCTION statewright_run_moved() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.status IS DISTINCT FROM OLD.status OR NEW.session IS DISTINCT FROM OLD.session
+       OR NEW.parent_run IS DISTINCT FROM OLD.parent_run
+       OR NEW.def_digest IS DISTINCT FROM OLD.def_digest
+       OR NEW.project IS DISTINCT FROM OLD.project THEN
+        NEW.lookup_seq := nextval('statewright_lookup_seq');
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER runs_lookup_moved BEFORE UPDATE OF status, session, parent_run, def_digest,
+    project ON runs FOR EACH ROW EXECUTE FUNCTION statewright_run_moved();
+CREATE FUNCTION statewright_binding_moved() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.lookup_seq := nextval('statewright_lookup_seq');
+    RETURN NEW;
+END $$;
+CREATE TRIGGER bindings_lookup_moved BEFORE UPDATE ON bindings
+    FOR EACH ROW EXECUTE FUNCTION statewright_binding_moved();
+CREATE FUNCTION statewright_lookup_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE statewright_removals SET n = n + 1;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER runs_lookup_removed AFTER DELETE OR TRUNCATE ON runs
+    FOR EACH STATEMENT EXECUTE FUNCTION statewright_lookup_removed();
+CREATE TRIGGER bindings_lookup_removed AFTER DELETE OR TRUNCATE ON bindings
+    FOR EACH STATEMENT EXECUTE FUNCTION statewright_lookup_removed()
+"""
+
 #: version -> DDL that upgrades from version-1 (run as one script in the migration's
 #: transaction). Append, never edit.
-PG_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2}
+PG_MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3}
 
 
 def migrate(conn: Any, file: str) -> None:

@@ -34,6 +34,20 @@ def main() -> None:
                 new, events = bump(run)
                 tx.save_with_events(run, new, events)
         print("done", flush=True)
+    elif mode == "decide":
+        # the resident proxy's loop: authorize a call and record its result, n times
+        from statewright.policy.types import ToolCall, ToolResult
+
+        rt = Runtime.open(root, resident=True)
+        n = int(sys.argv[3])
+        bash = ToolCall("Bash", {"command": "pytest -q"})
+        result = ToolResult("Bash", {"command": "pytest -q"}, output_bytes=10, exit_code=0)
+        print("ready", flush=True)
+        sys.stdin.readline()  # start together
+        for _ in range(n):
+            assert rt.authorize("default", bash).allowed
+            rt.record("default", result)
+        print("done", flush=True)
     elif mode == "hang":
         # Transition, but stop for good right after the run row and the first history row were
         # written, inside the open transaction: the parent SIGKILLs us there.
