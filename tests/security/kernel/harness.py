@@ -246,8 +246,9 @@ def _walk(top: Path, skip: tuple[str, ...] = ()) -> dict[str, str | None]:
         for dirpath, dirnames, filenames in os.walk(top):
             dirnames[:] = [d for d in dirnames if d not in ("__pycache__",)]
             for n in dirnames + filenames:
-                if n in skip or (n.startswith("hook-") and ".key" in n):
-                    continue  # (the resident server's key: made when it starts)
+                if n in skip or (n.lstrip(".").startswith("hook-") and ".key" in n):
+                    continue  # (the resident server's key, and its writer's temporary
+                    # `.NAME.PID.RANDOM.tmp` for an instant: made when the server starts)
                 p = Path(dirpath) / n
                 out[str(p)] = _digest(p)
     return out
