@@ -31,6 +31,7 @@ from ..sandbox.launcher import head, wrap
 from ..sandbox.probe import tier
 from ..sandbox.profile import Profile
 from .channels import process_substitution
+from .paths import _real_root
 from .protect.scope import HOOK_DIRS
 from .protect.store import (
     CONFIG_FILES,
@@ -168,7 +169,7 @@ def git_dirs_later(root: str) -> tuple[str, ...]:
     there runs on the human's next `git status` in the project, which looks into every
     submodule), and a linked worktree's `config.worktree`. Only what exists (a mount pins an
     existing path); looked up on every sandboxed decision (one `stat` where there is none)."""
-    git = os.path.join(os.path.realpath(root), ".git")
+    git = os.path.join(_real_root(root), ".git")  # (resolved once per process)
     out: list[str] = []
     stack = [os.path.join(git, "modules")]
     while stack and len(out) < 512:

@@ -91,6 +91,31 @@ def test_a_run_changed_elsewhere_is_never_decided_on_stale(tmp_path, store_kind)
     assert _chain_intact(mine, rid) == len(mine.history(rid))
 
 
+def test_a_decision_on_a_kept_run_is_one_statement(tmp_path, pg_url, monkeypatch):
+    """The path the budget rests on is the one taken: after the first pair, every decision of
+    a process deciding alone is written by the kept run's one statement, which the server
+    accepts (`write_kept` says written), and the counters and chain come out exact."""
+    from statewright.store import pg as pg_mod
+
+    monkeypatch.setenv("STATEWRIGHT_STORE", pg_url)
+    root = _project(tmp_path)
+    mine = Runtime.open(root, resident=True)
+    rid = mine.start("work", "s1")["run_id"]
+    written: list[bool] = []
+    real = pg_mod.write_kept
+
+    def counted(*a, **k):
+        written.append(real(*a, **k))
+        return written[-1]
+
+    monkeypatch.setattr(pg_mod, "write_kept", counted)
+    _pairs(mine, "s1", 10)
+    assert written.count(True) >= 18, written  # (20 decisions; the first pair reads the run)
+    with mine.store.read() as tx:
+        assert tx.get_run(rid).iterations == 10
+    assert _chain_intact(mine, rid) == len(mine.history(rid))
+
+
 def test_a_new_run_for_the_session_and_files_newly_in_use_are_seen(tmp_path, store_kind):
     root = _project(tmp_path)
     mine = Runtime.open(root, resident=True)
