@@ -162,6 +162,16 @@ def _kept(state: State, ctx: GateContext) -> tuple[State, Profile, str]:
 _PROFILES: dict[tuple[object, ...], tuple[State, Profile, str]] = {}
 
 
+#: what a git directory holds of its own (not walked for the git directories of submodules)
+_GIT_PARTS = frozenset({"objects", "refs", "logs", "info", "hooks", "branches", "lfs",
+                        "rr-cache", "worktrees", "modules"})
+
+
+def _there(path: str) -> bool:
+    """Whether `path` exists, a link to nowhere included (as `os.path.lexists`)."""
+    return os.access(path, os.F_OK, follow_symlinks=False)
+
+
 def git_dirs_later(root: str) -> tuple[str, ...]:
     """The files of the project's other git directories that make code run later, outside any
     sandbox, as `.git/hooks` and `.git/config` do: each submodule's git directory under
@@ -171,30 +181,35 @@ def git_dirs_later(root: str) -> tuple[str, ...]:
     existing path); looked up on every sandboxed decision (one `stat` where there is none)."""
     git = os.path.join(_real_root(root), ".git")  # (resolved once per process)
     out: list[str] = []
-    stack = [os.path.join(git, "modules")]
+    # (`access` answers "not there" without an exception: most projects have none of these)
+    stack = [(m, False)] if _there(m := os.path.join(git, "modules")) else []
     while stack and len(out) < 512:
-        d = stack.pop()
+        d, in_git = stack.pop()
         try:
             entries = list(os.scandir(d))
         except OSError:
             continue
         for e in entries:
-            if not e.is_dir(follow_symlinks=False):
+            if not e.is_dir(follow_symlinks=False) or (in_git and e.name in _GIT_PARTS):
                 continue
-            if os.path.isfile(os.path.join(e.path, "HEAD")):  # (a git directory)
+            git_dir = _there(os.path.join(e.path, "HEAD"))
+            if git_dir:
                 out += [p for p in (os.path.join(e.path, n) for n in
-                                    ("hooks", "config", "config.worktree"))
-                        if os.path.lexists(p)]
-                stack.append(os.path.join(e.path, "modules"))
-            else:  # (a submodule named `a/b` keeps its git directory at modules/a/b)
-                stack.append(e.path)
-    for base in (git, os.path.join(git, "worktrees")):
+                                    ("hooks", "config", "config.worktree")) if _there(p)]
+                stack.append((os.path.join(e.path, "modules"), False))
+            # (a submodule named `a/b` keeps its git directory at modules/a/b, whatever is at
+            # modules/a: a `HEAD` planted there hides nothing below it)
+            stack.append((e.path, git_dir))
+    if _there(p := os.path.join(git, "config.worktree")):
+        out.append(p)
+    worktrees = os.path.join(git, "worktrees")
+    if _there(worktrees):
         try:
-            names = [""] if base == git else os.listdir(base)
+            names = os.listdir(worktrees)
         except OSError:
-            continue
-        out += [p for p in (os.path.join(base, n, "config.worktree") for n in names)
-                if os.path.lexists(p)]
+            names = []
+        out += [p for p in (os.path.join(worktrees, n, "config.worktree") for n in names)
+                if _there(p)]
     return tuple(sorted(out))
 
 

@@ -121,3 +121,24 @@ def test_work_in_a_submodule_still_runs_under_the_sandbox(proj: Project) -> None
                          text=True, check=True).stdout
     assert "lib 3" in log
     assert os.path.isfile(proj.root / ".git/modules/vendor/lib/HEAD")
+
+
+def test_a_planted_head_hides_no_submodule_below_it(tmp_path: Path) -> None:
+    """The submodules' git files are found wherever they are under `.git/modules`: a `HEAD`
+    the agent's code plants in `modules/a` (the parent of submodule `a/b`'s git directory)
+    does not stop the lookup before `modules/a/b`; and what a git directory keeps of its own
+    (objects, refs, ...) is not walked."""
+    from statewright.policy.confine import git_dirs_later
+
+    git_dir = tmp_path / ".git"
+    sub = git_dir / "modules" / "a" / "b"
+    for d in (sub / "hooks", sub / "objects" / "ab", git_dir / "modules" / "c" / "hooks"):
+        d.mkdir(parents=True)
+    for f in (sub / "HEAD", sub / "config", git_dir / "modules" / "c" / "HEAD",
+              git_dir / "modules" / "a" / "HEAD", sub / "objects" / "ab" / "HEAD"):
+        f.write_text("x\n")
+    found = set(git_dirs_later(str(tmp_path)))
+    assert {str(sub / "hooks"), str(sub / "config"),
+            str(git_dir / "modules" / "c" / "hooks")} <= found
+    assert not any("objects" in p for p in found)
+    assert git_dirs_later(str(tmp_path / "none")) == ()
