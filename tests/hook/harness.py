@@ -63,6 +63,22 @@ class Project(CliProject):
                                                        tool_response=response,
                                                        tool_use_id="toolu_01"))
 
+    def run_line(self, line: str, env: dict | None = None, *, rewritten: bool = False,
+                 record: bool = True, timeout: float = 120) -> subprocess.CompletedProcess:
+        """`line` as the host runs it: the hook asked (it must allow), the text it answers with
+        (the rewritten line, else the line) run by `bash -c` in the project, and (`record`)
+        the result reported to the hook. `rewritten`: the hook must have rewritten it."""
+        out = self.pre("Bash", {"command": line})
+        allowed(out)
+        if rewritten:
+            assert out is not None, "the line was expected to run under the sandbox"
+        text = out["hookSpecificOutput"]["updatedInput"]["command"] if out else line
+        r = subprocess.run(["bash", "-c", text], cwd=self.root, env=env or self.env,
+                           capture_output=True, text=True, timeout=timeout)
+        if record:
+            self.post("Bash", {"command": line}, BASH_OK)
+        return r
+
     def failure(self, tool: str, tool_input: dict, error: str, session: str = SESSION,
                 **extra: Any) -> dict | None:
         """PostToolUseFailure, as Claude Code sends it for a call that failed (for Bash: a line

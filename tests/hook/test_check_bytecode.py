@@ -21,7 +21,6 @@ from conftest import clean_env
 
 from statewright.sandbox import probe
 
-from .harness import BASH_OK, allowed
 from .test_checks import BUGGY, CheckProject, moved, refused
 
 pytestmark = pytest.mark.e2e
@@ -69,13 +68,8 @@ def proj(tmp_path: Path) -> CheckProject:
 
 
 def run_line(p: CheckProject, line: str) -> subprocess.CompletedProcess:
-    out = p.pre("Bash", {"command": line})
-    allowed(out)
-    text = out["hookSpecificOutput"]["updatedInput"]["command"] if out else line
-    r = subprocess.run(["bash", "-c", text], cwd=p.root, capture_output=True, timeout=300,
-                       env=clean_env(CLAUDE_PROJECT_DIR=str(p.root), PATH=p.path_env))
-    p.post("Bash", {"command": line}, BASH_OK)
-    return r
+    return p.run_line(line, clean_env(CLAUDE_PROJECT_DIR=str(p.root), PATH=p.path_env),
+                      timeout=300)
 
 
 def test_bytecode_planted_beside_a_frozen_test_is_not_what_the_check_runs(
@@ -85,7 +79,7 @@ def test_bytecode_planted_beside_a_frozen_test_is_not_what_the_check_runs(
     proj.start("verified-fix")
     proj.edit("src/calc.py", BUGGY, BUGGY + PLANT)
     r = run_line(proj, "pytest -q")
-    assert b"1 failed" in r.stdout, r.stdout  # (the agent's own run: its planting run)
+    assert "1 failed" in r.stdout, r.stdout  # (the agent's own run: its planting run)
     planted = list((proj.root / "src" / "__pycache__").glob("test_calc.*-pytest-*.pyc"))
     assert planted, "the attack did not plant its bytecode"
     # the frozen test is unchanged; the check must run it, not the planted bytecode

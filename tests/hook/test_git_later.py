@@ -19,7 +19,7 @@ import pytest
 
 from statewright.sandbox import probe
 
-from .harness import BASH_OK, Project, allowed
+from .harness import Project
 
 pytestmark = pytest.mark.e2e
 
@@ -65,14 +65,7 @@ def proj(tmp_path: Path) -> Project:
 
 
 def run(p: Project, line: str) -> subprocess.CompletedProcess:
-    out = p.pre("Bash", {"command": line})
-    allowed(out)
-    assert out is not None, "the line was expected to run under the sandbox"
-    text = out["hookSpecificOutput"]["updatedInput"]["command"]
-    r = subprocess.run(["bash", "-c", text], cwd=p.root, env=p.env, capture_output=True,
-                       text=True, timeout=120)
-    p.post("Bash", {"command": line}, BASH_OK)
-    return r
+    return p.run_line(line, rewritten=True)
 
 
 MARKER = "planted-ran"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import clean_env
 
-from .harness import Project, allowed, denied
+from .harness import Project, denied
 
 pytestmark = pytest.mark.e2e
 
@@ -45,11 +45,7 @@ def proj(tmp_path: Path) -> Project:
 
 
 def run(p: Project, line: str) -> subprocess.CompletedProcess:
-    out = p.pre("Bash", {"command": line})
-    allowed(out)
-    text = out["hookSpecificOutput"]["updatedInput"]["command"] if out else line
-    return subprocess.run(["bash", "-c", text], cwd=p.root, env=p.env, capture_output=True,
-                          text=True, timeout=60)
+    return p.run_line(line, record=False, timeout=60)
 
 
 @pytest.mark.parametrize("line", ["rg --hostname-bin=./evil.sh assert .",

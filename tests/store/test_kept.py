@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import psycopg
@@ -23,6 +21,7 @@ from statewright.runtime import Runtime
 from statewright.store.chain import GENESIS, row_hash
 from statewright.store.pg import PgStore
 from statewright.store.pg_schema import PG_SCHEMA_VERSION
+from tests.store.test_store import together
 
 pytestmark = pytest.mark.e2e
 
@@ -146,17 +145,7 @@ def test_eight_processes_deciding_on_one_run_lose_nothing(tmp_path, store_kind):
     rt = Runtime.open(root)
     rid = rt.start("work", None)["run_id"]
     n = 25
-    procs = [subprocess.Popen([sys.executable, str(WORKER), "decide", str(root), str(n)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env=_env()) for _ in range(8)]
-    for p in procs:
-        assert p.stdout.readline().strip() == "ready", p.stderr.read()
-    for p in procs:  # release them together
-        p.stdin.write("go\n")
-        p.stdin.flush()
-    for p in procs:
-        out, err = p.communicate(timeout=300)
-        assert p.returncode == 0 and "done" in out, err
+    together([["decide", str(root), str(n)] for _ in range(8)], timeout=300)
     state = rt.get_state(None)
     assert state["counters"]["iterations"] == 8 * n
     hist = rt.history(rid)

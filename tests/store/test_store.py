@@ -34,6 +34,22 @@ def _project(tmp_path: Path, docs=(LOOP,)) -> Path:
     return root
 
 
+def together(argvs: list[list[str]], timeout: float) -> None:
+    """Run a worker per argument list, released together once each says it is ready; each
+    must end well and say it is done."""
+    procs = [subprocess.Popen([sys.executable, str(WORKER), *argv], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=_env()) for argv in argvs]
+    for p in procs:
+        assert p.stdout.readline().strip() == "ready", p.stderr.read()
+    for p in procs:  # release them together
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    for p in procs:
+        out, err = p.communicate(timeout=timeout)
+        assert p.returncode == 0 and "done" in out, err
+
+
 def _env() -> dict[str, str]:
     """The workers' environment: no statewright or Claude variable of the developer's, but the
     store the test chose (`store_kind`)."""
@@ -194,18 +210,7 @@ def test_eight_processes_lose_nothing(tmp_path, store_kind):
     root = _project(tmp_path)
     Runtime.open(root).start("loop", None)
     n = 15
-    procs = [subprocess.Popen([sys.executable, str(WORKER), "hammer", str(root), str(i), str(n)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env=_env()) for i in range(8)]
-    for p in procs:
-        assert p.stdout.readline().strip() == "ready", p.stderr.read()
-    for p in procs:  # release them together
-        p.stdin.write("go\n")
-        p.stdin.flush()
-    for p in procs:
-        out, err = p.communicate(timeout=120)
-        assert p.returncode == 0, err
-        assert "done" in out
+    together([["hammer", str(root), str(i), str(n)] for i in range(8)], timeout=120)
     rt = Runtime.open(root)
     state = rt.get_state(None)
     assert state["version"] == 1 + 8 * n
